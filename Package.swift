@@ -1,0 +1,65 @@
+// swift-tools-version: 6.0
+//
+// wearhouse: a HealthKit-style health data store for Linux, fed by a BLE sensor gateway.
+// The target graph follows ARCHITECTURE.md; dependencies point one way:
+//   GATT, Health  <-  HealthStore, BlueZ, Traces  <-  FakeDevices, Gateway  <-  WearhouseCLI  <-  wearhouse
+import PackageDescription
+
+/// Settings for every Swift target: Swift 6 mode with strict concurrency, plus the stricter upcoming
+/// features the house style asks for (explicit `any`, imports internal unless marked `public`).
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "wearhouse",
+    products: [
+        .executable(name: "wearhouse", targets: ["wearhouse"]),
+        .library(name: "GATT", targets: ["GATT"]),
+        .library(name: "Health", targets: ["Health"]),
+    ],
+    targets: [
+        // System libraries over Debian's -dev packages (installed by `make deps`).
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
+        .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+
+        // Bluetooth UUIDs, byte reader/writer, every characteristic decoder and encoder,
+        // the Central/Peripheral protocols. Standard library only.
+        .target(name: "GATT", swiftSettings: strict),
+        // The health data model. Standard library and Foundation only.
+        .target(name: "Health", swiftSettings: strict),
+        // Store engines: SQLite (default), PostgreSQL.
+        .target(name: "HealthStore", dependencies: ["Health", "CSQLite", "CLibPQ"], swiftSettings: strict),
+        // sd-bus wrapper and the org.bluez client.
+        .target(name: "BlueZ", dependencies: ["GATT", "CSystemd"], swiftSettings: strict),
+        // Trace format, replay, btsnoop import.
+        .target(name: "Traces", dependencies: ["GATT"], swiftSettings: strict),
+        // Simulated peripherals, in-process fake central, FakeBlueZ.
+        .target(name: "FakeDevices", dependencies: ["GATT", "BlueZ"], swiftSettings: strict),
+        // Sensor sessions, sample building, store writer, service lifecycle.
+        .target(
+            name: "Gateway",
+            dependencies: ["GATT", "Health", "HealthStore", "BlueZ", "Traces", "CSystemd", "CUdev", "CBluetooth"],
+            swiftSettings: strict
+        ),
+        // The subcommands of `wearhouse`: argument parsing, output formatting, wiring.
+        .target(
+            name: "WearhouseCLI",
+            dependencies: ["GATT", "Health", "HealthStore", "BlueZ", "Traces", "FakeDevices", "Gateway"],
+            swiftSettings: strict
+        ),
+        // The one executable: main.swift only.
+        .executableTarget(name: "wearhouse", dependencies: ["WearhouseCLI"], swiftSettings: strict),
+        // The benchmark harness (`make bench`); not part of the product.
+        .executableTarget(name: "Benchmarks", dependencies: ["GATT"], swiftSettings: strict),
+
+        .testTarget(name: "GATTTests", dependencies: ["GATT"], swiftSettings: strict),
+        .testTarget(name: "CLITests", dependencies: ["wearhouse"], swiftSettings: strict),
+    ]
+)

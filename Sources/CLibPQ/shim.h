@@ -1,0 +1,2 @@
+// CLibPQ: Debian's libpq (libpq-dev), the PostgreSQL client library.
+#include <libpq-fe.h>

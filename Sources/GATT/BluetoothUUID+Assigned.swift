@@ -1,0 +1,51 @@
+/// The services, characteristics and descriptors wearhouse knows by name.
+///
+/// Numbers are the Bluetooth SIG assigned numbers; the InfiniTime UUIDs come from InfiniTime's
+/// `doc/MotionService.md`.
+extension BluetoothUUID {
+    // Services
+    public static let heartRateService = BluetoothUUID(UInt16(0x180D))
+    public static let runningSpeedAndCadenceService = BluetoothUUID(UInt16(0x1814))
+    public static let cyclingSpeedAndCadenceService = BluetoothUUID(UInt16(0x1816))
+    public static let physicalActivityMonitorService = BluetoothUUID(UInt16(0x183E))
+    public static let deviceInformationService = BluetoothUUID(UInt16(0x180A))
+    public static let batteryService = BluetoothUUID(UInt16(0x180F))
+    /// InfiniTime (PineTime) Motion Service.
+    public static let infiniTimeMotionService = BluetoothUUID(high: 0x0003_0000_78FC_48FE, low: 0x8E23_433B_3A19_42D0)
+
+    // Heart Rate
+    public static let heartRateMeasurement = BluetoothUUID(UInt16(0x2A37))
+    public static let bodySensorLocation = BluetoothUUID(UInt16(0x2A38))
+    public static let heartRateControlPoint = BluetoothUUID(UInt16(0x2A39))
+
+    // Running and cycling speed and cadence
+    public static let rscMeasurement = BluetoothUUID(UInt16(0x2A53))
+    public static let rscFeature = BluetoothUUID(UInt16(0x2A54))
+    public static let scControlPoint = BluetoothUUID(UInt16(0x2A55))
+    public static let cscMeasurement = BluetoothUUID(UInt16(0x2A5B))
+    public static let cscFeature = BluetoothUUID(UInt16(0x2A5C))
+    public static let sensorLocation = BluetoothUUID(UInt16(0x2A5D))
+
+    // Physical Activity Monitor
+    public static let pamsFeatures = BluetoothUUID(UInt16(0x2B3B))
+    public static let stepCounterActivitySummaryData = BluetoothUUID(UInt16(0x2B40))
+
+    // Vendor: InfiniTime step count, uint32 LE, read + notify.
+    public static let infiniTimeStepCount = BluetoothUUID(high: 0x0003_0001_78FC_48FE, low: 0x8E23_433B_3A19_42D0)
+
+    // Device Information
+    public static let manufacturerNameString = BluetoothUUID(UInt16(0x2A29))
+    public static let modelNumberString = BluetoothUUID(UInt16(0x2A24))
+    public static let serialNumberString = BluetoothUUID(UInt16(0x2A25))
+    public static let hardwareRevisionString = BluetoothUUID(UInt16(0x2A27))
+    public static let firmwareRevisionString = BluetoothUUID(UInt16(0x2A26))
+    public static let softwareRevisionString = BluetoothUUID(UInt16(0x2A28))
+    public static let systemID = BluetoothUUID(UInt16(0x2A23))
+    public static let pnpID = BluetoothUUID(UInt16(0x2A50))
+
+    // Battery
+    public static let batteryLevel = BluetoothUUID(UInt16(0x2A19))
+
+    // Descriptors
+    public static let clientCharacteristicConfiguration = BluetoothUUID(UInt16(0x2902))
+}

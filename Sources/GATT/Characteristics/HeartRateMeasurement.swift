@@ -1,0 +1,181 @@
+/// Heart Rate Measurement (0x2A37), notified about once a second by a heart-rate sensor.
+///
+/// ```
+/// offset  size  field
+/// 0       1     flags          bit0 value format, bits1-2 sensor contact, bit3 energy, bit4 RR, bits5-7 reserved
+/// 1       1|2   heart rate     uint8 or uint16 LE, beats per minute
+/// +       0|2   energy         uint16 LE, kJ since the last reset; 0xFFFF = saturated
+/// +       0|2n  RR intervals   uint16 LE each, 1/1024 s, oldest first, as many as fit
+/// ```
+///
+/// Edge cases (reserved bits, trailing bytes, an odd RR byte, 0 bpm) are decided in ``DecodingPolicy``.
+/// Decoding does not allocate: ``rrIntervals`` is a view over the received bytes.
+public struct HeartRateMeasurement: CharacteristicValue {
+    public static let uuid = BluetoothUUID.heartRateMeasurement
+    public static let name = "heart-rate-measurement"
+
+    /// How the heart rate was sent (flags bit 0).
+    public enum ValueFormat: Sendable, Equatable {
+        case uint8, uint16
+    }
+
+    /// The 2-bit Sensor Contact Status field, `(flags >> 1) & 3`.
+    public enum SensorContact: Sendable, Equatable {
+        /// 0 or 1: the sensor does not report contact. This does not mean "not worn".
+        case notSupported
+        /// 2: supported, and the sensor is not in contact with the skin.
+        case notDetected
+        /// 3: supported, and the sensor is in contact.
+        case detected
+
+        public var name: String {
+            switch self {
+            case .notSupported: "not_supported"
+            case .notDetected: "not_detected"
+            case .detected: "detected"
+            }
+        }
+    }
+
+    /// Beats per minute, as sent (0 is possible; see ``DecodingPolicy/zeroHeartRate``).
+    public var heartRate: UInt16
+    public var format: ValueFormat
+    public var sensorContact: SensorContact
+    /// Energy expended since the last reset, in kJ. `0xFFFF` means saturated: a reset is due.
+    public var energyExpended: UInt16?
+    /// Beat-to-beat intervals in 1/1024 s, oldest first. Empty when no beat completed since the last notification.
+    public var rrIntervals: RRIntervals
+    /// Flag bits 5-7, reserved for future use; decoded values ignore them.
+    public var reservedFlags: UInt8
+
+    /// The value that saturated energy counters hold.
+    public static let energySaturated: UInt16 = 0xFFFF
+
+    public init(
+        heartRate: UInt16, format: ValueFormat? = nil, sensorContact: SensorContact = .notSupported,
+        energyExpended: UInt16? = nil, rrIntervals: RRIntervals = [], reservedFlags: UInt8 = 0
+    ) {
+        self.heartRate = heartRate
+        self.format = format ?? (heartRate > UInt16(UInt8.max) ? .uint16 : .uint8)
+        self.sensorContact = sensorContact
+        self.energyExpended = energyExpended
+        self.rrIntervals = rrIntervals
+        self.reservedFlags = reservedFlags & 0xE0
+    }
+
+    public init(decoding bytes: [UInt8]) throws(DecodeError) {
+        guard !bytes.isEmpty else { throw .empty }
+        var reader = ByteReader(bytes)
+        let flags = try reader.readUInt8("flags")
+        if flags & 0x01 == 0 {
+            format = .uint8
+            heartRate = UInt16(try reader.readUInt8("heart_rate"))
+        } else {
+            format = .uint16
+            heartRate = try reader.readUInt16("heart_rate")
+        }
+        switch (flags >> 1) & 0b11 {
+        case 0b10: sensorContact = .notDetected
+        case 0b11: sensorContact = .detected
+        default: sensorContact = .notSupported
+        }
+        energyExpended = flags & 0x08 == 0 ? nil : try reader.readUInt16("energy_expended")
+        if flags & 0x10 == 0 {
+            rrIntervals = []
+            // Bytes after the last announced field are ignored (DecodingPolicy.trailingBytes).
+        } else {
+            rrIntervals = try RRIntervals(reading: &reader)
+        }
+        reservedFlags = flags & 0xE0
+    }
+
+    public var flags: UInt8 {
+        var flags = reservedFlags & 0xE0
+        if format == .uint16 { flags |= 0x01 }
+        switch sensorContact {
+        case .notSupported: break
+        case .notDetected: flags |= 0b100
+        case .detected: flags |= 0b110
+        }
+        if energyExpended != nil { flags |= 0x08 }
+        if !rrIntervals.isEmpty { flags |= 0x10 }
+        return flags
+    }
+
+    public func encoded() -> [UInt8] {
+        var writer = ByteWriter(capacity: 5 + 2 * rrIntervals.count)
+        writer.write(flags)
+        if format == .uint16 { writer.write(heartRate) } else { writer.write(UInt8(truncatingIfNeeded: heartRate)) }
+        if let energyExpended { writer.write(energyExpended) }
+        for interval in rrIntervals { writer.write(interval) }
+        return writer.bytes
+    }
+
+    /// Whether the energy counter is stuck at its maximum and needs a reset through the control point.
+    public var isEnergySaturated: Bool { energyExpended == Self.energySaturated }
+
+    public var fields: [Field] {
+        [
+            Field("flags", .int(flags)),
+            Field("heart_rate", .int(heartRate), unit: "count/min"),
+            Field("heart_rate_format", .string(format == .uint8 ? "uint8" : "uint16")),
+            Field("sensor_contact", .string(sensorContact.name)),
+            Field("sensor_contact_supported", .bool(sensorContact != .notSupported)),
+            Field("sensor_contact_detected", sensorContact == .notSupported ? .null : .bool(sensorContact == .detected)),
+            Field("energy_expended", .optional(energyExpended), unit: "kJ"),
+            Field("energy_expended_saturated", .bool(isEnergySaturated)),
+            Field("rr_intervals", .list(rrIntervals.map { .int($0) }), unit: "1/1024 s"),
+            Field("rr_intervals_ms", .list(rrIntervals.map { .double(Double($0) * 1000 / 1024) }), unit: "ms"),
+            Field("reserved_flags", .int(reservedFlags)),
+        ]
+    }
+}
+
+/// The RR intervals of one Heart Rate Measurement, in 1/1024 s, oldest first.
+///
+/// A read-only view over the received bytes, so that decoding allocates nothing; build one from an array
+/// literal or `[UInt16]` when encoding. Convert with `Array(measurement.rrIntervals)` when you need to keep them.
+public struct RRIntervals: RandomAccessCollection, Equatable, Sendable, ExpressibleByArrayLiteral {
+    let storage: ArraySlice<UInt8>
+
+    public init(_ intervals: [UInt16]) {
+        var writer = ByteWriter(capacity: 2 * intervals.count)
+        for interval in intervals { writer.write(interval) }
+        storage = writer.bytes[...]
+    }
+
+    public init(arrayLiteral elements: UInt16...) {
+        self.init(elements)
+    }
+
+    /// Reads every remaining uint16 from `reader`; at least one must be there.
+    init(reading reader: inout ByteReader) throws(DecodeError) {
+        let start = reader.offset
+        let bytes = reader.readRemaining()
+        guard !bytes.isEmpty else {
+            throw .truncated(field: "rr_interval", offset: start, needed: 2, available: 0)
+        }
+        guard bytes.count % 2 == 0 else {
+            throw .malformed(
+                field: "rr_interval", offset: start + bytes.count - 1,
+                reason: "one byte left over after \(bytes.count / 2) whole RR intervals")
+        }
+        storage = bytes
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { storage.count / 2 }
+
+
+    public subscript(position: Int) -> UInt16 {
+        let low = storage.index(storage.startIndex, offsetBy: 2 * position)
+        return UInt16(storage[low]) | UInt16(storage[storage.index(after: low)]) << 8
+    }
+
+    /// The intervals in seconds.
+    public var seconds: [Double] { map { Double($0) / 1024 } }
+
+    public static func == (lhs: RRIntervals, rhs: RRIntervals) -> Bool {
+        lhs.storage.elementsEqual(rhs.storage)
+    }
+}

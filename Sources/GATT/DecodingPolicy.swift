@@ -1,0 +1,63 @@
+/// The decoding policy for every edge case the specifications leave open, in one place, with the reason for
+/// each choice. Decoders cite these by name; tests pin each one with a vector.
+///
+/// The principle: **never invent data, never lose a good reading over a cosmetic defect.** A value whose
+/// announced fields are not all there is rejected (a half-read heart rate is a wrong heart rate); bytes that
+/// are there but unexplained are ignored (firmware adds fields in later revisions); metadata with reserved
+/// values is kept and labelled, not thrown away.
+public enum DecodingPolicy {
+    /// **Reserved flag bits are ignored; the rest is decoded.** Bits 5-7 of Heart Rate Measurement, 3-7 of RSC
+    /// Measurement, 2-7 of CSC Measurement and 5-7 of PAMS are reserved for future use. A later revision may
+    /// give them a meaning, but it cannot move the fields we know without breaking every client, so the known
+    /// fields stay valid. The bits are kept (`reservedFlags`) and printed so that they show up in diagnostics.
+    public static let reservedFlagBits = "ignored, kept as reservedFlags"
+
+    /// **Bytes after the last announced field are ignored** in variable-length characteristics (Heart Rate
+    /// Measurement without RR intervals, RSC, CSC, PAMS, the SC Control Point requests). The same
+    /// forward-compatibility reason as reserved bits: a newer sensor may append a field.
+    /// Fixed-size characteristics (battery, locations, features, System ID, PnP ID, the InfiniTime step count,
+    /// the Heart Rate Control Point) must have exactly their size, else ``DecodeError/invalidLength(expected:actual:)``,
+    /// because a wrong size there means we are not reading the characteristic we think we are. That includes
+    /// zero bytes: an empty fixed-size value is the wrong length.
+    public static let trailingBytes = "ignored in variable-length values; fixed-size values must match exactly"
+
+    /// **An empty variable-length value is ``DecodeError/empty``**; a value that ends inside a mandatory or
+    /// flagged field is ``DecodeError/truncated(field:offset:needed:available:)``. Missing Energy Expended when
+    /// the flag announces it is truncated, never "absent": silently dropping it would corrupt the energy totals.
+    public static let missingFields = "empty or truncated, never read as absent"
+
+    /// **RR flag set with no RR bytes is truncated** (the flag says "one or more values are present");
+    /// **an odd trailing byte after whole RR intervals is ``DecodeError/malformed(field:offset:reason:)``.**
+    /// The RR list has no count, so its length is all we have: an odd length means the sender or the link cut
+    /// a value in half, and we cannot tell which of the intervals around it are sound. Dropping the byte
+    /// silently (as some parsers do) hides a broken sensor; the whole value is rejected and counted instead.
+    /// There is no cap on the number of RR intervals: with a larger MTU a strap may send more than 9.
+    public static let rrIntervals = "flag without values: truncated; odd byte: malformed; no count limit"
+
+    /// **Sensor contact 0b01 means "not supported"**, like 0b00: bit 1 means nothing unless bit 2 is set.
+    /// "Not supported" is not "not worn" (a Polar H10 sends contact bits 00 while worn).
+    public static let sensorContact = "(flags >> 1) & 3: 0 and 1 not supported, 2 not detected, 3 detected"
+
+    /// **Energy Expended 0xFFFF is a valid, saturated value** ("reset required"), not an invalid marker.
+    public static let energySaturated = "0xFFFF decodes as 65535 kJ, flagged saturated"
+
+    /// **0 bpm decodes as 0.** It does occur on real devices (usually with contact lost). Whether to store it
+    /// is a sample-building decision, not a parsing one: the gateway does not store 0 bpm as heart rate.
+    public static let zeroHeartRate = "decoded as 0; the sample builder does not store it"
+
+    /// **Reserved enumeration values are kept and named `reserved`** (Body Sensor Location 7-255, Sensor Location
+    /// 17-255, PnP vendor ID source 0 and 3-255, control point op codes and response values). They are
+    /// metadata; failing the device over one would lose its measurements.
+    public static let reservedEnumerationValues = "kept, named \"reserved\""
+
+    /// **Battery Level above 100 is ``DecodeError/outOfRange(field:offset:value:)``**: 101-255 are reserved and a
+    /// value there is a broken sensor or a vendor encoding we do not know, not a charge level to display.
+    public static let batteryAboveHundred = "out of range"
+
+    /// **Device Information strings never fail**: cut at the first NUL (real firmware pads with NULs or leaves
+    /// garbage after one), then UTF-8 with U+FFFD replacing each maximal invalid subsequence. "" is valid.
+    public static let strings = "cut at first NUL, invalid UTF-8 replaced, never an error"
+
+    /// **System ID is decoded strictly per layout**: a byte-swapped `fffe` filler (Mi Band 4) is not repaired.
+    public static let systemID = "strict layout, no repair"
+}

@@ -1,0 +1,2 @@
+/// The health data model. Filled in by the store issue; see ARCHITECTURE.md.
+public enum Health {}

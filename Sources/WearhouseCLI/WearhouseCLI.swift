@@ -1,0 +1,86 @@
+internal import Foundation
+internal import HealthStore
+
+/// The `wearhouse` command line: global options, subcommand dispatch, help and exit codes.
+public enum WearhouseCLI {
+    public static let version = "0.1.0"
+
+    /// Every subcommand, in the order `wearhouse --help` lists them.
+    static let commands: [any Command] = [
+        DecodeCommand(),
+    ]
+
+    /// Runs one command line (without the program name) and returns the exit code.
+    public static func main(_ arguments: [String], console: Console = .standard) async -> ExitCode {
+        guard let first = arguments.first else {
+            console.err(overview)
+            return .usage
+        }
+        switch first {
+        case "-h", "--help":
+            console.out(overview)
+            return .success
+        case "--version", "version":
+            console.out("wearhouse \(version) (SQLite \(StoreLibraries.sqliteVersion), libpq \(StoreLibraries.libpqVersion))\n")
+            return .success
+        case "help":
+            guard arguments.count > 1 else {
+                console.out(overview)
+                return .success
+            }
+            guard let command = command(named: arguments[1]) else {
+                console.error("unknown command '\(arguments[1])'", hint: "See 'wearhouse --help' for the commands.")
+                return .usage
+            }
+            console.out(command.help)
+            return .success
+        default:
+            guard let command = command(named: first) else {
+                console.error("unknown command '\(first)'", hint: "See 'wearhouse --help' for the commands.")
+                return .usage
+            }
+            let parsed: Arguments
+            do throws(UsageError) {
+                parsed = try command.options.parse(Array(arguments.dropFirst()))
+            } catch {
+                console.error(
+                    error.message,
+                    hint: "Usage: wearhouse \(command.name) \(command.usage)\n"
+                        + "See 'wearhouse help \(command.name)' for more information.")
+                return .usage
+            }
+            if parsed.flag("help") {
+                console.out(command.help)
+                return .success
+            }
+            return await command.run(parsed, console: console)
+        }
+    }
+
+    /// Ends the process with `code`.
+    public static func exit(_ code: ExitCode) -> Never {
+        Foundation.exit(code.rawValue)
+    }
+
+    static func command(named name: String) -> (any Command)? {
+        commands.first { $0.name == name }
+    }
+
+    static var overview: String {
+        let width = (commands.map(\.name.count).max() ?? 0) + 4
+        var lines = [
+            "OVERVIEW: wearhouse collects health data from Bluetooth LE sensors into a shared store.",
+            "",
+            "USAGE: wearhouse <command> [options]",
+            "",
+            "OPTIONS:",
+            "  --version".padding(to: width + 2) + "Show the version.",
+            "  -h, --help".padding(to: width + 2) + "Show help information.",
+            "",
+            "COMMANDS:",
+        ]
+        lines += commands.map { "  " + $0.name.padding(to: width) + $0.abstract }
+        lines += ["", "  See 'wearhouse help <command>' for detailed help."]
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
