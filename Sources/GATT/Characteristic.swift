@@ -9,7 +9,7 @@ public protocol CharacteristicValue: Equatable, Sendable {
     /// The kebab-case name accepted by `wearhouse decode`, e.g. `heart-rate-measurement`.
     static var name: String { get }
     /// Decodes a value exactly as received; see ``DecodingPolicy`` for the edge cases.
-    init(decoding bytes: [UInt8]) throws(DecodeError)
+    init(decoding bytes: borrowing [UInt8]) throws(DecodeError)
     /// The bytes a sensor would send for this value. Flags are derived from which fields are present.
     func encoded() -> [UInt8]
     /// The decoded fields with their units, in wire order. JSON output uses exactly these names.

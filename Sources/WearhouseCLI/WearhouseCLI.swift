@@ -67,15 +67,15 @@ public enum WearhouseCLI {
     }
 
     static var overview: String {
-        let width = (commands.map(\.name.count).max() ?? 0) + 4
+        let width = max(commands.map { $0.name.count }.max() ?? 0, "-h, --help".count) + 2
         var lines = [
             "OVERVIEW: wearhouse collects health data from Bluetooth LE sensors into a shared store.",
             "",
             "USAGE: wearhouse <command> [options]",
             "",
             "OPTIONS:",
-            "  --version".padding(to: width + 2) + "Show the version.",
-            "  -h, --help".padding(to: width + 2) + "Show help information.",
+            "  " + "--version".padding(to: width) + "Show the version.",
+            "  " + "-h, --help".padding(to: width) + "Show help information.",
             "",
             "COMMANDS:",
         ]

@@ -45,9 +45,12 @@ public struct CSCMeasurement: CharacteristicValue {
         self.reservedFlags = reservedFlags & 0xFC
     }
 
-    public init(decoding bytes: [UInt8]) throws(DecodeError) {
+    public init(decoding bytes: borrowing [UInt8]) throws(DecodeError) {
         guard !bytes.isEmpty else { throw .empty }
-        var reader = ByteReader(bytes)
+        self = try ByteReader.read(bytes) { (reader) throws(DecodeError) in try Self(reading: &reader) }
+    }
+
+    private init(reading reader: inout ByteReader) throws(DecodeError) {
         let flags = try reader.readUInt8("flags")
         if flags & 0x01 != 0 {
             wheel = WheelData(

@@ -7,9 +7,11 @@ public protocol DeviceInformationString: CharacteristicValue {
 }
 
 extension DeviceInformationString {
-    public init(decoding bytes: [UInt8]) throws(DecodeError) {
-        let text = bytes.prefix { $0 != 0 }
-        self.init(String(decoding: text, as: UTF8.self))
+    public init(decoding bytes: borrowing [UInt8]) throws(DecodeError) {
+        let text = bytes.withUnsafeBufferPointer { buffer in
+            String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        self.init(text)
     }
 
     public func encoded() -> [UInt8] { Array(value.utf8) }
@@ -80,9 +82,12 @@ public struct SystemID: CharacteristicValue, Hashable {
         self.organizationallyUniqueIdentifier = organizationallyUniqueIdentifier & 0xFF_FFFF
     }
 
-    public init(decoding bytes: [UInt8]) throws(DecodeError) {
+    public init(decoding bytes: borrowing [UInt8]) throws(DecodeError) {
         try requireLength(bytes, 8)
-        var reader = ByteReader(bytes)
+        self = try ByteReader.read(bytes) { (reader) throws(DecodeError) in try Self(reading: &reader) }
+    }
+
+    private init(reading reader: inout ByteReader) throws(DecodeError) {
         manufacturerIdentifier = try reader.readUInt40("manufacturer_identifier")
         organizationallyUniqueIdentifier = try reader.readUInt24("organizationally_unique_identifier")
     }
@@ -124,9 +129,12 @@ public struct PnPID: CharacteristicValue, Hashable {
         self.productVersion = productVersion
     }
 
-    public init(decoding bytes: [UInt8]) throws(DecodeError) {
+    public init(decoding bytes: borrowing [UInt8]) throws(DecodeError) {
         try requireLength(bytes, 7)
-        var reader = ByteReader(bytes)
+        self = try ByteReader.read(bytes) { (reader) throws(DecodeError) in try Self(reading: &reader) }
+    }
+
+    private init(reading reader: inout ByteReader) throws(DecodeError) {
         vendorIDSource = try reader.readUInt8("vendor_id_source")
         vendorID = try reader.readUInt16("vendor_id")
         productID = try reader.readUInt16("product_id")

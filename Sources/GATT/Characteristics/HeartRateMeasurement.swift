@@ -63,9 +63,12 @@ public struct HeartRateMeasurement: CharacteristicValue {
         self.reservedFlags = reservedFlags & 0xE0
     }
 
-    public init(decoding bytes: [UInt8]) throws(DecodeError) {
+    public init(decoding bytes: borrowing [UInt8]) throws(DecodeError) {
         guard !bytes.isEmpty else { throw .empty }
-        var reader = ByteReader(bytes)
+        self = try ByteReader.read(bytes) { (reader) throws(DecodeError) in try Self(reading: &reader) }
+    }
+
+    private init(reading reader: inout ByteReader) throws(DecodeError) {
         let flags = try reader.readUInt8("flags")
         if flags & 0x01 == 0 {
             format = .uint8
@@ -80,12 +83,11 @@ public struct HeartRateMeasurement: CharacteristicValue {
         default: sensorContact = .notSupported
         }
         energyExpended = flags & 0x08 == 0 ? nil : try reader.readUInt16("energy_expended")
-        if flags & 0x10 == 0 {
-            rrIntervals = []
-            // Bytes after the last announced field are ignored (DecodingPolicy.trailingBytes).
-        } else {
-            rrIntervals = try RRIntervals(reading: &reader)
+        rrIntervals = RRIntervals()
+        if flags & 0x10 != 0 {
+            try rrIntervals.read(from: &reader)  // in place: no copy of the inline storage
         }
+        // Without RR intervals, bytes after the last announced field are ignored (DecodingPolicy.trailingBytes).
         reservedFlags = flags & 0xE0
     }
 
@@ -133,49 +135,74 @@ public struct HeartRateMeasurement: CharacteristicValue {
 
 /// The RR intervals of one Heart Rate Measurement, in 1/1024 s, oldest first.
 ///
-/// A read-only view over the received bytes, so that decoding allocates nothing; build one from an array
-/// literal or `[UInt16]` when encoding. Convert with `Array(measurement.rrIntervals)` when you need to keep them.
+/// Up to ``inlineCapacity`` intervals (more than a default-MTU notification can carry) are stored inline, so
+/// decoding a measurement allocates nothing; longer lists (large MTUs) go to the heap. Build one from an array
+/// literal or `[UInt16]`; convert with `Array(measurement.rrIntervals)`.
 public struct RRIntervals: RandomAccessCollection, Equatable, Sendable, ExpressibleByArrayLiteral {
-    let storage: ArraySlice<UInt8>
+    /// How many intervals fit without an allocation.
+    public static let inlineCapacity = 12
+
+    private var inline: InlineArray<12, UInt16>
+    /// All intervals when there are more than `inlineCapacity`; empty (no allocation) otherwise.
+    private var overflow: [UInt16]
+    public private(set) var count: Int
+
+    /// No intervals (no beat completed since the previous notification).
+    public init() {
+        inline = InlineArray(repeating: 0)
+        overflow = []
+        count = 0
+    }
 
     public init(_ intervals: [UInt16]) {
-        var writer = ByteWriter(capacity: 2 * intervals.count)
-        for interval in intervals { writer.write(interval) }
-        storage = writer.bytes[...]
+        self.init()
+        count = intervals.count
+        if count > Self.inlineCapacity {
+            overflow = intervals
+        } else {
+            for (index, interval) in intervals.enumerated() { inline[index] = interval }
+        }
     }
 
     public init(arrayLiteral elements: UInt16...) {
         self.init(elements)
     }
 
-    /// Reads every remaining uint16 from `reader`; at least one must be there.
-    init(reading reader: inout ByteReader) throws(DecodeError) {
+    /// Replaces the intervals with every remaining uint16 from `reader`; at least one must be there and no byte
+    /// may be left over.
+    mutating func read(from reader: inout ByteReader) throws(DecodeError) {
         let start = reader.offset
-        let bytes = reader.readRemaining()
-        guard !bytes.isEmpty else {
+        let available = reader.remaining
+        guard available > 0 else {
             throw .truncated(field: "rr_interval", offset: start, needed: 2, available: 0)
         }
-        guard bytes.count % 2 == 0 else {
+        guard available % 2 == 0 else {
             throw .malformed(
-                field: "rr_interval", offset: start + bytes.count - 1,
-                reason: "one byte left over after \(bytes.count / 2) whole RR intervals")
+                field: "rr_interval", offset: start + available - 1,
+                reason: "one byte left over after \(available / 2) whole RR intervals")
         }
-        storage = bytes
+        let total = available / 2
+        if total > Self.inlineCapacity {
+            overflow.reserveCapacity(total)
+            for _ in 0..<total { overflow.append(try reader.readUInt16("rr_interval")) }
+        } else {
+            for index in 0..<total { inline[index] = try reader.readUInt16("rr_interval") }
+        }
+        count = total
     }
 
     public var startIndex: Int { 0 }
-    public var endIndex: Int { storage.count / 2 }
-
+    public var endIndex: Int { count }
 
     public subscript(position: Int) -> UInt16 {
-        let low = storage.index(storage.startIndex, offsetBy: 2 * position)
-        return UInt16(storage[low]) | UInt16(storage[storage.index(after: low)]) << 8
+        precondition(position >= 0 && position < count, "RR interval index out of range")
+        return count > Self.inlineCapacity ? overflow[position] : inline[position]
     }
 
     /// The intervals in seconds.
     public var seconds: [Double] { map { Double($0) / 1024 } }
 
     public static func == (lhs: RRIntervals, rhs: RRIntervals) -> Bool {
-        lhs.storage.elementsEqual(rhs.storage)
+        lhs.elementsEqual(rhs)
     }
 }

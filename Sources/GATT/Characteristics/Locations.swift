@@ -26,7 +26,7 @@ public struct BodySensorLocation: CharacteristicValue, Hashable {
         rawValue = raw
     }
 
-    public init(decoding bytes: [UInt8]) throws(DecodeError) {
+    public init(decoding bytes: borrowing [UInt8]) throws(DecodeError) {
         rawValue = try decodeSingleByte(bytes)
     }
 
@@ -65,7 +65,7 @@ public struct SensorLocation: CharacteristicValue, Hashable {
         rawValue = raw
     }
 
-    public init(decoding bytes: [UInt8]) throws(DecodeError) {
+    public init(decoding bytes: borrowing [UInt8]) throws(DecodeError) {
         rawValue = try decodeSingleByte(bytes)
     }
 
@@ -88,7 +88,7 @@ public struct BatteryLevel: CharacteristicValue, Hashable {
         self.percent = percent
     }
 
-    public init(decoding bytes: [UInt8]) throws(DecodeError) {
+    public init(decoding bytes: borrowing [UInt8]) throws(DecodeError) {
         let value = try decodeSingleByte(bytes)
         guard value <= 100 else { throw .outOfRange(field: "battery_level", offset: 0, value: Int(value)) }
         percent = value
@@ -113,7 +113,7 @@ public struct HeartRateControlPoint: CharacteristicValue, Hashable {
     public var opCode: UInt8
     public init(opCode: UInt8) { self.opCode = opCode }
 
-    public init(decoding bytes: [UInt8]) throws(DecodeError) {
+    public init(decoding bytes: borrowing [UInt8]) throws(DecodeError) {
         opCode = try decodeSingleByte(bytes)
     }
 
@@ -131,9 +131,12 @@ public struct InfiniTimeStepCount: CharacteristicValue, Hashable {
     public var steps: UInt32
     public init(steps: UInt32) { self.steps = steps }
 
-    public init(decoding bytes: [UInt8]) throws(DecodeError) {
+    public init(decoding bytes: borrowing [UInt8]) throws(DecodeError) {
         try requireLength(bytes, 4)
-        var reader = ByteReader(bytes)
+        self = try ByteReader.read(bytes) { (reader) throws(DecodeError) in try Self(reading: &reader) }
+    }
+
+    private init(reading reader: inout ByteReader) throws(DecodeError) {
         steps = try reader.readUInt32("steps")
     }
 
@@ -153,8 +156,7 @@ func requireLength(_ bytes: [UInt8], _ count: Int) throws(DecodeError) {
 
 func decodeSingleByte(_ bytes: [UInt8]) throws(DecodeError) -> UInt8 {
     try requireLength(bytes, 1)
-    var reader = ByteReader(bytes)
-    return try reader.readUInt8("value")
+    return try ByteReader.read(bytes) { (reader) throws(DecodeError) in try reader.readUInt8("value") }
 }
 
 func enumerationName(_ raw: UInt8, in names: [String]) -> String {

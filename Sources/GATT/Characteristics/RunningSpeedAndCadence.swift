@@ -40,9 +40,12 @@ public struct RSCMeasurement: CharacteristicValue {
         self.reservedFlags = reservedFlags & 0xF8
     }
 
-    public init(decoding bytes: [UInt8]) throws(DecodeError) {
+    public init(decoding bytes: borrowing [UInt8]) throws(DecodeError) {
         guard !bytes.isEmpty else { throw .empty }
-        var reader = ByteReader(bytes)
+        self = try ByteReader.read(bytes) { (reader) throws(DecodeError) in try Self(reading: &reader) }
+    }
+
+    private init(reading reader: inout ByteReader) throws(DecodeError) {
         let flags = try reader.readUInt8("flags")
         speed = try reader.readUInt16("instantaneous_speed")
         cadence = try reader.readUInt8("instantaneous_cadence")
@@ -104,7 +107,7 @@ public struct RSCFeature: CharacteristicValue, OptionSet, Hashable {
     public var rawValue: UInt16
     public init(rawValue: UInt16) { self.rawValue = rawValue }
 
-    public init(decoding bytes: [UInt8]) throws(DecodeError) {
+    public init(decoding bytes: borrowing [UInt8]) throws(DecodeError) {
         rawValue = try decodeFeatureBits(bytes)
     }
 
@@ -135,7 +138,7 @@ public struct CSCFeature: CharacteristicValue, OptionSet, Hashable {
     public var rawValue: UInt16
     public init(rawValue: UInt16) { self.rawValue = rawValue }
 
-    public init(decoding bytes: [UInt8]) throws(DecodeError) {
+    public init(decoding bytes: borrowing [UInt8]) throws(DecodeError) {
         rawValue = try decodeFeatureBits(bytes)
     }
 
@@ -154,8 +157,7 @@ public struct CSCFeature: CharacteristicValue, OptionSet, Hashable {
 
 func decodeFeatureBits(_ bytes: [UInt8]) throws(DecodeError) -> UInt16 {
     try requireLength(bytes, 2)
-    var reader = ByteReader(bytes)
-    return try reader.readUInt16("feature")
+    return try ByteReader.read(bytes) { (reader) throws(DecodeError) in try reader.readUInt16("feature") }
 }
 
 func encodeFeatureBits(_ value: UInt16) -> [UInt8] {

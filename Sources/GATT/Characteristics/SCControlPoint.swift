@@ -41,9 +41,12 @@ public enum SCControlPoint: CharacteristicValue, Hashable {
         }
     }
 
-    public init(decoding bytes: [UInt8]) throws(DecodeError) {
+    public init(decoding bytes: borrowing [UInt8]) throws(DecodeError) {
         guard !bytes.isEmpty else { throw .empty }
-        var reader = ByteReader(bytes)
+        self = try ByteReader.read(bytes) { (reader) throws(DecodeError) in try Self(reading: &reader) }
+    }
+
+    private init(reading reader: inout ByteReader) throws(DecodeError) {
         let opCode = try reader.readUInt8("op_code")
         switch opCode {
         case 0x01: self = .setCumulativeValue(try reader.readUInt32("cumulative_value"))
@@ -53,9 +56,9 @@ public enum SCControlPoint: CharacteristicValue, Hashable {
         case 0x10:
             let request = try reader.readUInt8("request_op_code")
             let value = ResponseValue(rawValue: try reader.readUInt8("response_value"))
-            self = .response(requestOpCode: request, value: value, parameter: Array(reader.readRemaining()))
+            self = .response(requestOpCode: request, value: value, parameter: reader.readRemaining())
         default:
-            self = .reserved(opCode: opCode, parameter: Array(reader.readRemaining()))
+            self = .reserved(opCode: opCode, parameter: reader.readRemaining())
         }
     }
 

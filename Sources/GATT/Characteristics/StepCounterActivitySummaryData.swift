@@ -55,9 +55,12 @@ public struct StepCounterActivitySummaryData: CharacteristicValue {
         self.reservedFlags = reservedFlags & 0xE0
     }
 
-    public init(decoding bytes: [UInt8]) throws(DecodeError) {
+    public init(decoding bytes: borrowing [UInt8]) throws(DecodeError) {
         guard !bytes.isEmpty else { throw .empty }
-        var reader = ByteReader(bytes)
+        self = try ByteReader.read(bytes) { (reader) throws(DecodeError) in try Self(reading: &reader) }
+    }
+
+    private init(reading reader: inout ByteReader) throws(DecodeError) {
         header = try reader.readUInt8("header")
         let flags = try reader.readUInt8("flags")
         sessionID = try reader.readUInt16("session_id")

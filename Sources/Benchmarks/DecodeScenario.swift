@@ -1,0 +1,128 @@
+import Foundation
+import GATT
+
+/// `decode`: GATT decodes per second on one core, for a Heart Rate Measurement with 4 RR intervals and an RSC
+/// Measurement with every field. Peers on the same payloads: a hand-written unchecked decoder in this process
+/// (no bounds checks, no errors: the ceiling), and Python's `struct` module as a typical bleak script would use it.
+enum DecodeScenario {
+    static func run(quick: Bool) throws -> BenchReport {
+        let count = quick ? 100_000 : 2_000_000
+        let runs = quick ? 3 : 7
+        let heartRate = heartRatePayloads()
+        let rsc = rscPayloads()
+
+        var rows: [BenchRow] = []
+        rows.append(BenchRow(subject: "wearhouse HeartRateMeasurement (4 RR)", unit: "decodes/s", runs: measureRate(runs: runs, work: Double(count)) {
+            var sum = 0
+            for index in 0..<count {
+                do {
+                    let value = try HeartRateMeasurement(decoding: heartRate[index & 1023])
+                    sum &+= Int(value.heartRate) &+ Int(value.rrIntervals[3])
+                } catch {
+                    sum &-= 1
+                }
+            }
+            blackHole(sum)
+        }))
+        rows.append(BenchRow(subject: "unchecked baseline HRM (4 RR)", unit: "decodes/s", runs: measureRate(runs: runs, work: Double(count)) {
+            var sum = 0
+            for index in 0..<count {
+                sum &+= uncheckedHeartRate(heartRate[index & 1023])
+            }
+            blackHole(sum)
+        }))
+        rows.append(BenchRow(subject: "wearhouse RSCMeasurement (all fields)", unit: "decodes/s", runs: measureRate(runs: runs, work: Double(count)) {
+            var sum = 0
+            for index in 0..<count {
+                do {
+                    let value = try RSCMeasurement(decoding: rsc[index & 1023])
+                    sum &+= Int(value.speed) &+ Int(value.totalDistance ?? 0)
+                } catch {
+                    sum &-= 1
+                }
+            }
+            blackHole(sum)
+        }))
+        if let python = try pythonRates(heartRate: heartRate, rsc: rsc, count: quick ? 20_000 : 300_000, runs: runs) {
+            rows.append(BenchRow(subject: "python3 struct HRM (4 RR)", unit: "decodes/s", runs: python.heartRate))
+            rows.append(BenchRow(subject: "python3 struct RSC", unit: "decodes/s", runs: python.rsc))
+        }
+        return BenchReport(
+            scenario: "decode", quick: quick, rows: rows,
+            notes: [
+                "target: >= 20 M Heart Rate Measurement decodes/s on one core",
+                "\(count) decodes per run over 1,024 distinct payloads, \(runs) runs after one warm-up; median shown",
+            ])
+    }
+
+    /// 1,024 Heart Rate Measurements: flags 0x16 (uint8, contact detected, RR present), 4 RR intervals.
+    static func heartRatePayloads() -> [[UInt8]] {
+        (0..<1024).map { (index: Int) -> [UInt8] in
+            var intervals: [UInt16] = []
+            for position in 0..<4 {
+                intervals.append(UInt16(700 + (index * 7 + position * 13) % 400))
+            }
+            let measurement = HeartRateMeasurement(
+                heartRate: UInt16(50 + index % 120), sensorContact: .detected, rrIntervals: RRIntervals(intervals))
+            return measurement.encoded()
+        }
+    }
+
+    /// 1,024 RSC Measurements with stride length, total distance and the running bit.
+    static func rscPayloads() -> [[UInt8]] {
+        (0..<1024).map { (index: Int) -> [UInt8] in
+            let measurement = RSCMeasurement(
+                speed: UInt16(512 + index), cadence: UInt8(150 + index % 40), strideLength: UInt16(100 + index % 50),
+                totalDistance: UInt32(10_000 + index * 3), isRunning: index % 2 == 0)
+            return measurement.encoded()
+        }
+    }
+
+    /// The ceiling: what a decoder without bounds checks or error handling costs on the same payloads.
+    @inline(never)
+    static func uncheckedHeartRate(_ bytes: [UInt8]) -> Int {
+        bytes.withUnsafeBufferPointer { raw in
+            let flags = raw[0]
+            var offset = 1
+            let heartRate: Int
+            if flags & 1 == 0 {
+                heartRate = Int(raw[1])
+                offset = 2
+            } else {
+                heartRate = Int(raw[1]) | Int(raw[2]) << 8
+                offset = 3
+            }
+            if flags & 0x08 != 0 { offset += 2 }
+            var last = 0
+            while offset + 1 < raw.count {
+                last = Int(raw[offset]) | Int(raw[offset + 1]) << 8
+                offset += 2
+            }
+            return heartRate &+ last
+        }
+    }
+
+    /// Runs Benchmarks/peers/decode.py on the same payloads; nil when python3 is missing.
+    static func pythonRates(heartRate: [[UInt8]], rsc: [[UInt8]], count: Int, runs: Int) throws -> (heartRate: [Double], rsc: [Double])? {
+        let script = "Benchmarks/peers/decode.py"
+        guard FileManager.default.fileExists(atPath: script), FileManager.default.fileExists(atPath: "/usr/bin/python3") else {
+            return nil
+        }
+        let input = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-decode-\(getpid()).txt")
+        let lines = heartRate.map { "hr " + Hex.string($0) } + rsc.map { "rsc " + Hex.string($0) }
+        try lines.joined(separator: "\n").write(to: input, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: input) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [script, input.path, String(count), String(runs)]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { return nil }
+        struct Rates: Decodable { var hr: [Double]; var rsc: [Double] }
+        let rates = try JSONDecoder().decode(Rates.self, from: output)
+        return (rates.hr, rates.rsc)
+    }
+}
