@@ -83,10 +83,11 @@ public struct HeartRateMeasurement: CharacteristicValue {
         default: sensorContact = .notSupported
         }
         energyExpended = flags & 0x08 == 0 ? nil : try reader.readUInt16("energy_expended")
-        rrIntervals = RRIntervals()
+        var intervals = RRIntervals()
         if flags & 0x10 != 0 {
-            try rrIntervals.read(from: &reader)  // in place: no copy of the inline storage
+            try intervals.read(from: &reader)
         }
+        rrIntervals = intervals
         // Without RR intervals, bytes after the last announced field are ignored (DecodingPolicy.trailingBytes).
         reservedFlags = flags & 0xE0
     }
