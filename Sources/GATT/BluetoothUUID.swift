@@ -42,7 +42,9 @@ public struct BluetoothUUID: Hashable, Sendable, Comparable, CustomStringConvert
     /// Returns `nil` for anything else; case does not matter.
     public init?(_ text: some StringProtocol) {
         var digits = Substring(text)
-        if digits.hasPrefix("0x") || digits.hasPrefix("0X") { digits = digits.dropFirst(2) }
+        let prefixed = digits.hasPrefix("0x") || digits.hasPrefix("0X")
+        if prefixed { digits = digits.dropFirst(2) }
+        if prefixed, digits.utf8.count != 4, digits.utf8.count != 8 { return nil }  // 0x only on short forms
         switch digits.utf8.count {
         case 4, 8:
             guard let value = UInt32(digits, radix: 16), digits.utf8.allSatisfy(\.isHexDigit) else { return nil }

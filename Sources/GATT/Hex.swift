@@ -15,30 +15,29 @@ public enum Hex {
         bytes.reserveCapacity(text.utf8.count / 2)
         var pending: UInt8?
         var pendingOffset = 0
-        var characters = Array(text.utf8)
+        var scalars = Array(text.unicodeScalars)
         var skip = 0
-        if characters.count >= 2, characters[0] == UInt8(ascii: "0"), characters[1] | 0x20 == UInt8(ascii: "x") {
+        if scalars.count >= 2, scalars[0] == "0", scalars[1] == "x" || scalars[1] == "X" {
             skip = 2
-            characters.removeFirst(2)
+            scalars.removeFirst(2)
         }
-        for (index, character) in characters.enumerated() {
+        for (index, scalar) in scalars.enumerated() {
             let offset = index + skip
-            if character.isHexDigit {
+            if scalar.isASCII, UInt8(scalar.value).isHexDigit {
+                let nibble = UInt8(scalar.value).hexValue
                 if let high = pending {
-                    bytes.append(high << 4 | character.hexValue)
+                    bytes.append(high << 4 | nibble)
                     pending = nil
                 } else {
-                    pending = character.hexValue
+                    pending = nibble
                     pendingOffset = offset
                 }
-            } else if character == UInt8(ascii: " ") || character == UInt8(ascii: ":")
-                || character == UInt8(ascii: "-") || character == UInt8(ascii: "\t") || character == UInt8(ascii: ",")
-            {
+            } else if scalar == " " || scalar == ":" || scalar == "-" || scalar == "\t" || scalar == "," {
                 guard pending == nil else {
                     throw ParseError(offset: offset, reason: "separator inside a byte (odd digit at character \(pendingOffset + 1))")
                 }
             } else {
-                throw ParseError(offset: offset, reason: "'\(String(decoding: [character], as: UTF8.self))' is not a hex digit")
+                throw ParseError(offset: offset, reason: "'\(scalar)' is not a hex digit")
             }
         }
         guard pending == nil else {

@@ -19,7 +19,7 @@ public struct HeartRateMeasurement: CharacteristicValue {
         case uint8, uint16
     }
 
-    /// The 2-bit Sensor Contact Status field, `(flags >> 1) & 3`.
+    /// The 2-bit Sensor Contact Status field, `(flags >> 1) & 3`, as a meaning.
     public enum SensorContact: Sendable, Equatable {
         /// 0 or 1: the sensor does not report contact. This does not mean "not worn".
         case notSupported
@@ -27,6 +27,24 @@ public struct HeartRateMeasurement: CharacteristicValue {
         case notDetected
         /// 3: supported, and the sensor is in contact.
         case detected
+
+        /// The field's value as sent (1 is also "not supported"; see ``init(bits:)``).
+        public var bits: UInt8 {
+            switch self {
+            case .notSupported: 0
+            case .notDetected: 2
+            case .detected: 3
+            }
+        }
+
+        /// The meaning of the two bits: 0 and 1 both mean not supported.
+        public init(bits: UInt8) {
+            switch bits & 0b11 {
+            case 0b10: self = .notDetected
+            case 0b11: self = .detected
+            default: self = .notSupported
+            }
+        }
 
         public var name: String {
             switch self {
@@ -40,7 +58,8 @@ public struct HeartRateMeasurement: CharacteristicValue {
     /// Beats per minute, as sent (0 is possible; see ``DecodingPolicy/zeroHeartRate``).
     public var heartRate: UInt16
     public var format: ValueFormat
-    public var sensorContact: SensorContact
+    /// The Sensor Contact Status bits as sent (0-3), so that re-encoding gives back the same flags.
+    public var sensorContactBits: UInt8
     /// Energy expended since the last reset, in kJ. `0xFFFF` means saturated: a reset is due.
     public var energyExpended: UInt16?
     /// Beat-to-beat intervals in 1/1024 s, oldest first. Empty when no beat completed since the last notification.
@@ -56,8 +75,9 @@ public struct HeartRateMeasurement: CharacteristicValue {
         energyExpended: UInt16? = nil, rrIntervals: RRIntervals = [], reservedFlags: UInt8 = 0
     ) {
         self.heartRate = heartRate
-        self.format = format ?? (heartRate > UInt16(UInt8.max) ? .uint16 : .uint8)
-        self.sensorContact = sensorContact
+        // A value above 255 cannot be sent as uint8, whatever the caller asked for.
+        self.format = heartRate > UInt16(UInt8.max) ? .uint16 : (format ?? .uint8)
+        self.sensorContactBits = sensorContact.bits
         self.energyExpended = energyExpended
         self.rrIntervals = rrIntervals
         self.reservedFlags = reservedFlags & 0xE0
@@ -77,11 +97,7 @@ public struct HeartRateMeasurement: CharacteristicValue {
             format = .uint16
             heartRate = try reader.readUInt16("heart_rate")
         }
-        switch (flags >> 1) & 0b11 {
-        case 0b10: sensorContact = .notDetected
-        case 0b11: sensorContact = .detected
-        default: sensorContact = .notSupported
-        }
+        sensorContactBits = (flags >> 1) & 0b11
         energyExpended = flags & 0x08 == 0 ? nil : try reader.readUInt16("energy_expended")
         var intervals = RRIntervals()
         if flags & 0x10 != 0 {
@@ -95,11 +111,7 @@ public struct HeartRateMeasurement: CharacteristicValue {
     public var flags: UInt8 {
         var flags = reservedFlags & 0xE0
         if format == .uint16 { flags |= 0x01 }
-        switch sensorContact {
-        case .notSupported: break
-        case .notDetected: flags |= 0b100
-        case .detected: flags |= 0b110
-        }
+        flags |= (sensorContactBits & 0b11) << 1
         if energyExpended != nil { flags |= 0x08 }
         if !rrIntervals.isEmpty { flags |= 0x10 }
         return flags
@@ -112,6 +124,12 @@ public struct HeartRateMeasurement: CharacteristicValue {
         if let energyExpended { writer.write(energyExpended) }
         for interval in rrIntervals { writer.write(interval) }
         return writer.bytes
+    }
+
+    /// What the contact bits mean (see ``DecodingPolicy/sensorContact``).
+    public var sensorContact: SensorContact {
+        get { SensorContact(bits: sensorContactBits) }
+        set { sensorContactBits = newValue.bits }
     }
 
     /// Whether the energy counter is stuck at its maximum and needs a reset through the control point.

@@ -1,0 +1,21 @@
+/// A moment on the UTC timeline, in whole milliseconds since 1970-01-01T00:00:00Z.
+///
+/// Stores keep milliseconds exactly; sub-millisecond times are rejected at the edges. The UTC offset a person
+/// saw at the time is kept beside it in samples (``QuantitySample/startOffsetSeconds``), never folded in.
+public struct Instant: Hashable, Sendable, Comparable, Codable, CustomStringConvertible {
+    public var milliseconds: Int64
+
+    public init(milliseconds: Int64) {
+        self.milliseconds = milliseconds
+    }
+
+    public init(seconds: Int64) {
+        self.milliseconds = seconds * 1000
+    }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.milliseconds < rhs.milliseconds }
+
+    public func adding(milliseconds delta: Int64) -> Instant { Instant(milliseconds: milliseconds + delta) }
+
+    public var description: String { "\(milliseconds) ms" }
+}
