@@ -60,6 +60,7 @@ let package = Package(
         .executableTarget(name: "Benchmarks", dependencies: ["GATT"], swiftSettings: strict),
 
         .testTarget(name: "GATTTests", dependencies: ["GATT"], swiftSettings: strict),
+        .testTarget(name: "HealthTests", dependencies: ["Health"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["wearhouse"], swiftSettings: strict),
     ]
 )
