@@ -32,11 +32,12 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# The fuzz pass and the quick benchmarks run first, so that the test runner's summary is the last line.
 test: deps
-	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --parallel
 	$(MAKE) --no-print-directory fuzz-smoke
 	$(MAKE) --no-print-directory bench BENCH_FLAGS=--quick
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --parallel
 
 # libFuzzer over every GATT decoder: the GATT sources and Fuzz/GATTFuzzer.swift compiled as one module.
 FUZZER := .fuzz/gatt-fuzzer
