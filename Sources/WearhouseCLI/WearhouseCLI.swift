@@ -8,6 +8,7 @@ public enum WearhouseCLI {
     /// Every subcommand, in the order `wearhouse --help` lists them.
     static let commands: [any Command] = [
         DecodeCommand(),
+        TypesCommand(),
     ]
 
     /// Runs one command line (without the program name) and returns the exit code.
