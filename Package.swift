@@ -2,7 +2,7 @@
 //
 // wearhouse: a HealthKit-style health data store for Linux, fed by a BLE sensor gateway.
 // The target graph follows ARCHITECTURE.md; dependencies point one way:
-//   GATT, Health  <-  HealthStore, BlueZ, Traces  <-  FakeDevices, Gateway  <-  WearhouseCLI  <-  wearhouse
+//   GATT, Health  <-  SQLiteStore, PostgresStore, BlueZ, Traces  <-  FakeDevices, Gateway  <-  WearhouseCLI  <-  wearhouse
 import PackageDescription
 
 /// Settings for every Swift target: Swift 6 mode with strict concurrency, plus the stricter upcoming
@@ -34,8 +34,9 @@ let package = Package(
         .target(name: "GATT", swiftSettings: strict),
         // The health data model. Standard library and Foundation only.
         .target(name: "Health", swiftSettings: strict),
-        // Store engines: SQLite (default), PostgreSQL.
-        .target(name: "HealthStore", dependencies: ["Health", "CSQLite", "CLibPQ"], swiftSettings: strict),
+        // Store engines, one target each: SQLite (default), PostgreSQL (fleets).
+        .target(name: "SQLiteStore", dependencies: ["Health", "CSQLite"], swiftSettings: strict),
+        .target(name: "PostgresStore", dependencies: ["Health", "CLibPQ"], swiftSettings: strict),
         // sd-bus wrapper and the org.bluez client.
         .target(name: "BlueZ", dependencies: ["GATT", "CSystemd"], swiftSettings: strict),
         // Trace format, replay, btsnoop import.
@@ -45,13 +46,13 @@ let package = Package(
         // Sensor sessions, sample building, store writer, service lifecycle.
         .target(
             name: "Gateway",
-            dependencies: ["GATT", "Health", "HealthStore", "BlueZ", "Traces", "CSystemd", "CUdev", "CBluetooth"],
+            dependencies: ["GATT", "Health", "SQLiteStore", "PostgresStore", "BlueZ", "Traces", "CSystemd", "CUdev", "CBluetooth"],
             swiftSettings: strict
         ),
         // The subcommands of `wearhouse`: argument parsing, output formatting, wiring.
         .target(
             name: "WearhouseCLI",
-            dependencies: ["GATT", "Health", "HealthStore", "BlueZ", "Traces", "FakeDevices", "Gateway"],
+            dependencies: ["GATT", "Health", "SQLiteStore", "PostgresStore", "BlueZ", "Traces", "FakeDevices", "Gateway"],
             swiftSettings: strict
         ),
         // The one executable: main.swift only.

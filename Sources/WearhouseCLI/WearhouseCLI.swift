@@ -1,5 +1,6 @@
 internal import Foundation
-internal import HealthStore
+internal import PostgresStore
+internal import SQLiteStore
 
 /// The `wearhouse` command line: global options, subcommand dispatch, help and exit codes.
 public enum WearhouseCLI {
@@ -22,7 +23,7 @@ public enum WearhouseCLI {
             console.out(overview)
             return .success
         case "--version", "version":
-            console.out("wearhouse \(version) (SQLite \(StoreLibraries.sqliteVersion), libpq \(StoreLibraries.libpqVersion))\n")
+            console.out("wearhouse \(version) (SQLite \(SQLiteLibrary.version), libpq \(PostgresLibrary.version))\n")
             return .success
         case "help":
             guard arguments.count > 1 else {
