@@ -62,6 +62,7 @@ let package = Package(
 
         .testTarget(name: "GATTTests", dependencies: ["GATT"], swiftSettings: strict),
         .testTarget(name: "HealthTests", dependencies: ["Health"], swiftSettings: strict),
+        .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Health"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["wearhouse"], swiftSettings: strict),
     ]
 )

@@ -51,7 +51,7 @@ public struct QuantitySample: Hashable, Sendable, Identifiable {
     public var metadata: [String: MetadataValue]
 
     public init(
-        id: UUID = UUID(), type: HealthType, start: Instant, end: Instant, startOffsetSeconds: Int32 = 0,
+        id: UUID = .timeOrdered(), type: HealthType, start: Instant, end: Instant, startOffsetSeconds: Int32 = 0,
         value: Double, source: Source, device: Device? = nil, subject: String? = nil,
         metadata: [String: MetadataValue] = [:]
     ) {
@@ -97,7 +97,7 @@ public struct HeartbeatSeriesSample: Hashable, Sendable, Identifiable {
     public var metadata: [String: MetadataValue]
 
     public init(
-        id: UUID = UUID(), start: Instant, end: Instant, startOffsetSeconds: Int32 = 0, beats: [Beat],
+        id: UUID = .timeOrdered(), start: Instant, end: Instant, startOffsetSeconds: Int32 = 0, beats: [Beat],
         source: Source, device: Device? = nil, subject: String? = nil, metadata: [String: MetadataValue] = [:]
     ) {
         self.id = id

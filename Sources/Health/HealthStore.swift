@@ -1,0 +1,129 @@
+public import Foundation
+
+/// The store every engine implements (SQLite by default, PostgreSQL for fleets), and the one API the gateway,
+/// the CLI and the app bus service use. Every call names its ``Caller``; engines enforce grants from it:
+///
+/// - an app without read permission for a type sees only its own samples of that type, with no hint of denial
+///   (HealthKit's rule);
+/// - an app without share permission cannot save that type (``NotAuthorizedError``);
+/// - the owner sees and writes everything;
+/// - every call is recorded in the access log.
+public protocol HealthStore: Sendable {
+    /// Saves a batch atomically: one invalid sample rejects the whole batch (``InvalidSampleError``) and
+    /// nothing of it is written. Writing the same batch twice reports duplicates, never errors.
+    func save(_ samples: [QuantitySample], as caller: Caller) async throws -> [WriteOutcome]
+
+    /// The samples matching `query` that `caller` may read, one page at a time.
+    func samples(_ query: SampleQuery, as caller: Caller) async throws -> SamplePage
+
+    /// Statistics per bucket (store.md §6): merged sums for cumulative types, count/avg/min/max/recent/twa for
+    /// discrete ones, over the samples `caller` may read, filters applied before the merge.
+    func statistics(_ query: StatisticsQuery, as caller: Caller) async throws -> [StatisticsResult]
+
+    /// Deletes samples by id; returns how many were deleted. Each leaves a tombstone for ``changes(of:since:limit:as:)``.
+    /// Apps may delete only their own samples.
+    func delete(_ ids: [UUID], as caller: Caller) async throws -> Int
+
+    /// New and deleted samples of `type` since `anchor` (nil: from the beginning), for apps that sync.
+    func changes(of type: HealthType, since anchor: Int64?, limit: Int, as caller: Caller) async throws -> ChangeSet
+
+    /// Sets an app's grants for the given types (owner only).
+    func setAuthorization(app: String, _ grants: [TypeAuthorization]) async throws
+
+    /// Every app with its grants and pending requests.
+    func apps() async throws -> [AppAuthorization]
+
+    /// The most recent access-log entries, newest first.
+    func accessLog(limit: Int) async throws -> [AccessLogEntry]
+
+    /// The type's priority list for the cumulative merge, highest first (store.md §6 items 2-4).
+    func setPriority(of type: HealthType, _ order: [Provenance]) async throws
+}
+
+/// One page of a sample query.
+public struct SamplePage: Hashable, Sendable {
+    public var samples: [QuantitySample]
+    /// Pass as ``SampleQuery/cursor`` to get the next page; `nil` when this was the last.
+    public var next: SampleCursor?
+
+    public init(samples: [QuantitySample], next: SampleCursor?) {
+        self.samples = samples
+        self.next = next
+    }
+}
+
+/// A statistics query: one type, buckets, filters and merge options.
+public struct StatisticsQuery: Hashable, Sendable {
+    public var type: HealthType
+    /// The bucket borders (from ``StatisticsBuckets``, or explicit instants); a single statistic over a range
+    /// is the two borders `[from, to]`.
+    public var buckets: [StatisticsBucket]
+    public var sources: [String]?
+    public var devices: [String]?
+    public var subjects: [String]?
+    /// Unmerged per-provenance results (HealthKit's `separateBySource`).
+    public var separateBySource: Bool
+    /// Overrides the stored priority list of the type for this query.
+    public var priority: [Provenance]?
+    public var unranked: CumulativeMerge.UnrankedPolicy
+    /// How long an instant of a discrete type holds its value for the time-weighted average (§6 item 15).
+    public var maxHoldMilliseconds: Int64
+
+    public init(
+        type: HealthType, buckets: [StatisticsBucket], sources: [String]? = nil, devices: [String]? = nil,
+        subjects: [String]? = nil, separateBySource: Bool = false, priority: [Provenance]? = nil,
+        unranked: CumulativeMerge.UnrankedPolicy = .gapFill, maxHoldMilliseconds: Int64 = 5_000
+    ) {
+        self.type = type
+        self.buckets = buckets
+        self.sources = sources
+        self.devices = devices
+        self.subjects = subjects
+        self.separateBySource = separateBySource
+        self.priority = priority
+        self.unranked = unranked
+        self.maxHoldMilliseconds = maxHoldMilliseconds
+    }
+}
+
+/// The statistics of one bucket (for one provenance when the query separates by source).
+public struct StatisticsResult: Hashable, Sendable {
+    public var bucket: StatisticsBucket
+    /// Set when the query separates by source.
+    public var provenance: Provenance?
+    /// Cumulative types: the merged (or per-provenance) sum; `nil` when nothing was measured.
+    public var sum: Double?
+    /// Cumulative types: the provenances that contributed.
+    public var sources: [Provenance]
+    /// Discrete types.
+    public var discrete: DiscreteStatistics.Bucket?
+
+    public init(
+        bucket: StatisticsBucket, provenance: Provenance? = nil, sum: Double? = nil, sources: [Provenance] = [],
+        discrete: DiscreteStatistics.Bucket? = nil
+    ) {
+        self.bucket = bucket
+        self.provenance = provenance
+        self.sum = sum
+        self.sources = sources
+        self.discrete = discrete
+    }
+}
+
+/// What changed since an anchor.
+public struct ChangeSet: Hashable, Sendable {
+    public var added: [QuantitySample]
+    /// Ids of deleted (or replaced) samples.
+    public var deleted: [UUID]
+    /// Pass back as the next anchor.
+    public var anchor: Int64
+    /// More changes remain after `anchor`.
+    public var hasMore: Bool
+
+    public init(added: [QuantitySample], deleted: [UUID], anchor: Int64, hasMore: Bool) {
+        self.added = added
+        self.deleted = deleted
+        self.anchor = anchor
+        self.hasMore = hasMore
+    }
+}

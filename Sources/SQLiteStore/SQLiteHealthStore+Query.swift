@@ -1,0 +1,236 @@
+public import Foundation
+public import Health
+
+extension SQLiteHealthStore {
+    /// One stored row, as the queries read it.
+    struct Row {
+        var sample: QuantitySample
+        var seq: Int64
+        var writer: String
+    }
+
+    private static let rowColumns = """
+        s.uuid, s.start_ms, s.end_ms, s.start_offset_s, s.value, so.identifier, so.version, s.device_id,
+        d.name, d.manufacturer, d.model, d.hardware, d.firmware, d.software, d.serial, d.local_id,
+        sj.name, s.metadata, s.seq, s.writer
+        FROM samples s
+        JOIN sources so ON so.id = s.source_id
+        LEFT JOIN devices d ON d.id = s.device_id
+        LEFT JOIN subjects sj ON sj.id = s.subject_id
+        """
+
+    private func readRow(_ statement: SQLiteStatement, type: HealthType) -> Row? {
+        guard let id = statement.blob(0).flatMap(UUID.init(bytes:)) else { return nil }
+        let device: Device? =
+            statement.int64(7) == 0
+            ? nil
+            : Device(
+                name: statement.text(8), manufacturer: statement.text(9), model: statement.text(10),
+                hardwareVersion: statement.text(11), firmwareVersion: statement.text(12),
+                softwareVersion: statement.text(13), serialNumber: statement.text(14), localIdentifier: statement.text(15))
+        let version = statement.text(6) ?? ""
+        let sample = QuantitySample(
+            id: id, type: type, start: Instant(milliseconds: statement.int64(1)),
+            end: Instant(milliseconds: statement.int64(2)), startOffsetSeconds: Int32(clamping: statement.int64(3)),
+            value: statement.double(4), source: Source(identifier: statement.text(5) ?? "", version: version.isEmpty ? nil : version),
+            device: device, subject: statement.text(16), metadata: MetadataCoding.decode(statement.text(17)))
+        return Row(sample: sample, seq: statement.int64(18), writer: statement.text(19) ?? "")
+    }
+
+    /// Rows of `type` overlapping `[from, to]` that pass the source/device/subject filters and that `caller`
+    /// may read (an app without read permission sees only what it wrote).
+    func rows(
+        of type: HealthType, from: Instant?, to: Instant?, sources: [String]?, devices: [String]?, subjects: [String]?,
+        caller: Caller, after cursor: SampleCursor? = nil, ascending: Bool = true, limit: Int? = nil
+    ) throws -> [Row] {
+        guard let typeID = try existingTypeID(type.identifier) else { return [] }
+        var conditions = ["s.type_id = ?1"]
+        var bindings: [Binding] = [.integer(typeID)]
+        /// Appends a condition whose `?` placeholders take `values` in order, numbering them after the others.
+        func add(_ condition: String, _ values: [Binding]) {
+            let pieces = condition.split(separator: "?", omittingEmptySubsequences: false)
+            var text = String(pieces[0])
+            for (value, piece) in zip(values, pieces.dropFirst()) {
+                bindings.append(value)
+                text += "?\(bindings.count)" + piece
+            }
+            conditions.append(text)
+        }
+        // Overlap: start <= to and end >= from; the exact (half-open) test runs in Swift afterwards.
+        if let to { add("s.start_ms <= ?", [.integer(to.milliseconds)]) }
+        if let from { add("s.end_ms >= ?", [.integer(from.milliseconds)]) }
+        if let sources, !sources.isEmpty {
+            add("so.identifier IN (\(sources.map { _ in "?" }.joined(separator: ",")))", sources.map(Binding.text))
+        }
+        if let devices, !devices.isEmpty {
+            add("d.key IN (\(devices.map { _ in "?" }.joined(separator: ",")))", devices.map(Binding.text))
+        }
+        if let subjects, !subjects.isEmpty {
+            add("sj.name IN (\(subjects.map { _ in "?" }.joined(separator: ",")))", subjects.map(Binding.text))
+        }
+        if case .app(let app) = caller, try !canRead(caller, type) { add("s.writer = ?", [.text(app)]) }
+        if let cursor {
+            let comparison = ascending ? ">" : "<"
+            add(
+                "(s.start_ms, s.end_ms, s.uuid) \(comparison) (?, ?, ?)",
+                [.integer(cursor.start.milliseconds), .integer(cursor.end.milliseconds), .blob(Self.uuidBytes(cursor.id))])
+        }
+        let order = ascending ? "ASC" : "DESC"
+        var sql = "SELECT \(Self.rowColumns) WHERE \(conditions.joined(separator: " AND ")) "
+            + "ORDER BY s.start_ms \(order), s.end_ms \(order), s.uuid \(order)"
+        if let limit { sql += " LIMIT \(max(0, limit))" }
+        let statement = try connection.prepare(sql)
+        for (index, binding) in bindings.enumerated() { try binding.bind(to: statement, at: Int32(index + 1)) }
+        var rows: [Row] = []
+        while try statement.step() {
+            if let row = readRow(statement, type: type) { rows.append(row) }
+        }
+        return rows
+    }
+
+    static func uuidBytes(_ text: String) -> [UInt8] {
+        UUID(uuidString: text)?.bytes ?? []
+    }
+
+    public func samples(_ query: SampleQuery, as caller: Caller) throws -> SamplePage {
+        var matched: [QuantitySample] = []
+        var cursor = query.cursor
+        let wanted = query.limit ?? Int.max
+        // Fetch in pages: the time test and metadata predicates run in Swift on top of the SQL filters.
+        while matched.count < wanted {
+            let page = try rows(
+                of: query.type, from: query.from, to: query.to, sources: query.sources, devices: query.devices,
+                subjects: query.subjects, caller: caller, after: cursor, ascending: query.ascending, limit: 1_000)
+            for row in page where matched.count < wanted {
+                let sample = row.sample
+                guard query.matchesTime(start: sample.start, end: sample.end),
+                    query.metadata.allSatisfy({ Self.matches($0, sample.metadata) })
+                else { continue }
+                matched.append(sample)
+            }
+            guard let last = page.last, page.count == 1_000 else {
+                cursor = nil
+                break
+            }
+            cursor = SampleCursor(start: last.sample.start, end: last.sample.end, id: last.sample.id.uuidString)
+        }
+        try log(caller, .query, type: query.type.identifier, count: matched.count, denied: false)
+        let next = matched.count == wanted && wanted != Int.max
+            ? matched.last.map { SampleCursor(start: $0.start, end: $0.end, id: $0.id.uuidString) } : nil
+        return SamplePage(samples: matched, next: next)
+    }
+
+    static func matches(_ predicate: MetadataPredicate, _ metadata: [String: MetadataValue]) -> Bool {
+        switch predicate {
+        case .exists(let key): metadata[key] != nil
+        case .equals(let key, let value): metadata[key] == value
+        }
+    }
+
+    public func statistics(_ query: StatisticsQuery, as caller: Caller) throws -> [StatisticsResult] {
+        guard let first = query.buckets.first, let last = query.buckets.last else { return [] }
+        let hold = query.type.aggregation == .discrete ? max(0, query.maxHoldMilliseconds) : 0
+        let rows = try rows(
+            of: query.type, from: first.start.adding(milliseconds: -hold), to: last.end, sources: query.sources,
+            devices: query.devices, subjects: query.subjects, caller: caller)
+        let samples = rows.map { StatisticsSample($0.sample, lastModified: $0.seq) }
+        var borders = query.buckets.map(\.start)
+        borders.append(last.end)
+        try log(caller, .statistics, type: query.type.identifier, count: samples.count, denied: false)
+
+        switch query.type.aggregation {
+        case .cumulative:
+            if query.separateBySource {
+                let buckets = CumulativeMerge.separateBySource(samples, borders: borders)
+                return zip(query.buckets, buckets).flatMap { bucket, merged in
+                    merged.sums.sorted { $0.key < $1.key }.map {
+                        StatisticsResult(bucket: bucket, provenance: $0.key, sum: $0.value, sources: [$0.key])
+                    }
+                }
+            }
+            let merge = CumulativeMerge(priority: try query.priority ?? priority(of: query.type), unranked: query.unranked)
+            return zip(query.buckets, merge.buckets(samples, borders: borders)).map { bucket, merged in
+                StatisticsResult(bucket: bucket, sum: merged.sum, sources: merged.sources.sorted())
+            }
+        case .discrete, .series:
+            let statistics = DiscreteStatistics(maxHoldMilliseconds: query.maxHoldMilliseconds)
+            if query.separateBySource {
+                let byProvenance = Dictionary(grouping: samples, by: \.provenance)
+                return byProvenance.keys.sorted().flatMap { provenance in
+                    zip(query.buckets, statistics.buckets(byProvenance[provenance] ?? [], borders: borders))
+                        .filter { $0.1.count > 0 }
+                        .map { StatisticsResult(bucket: $0.0, provenance: provenance, discrete: $0.1) }
+                }
+            }
+            return zip(query.buckets, statistics.buckets(samples, borders: borders)).map {
+                StatisticsResult(bucket: $0.0, discrete: $0.1)
+            }
+        }
+    }
+
+    public func delete(_ ids: [UUID], as caller: Caller) throws -> Int {
+        try connection.transaction {
+            var deleted = 0
+            for id in ids {
+                let lookup = try connection.prepare("SELECT type_id, writer FROM samples WHERE uuid = ?1")
+                try lookup.bind(1, id.bytes)
+                guard try lookup.step() else { continue }
+                let typeID = lookup.int64(0)
+                if case .app(let app) = caller, lookup.text(1) != app { continue }  // apps delete only their own
+                try remove(uuid: id.bytes, typeID: typeID, writer: caller.description, replacedBy: nil)
+                deleted += 1
+            }
+            try log(caller, .delete, type: nil, count: deleted, denied: false)
+            return deleted
+        }
+    }
+
+    public func changes(of type: HealthType, since anchor: Int64?, limit: Int, as caller: Caller) throws -> ChangeSet {
+        let start = anchor ?? 0
+        guard let typeID = try existingTypeID(type.identifier) else {
+            return ChangeSet(added: [], deleted: [], anchor: start, hasMore: false)
+        }
+        let readAll = try canRead(caller, type)
+        let ownOnly = readAll ? "" : " AND s.writer = ?3"
+        let added = try connection.prepare(
+            "SELECT \(Self.rowColumns) WHERE s.type_id = ?1 AND s.seq > ?2\(ownOnly) ORDER BY s.seq LIMIT \(limit + 1)")
+        try added.bind(1, typeID)
+        try added.bind(2, start)
+        if !readAll { try added.bind(3, caller.description) }
+        var rows: [Row] = []
+        while try added.step() { if let row = readRow(added, type: type) { rows.append(row) } }
+        let tombstones = try connection.prepare(
+            "SELECT seq, uuid FROM tombstones WHERE type_id = ?1 AND seq > ?2\(readAll ? "" : " AND writer = ?3") "
+                + "ORDER BY seq LIMIT \(limit + 1)")
+        try tombstones.bind(1, typeID)
+        try tombstones.bind(2, start)
+        if !readAll { try tombstones.bind(3, caller.description) }
+        var deleted: [(Int64, UUID)] = []
+        while try tombstones.step() {
+            if let id = tombstones.blob(1).flatMap(UUID.init(bytes:)) { deleted.append((tombstones.int64(0), id)) }
+        }
+        // Merge both streams by sequence and cut at `limit`.
+        let events = (rows.map { ($0.seq, true) } + deleted.map { ($0.0, false) }).sorted { $0.0 < $1.0 }
+        let kept = events.prefix(max(0, limit))
+        let newAnchor = kept.last?.0 ?? start
+        try log(caller, .changes, type: type.identifier, count: kept.count, denied: false)
+        return ChangeSet(
+            added: rows.filter { $0.seq <= newAnchor }.map(\.sample),
+            deleted: deleted.filter { $0.0 <= newAnchor }.map(\.1), anchor: newAnchor, hasMore: events.count > kept.count)
+    }
+}
+
+/// A value to bind to a statement parameter.
+enum Binding {
+    case integer(Int64)
+    case text(String)
+    case blob([UInt8])
+
+    func bind(to statement: SQLiteStatement, at index: Int32) throws {
+        switch self {
+        case .integer(let value): try statement.bind(index, value)
+        case .text(let value): try statement.bind(index, value)
+        case .blob(let value): try statement.bind(index, value)
+        }
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+public import Health
+
+extension SQLiteHealthStore {
+    /// Saves a batch in one transaction (store.md §6 items 21-23).
+    public func save(_ samples: [QuantitySample], as caller: Caller) throws -> [WriteOutcome] {
+        for (index, sample) in samples.enumerated() {
+            if let reason = Self.invalidity(of: sample) { throw InvalidSampleError(index: index, reason: reason) }
+        }
+        for type in Set(samples.map(\.type.identifier)) {
+            guard let healthType = HealthTypeCatalog.type(type), try canShare(caller, healthType) else {
+                try log(caller, .save, type: type, count: 0, denied: true)
+                throw NotAuthorizedError(caller: caller, type: type)
+            }
+        }
+        return try connection.transaction {
+            var outcomes: [WriteOutcome] = []
+            outcomes.reserveCapacity(samples.count)
+            for (index, sample) in samples.enumerated() {
+                outcomes.append(try save(sample, index: index, writer: caller.description))
+            }
+            for (type, count) in Dictionary(grouping: samples, by: \.type.identifier).mapValues(\.count) {
+                try log(caller, .save, type: type, count: count, denied: false)
+            }
+            return outcomes
+        }
+    }
+
+    /// Why `sample` cannot be stored, or `nil` when it can.
+    static func invalidity(of sample: QuantitySample) -> String? {
+        guard let type = HealthTypeCatalog.type(sample.type.identifier) else {
+            return "unknown type '\(sample.type.identifier)'"
+        }
+        guard sample.end >= sample.start else {
+            return "end (\(sample.end.milliseconds) ms) is before start (\(sample.start.milliseconds) ms)"
+        }
+        guard sample.value.isFinite else { return "value is not a finite number" }
+        if let range = type.validRange, !range.contains(sample.value) {
+            return "\(type.identifier) value \(sample.value) \(type.canonicalUnit) is outside "
+                + "\(range.lowerBound)...\(range.upperBound)"
+        }
+        if case .some(let external) = sample.metadata[MetadataKey.externalUUID] {
+            guard case .string(let text) = external, !text.isEmpty else { return "externalUUID must be a string" }
+        }
+        return nil
+    }
+
+    private func save(_ sample: QuantitySample, index: Int, writer: String) throws -> WriteOutcome {
+        let typeID = try typeID(sample.type.identifier)
+        let sourceID = try sourceID(sample.source)
+        let deviceID = try deviceID(sample.device)
+        let subjectID = try subjectID(sample.subject)
+        let external = Self.externalID(sample)
+
+        if let existing = try storedSample(uuid: sample.id) {
+            // The same sample written again keeps its row; a uuid naming another sample rejects the batch.
+            guard existing.typeID == typeID, existing.start == sample.start.milliseconds,
+                existing.end == sample.end.milliseconds, existing.value == sample.value
+            else {
+                throw InvalidSampleError(index: index, reason: "uuid \(sample.id) already names a different sample")
+            }
+            return .duplicate
+        }
+
+        if let (externalUUID, version) = external {
+            let lookup = try connection.prepare(
+                """
+                SELECT uuid, version, start_ms, end_ms, value, device_id, subject_id FROM samples
+                WHERE source_id = ?1 AND type_id = ?2 AND external_uuid = ?3
+                """)
+            try lookup.bind(1, sourceID)
+            try lookup.bind(2, typeID)
+            try lookup.bind(3, externalUUID)
+            if try lookup.step() {
+                let storedVersion = lookup.int64(1)
+                if version < storedVersion { return .stale }
+                if version == storedVersion {
+                    let same =
+                        lookup.int64(2) == sample.start.milliseconds && lookup.int64(3) == sample.end.milliseconds
+                        && lookup.double(4) == sample.value && lookup.int64(5) == deviceID && lookup.int64(6) == subjectID
+                    return same ? .duplicate : .conflict
+                }
+                let oldUUID = lookup.blob(0) ?? []
+                try remove(uuid: oldUUID, typeID: typeID, writer: writer, replacedBy: sample.id.bytes)
+                try insert(sample, typeID, sourceID, deviceID, subjectID, writer: writer, external: external)
+                return .replaced
+            }
+        } else {
+            let lookup = try connection.prepare(
+                """
+                SELECT value, subject_id FROM samples
+                WHERE type_id = ?1 AND source_id = ?2 AND device_id = ?3 AND start_ms = ?4 AND end_ms = ?5
+                    AND external_uuid IS NULL
+                """)
+            try lookup.bind(1, typeID)
+            try lookup.bind(2, sourceID)
+            try lookup.bind(3, deviceID)
+            try lookup.bind(4, sample.start.milliseconds)
+            try lookup.bind(5, sample.end.milliseconds)
+            if try lookup.step() {
+                return lookup.double(0) == sample.value && lookup.int64(1) == subjectID ? .duplicate : .conflict
+            }
+        }
+        try insert(sample, typeID, sourceID, deviceID, subjectID, writer: writer, external: external)
+        return .inserted
+    }
+
+    /// `(externalUUID, syncVersion)` from the metadata, when the sample carries a client id.
+    static func externalID(_ sample: QuantitySample) -> (String, Int64)? {
+        guard case .string(let external)? = sample.metadata[MetadataKey.externalUUID] else { return nil }
+        var version: Int64 = 0
+        if case .number(let number)? = sample.metadata[MetadataKey.syncVersion] { version = Int64(number) }
+        return (external, version)
+    }
+
+    private func storedSample(uuid: UUID) throws -> (typeID: Int64, start: Int64, end: Int64, value: Double)? {
+        let statement = try connection.prepare("SELECT type_id, start_ms, end_ms, value FROM samples WHERE uuid = ?1")
+        try statement.bind(1, uuid.bytes)
+        guard try statement.step() else { return nil }
+        return (statement.int64(0), statement.int64(1), statement.int64(2), statement.double(3))
+    }
+
+    private func insert(
+        _ sample: QuantitySample, _ typeID: Int64, _ sourceID: Int64, _ deviceID: Int64, _ subjectID: Int64,
+        writer: String, external: (String, Int64)?
+    ) throws {
+        let statement = try connection.prepare(
+            """
+            INSERT INTO samples (type_id, start_ms, uuid, end_ms, start_offset_s, value, source_id, device_id,
+                subject_id, writer, external_uuid, version, seq, metadata)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+            """)
+        try statement.bind(1, typeID)
+        try statement.bind(2, sample.start.milliseconds)
+        try statement.bind(3, sample.id.bytes)
+        try statement.bind(4, sample.end.milliseconds)
+        try statement.bind(5, Int64(sample.startOffsetSeconds))
+        try statement.bind(6, sample.value)
+        try statement.bind(7, sourceID)
+        try statement.bind(8, deviceID)
+        try statement.bind(9, subjectID)
+        try statement.bind(10, writer)
+        try statement.bind(11, external?.0)
+        try statement.bind(12, external?.1)
+        try statement.bind(13, try nextSequence())
+        try statement.bind(14, MetadataCoding.encode(sample.metadata))
+        try statement.step()
+    }
+
+    /// Deletes one stored sample and leaves its tombstone.
+    func remove(uuid: [UInt8], typeID: Int64, writer: String, replacedBy: [UInt8]?) throws {
+        let delete = try connection.prepare("DELETE FROM samples WHERE uuid = ?1")
+        try delete.bind(1, uuid)
+        try delete.step()
+        let tombstone = try connection.prepare(
+            "INSERT INTO tombstones (seq, type_id, uuid, writer, deleted_ms, replaced_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
+        try tombstone.bind(1, try nextSequence())
+        try tombstone.bind(2, typeID)
+        try tombstone.bind(3, uuid)
+        try tombstone.bind(4, writer)
+        try tombstone.bind(5, now().milliseconds)
+        try tombstone.bind(6, replacedBy)
+        try tombstone.step()
+    }
+}

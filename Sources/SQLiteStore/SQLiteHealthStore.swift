@@ -1,0 +1,255 @@
+import Foundation
+public import Health
+
+/// The default store engine: one SQLite file in WAL mode with durable commits.
+///
+/// Every call runs on the store's own serial executor (a dispatch queue), never on the cooperative pool.
+/// Readers in other processes may read while this one writes (WAL). The file is created with mode 0600.
+public actor SQLiteHealthStore: HealthStore {
+    private let executor: StoreExecutor
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    let connection: SQLiteConnection
+    /// The database file.
+    public nonisolated let path: String
+    /// Wall clock for the access log and tombstones; injected by tests.
+    let now: @Sendable () -> Instant
+
+    // Id caches for the small dimension tables.
+    var typeIDs: [String: Int64] = [:]
+    var sourceIDs: [Source: Int64] = [:]
+    var deviceIDs: [String: Int64] = [:]
+    var subjectIDs: [String: Int64] = [:]
+
+    /// Opens (creating when missing) the store at `path` and brings its schema up to date.
+    ///
+    /// - Throws: ``SQLiteError`` when the file cannot be opened or migrated, with SQLite's message and the path.
+    public init(path: String, now: @escaping @Sendable () -> Instant = { Instant.now }) throws {
+        if !FileManager.default.fileExists(atPath: path) {
+            // Create it private before SQLite does (SQLite gives its -wal and -shm files the same mode).
+            let directory = (path as NSString).deletingLastPathComponent
+            if !directory.isEmpty {
+                try FileManager.default.createDirectory(
+                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            }
+            guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+            else {
+                throw SQLiteError(code: 14, operation: "open", message: "cannot create \(path)")
+            }
+        }
+        let connection = try SQLiteConnection(path: path)
+        try connection.execute("PRAGMA journal_mode = WAL")
+        // Durable commits: the writer batches samples into few transactions, so FULL costs little (BENCHMARKS.md).
+        try connection.execute("PRAGMA synchronous = FULL")
+        try Self.migrate(connection)
+        self.connection = connection
+        self.path = path
+        self.now = now
+        executor = StoreExecutor(label: "wearhouse.sqlite")
+    }
+
+    static func migrate(_ connection: SQLiteConnection) throws {
+        let version = Int(try connection.scalarInt("PRAGMA user_version") ?? 0)
+        guard version <= SQLiteSchema.currentVersion else {
+            throw SQLiteError(
+                code: 1, operation: "migrate",
+                message: "the store has schema version \(version), newer than this wearhouse understands "
+                    + "(\(SQLiteSchema.currentVersion)); upgrade wearhouse")
+        }
+        for (index, migration) in SQLiteSchema.migrations.enumerated() where index >= version {
+            try connection.transaction {
+                try connection.execute(migration)
+                try connection.execute("PRAGMA user_version = \(index + 1)")
+            }
+        }
+    }
+
+    /// `PRAGMA integrity_check`: "ok" or SQLite's list of problems.
+    public func integrityCheck() throws -> [String] {
+        try connection.texts("PRAGMA integrity_check")
+    }
+
+    // MARK: - Ids of the dimension tables
+
+    func typeID(_ identifier: String) throws -> Int64 {
+        if let id = typeIDs[identifier] { return id }
+        let id = try upsertID(
+            select: "SELECT id FROM types WHERE identifier = ?1", insert: "INSERT INTO types (identifier) VALUES (?1)",
+            [identifier])
+        typeIDs[identifier] = id
+        return id
+    }
+
+    /// The id of an existing type, without creating one.
+    func existingTypeID(_ identifier: String) throws -> Int64? {
+        if let id = typeIDs[identifier] { return id }
+        let statement = try connection.prepare("SELECT id FROM types WHERE identifier = ?1")
+        try statement.bind(1, identifier)
+        guard try statement.step() else { return nil }
+        let id = statement.int64(0)
+        typeIDs[identifier] = id
+        return id
+    }
+
+    func sourceID(_ source: Source) throws -> Int64 {
+        if let id = sourceIDs[source] { return id }
+        let id = try upsertID(
+            select: "SELECT id FROM sources WHERE identifier = ?1 AND version = ?2",
+            insert: "INSERT INTO sources (identifier, version) VALUES (?1, ?2)", [source.identifier, source.version ?? ""])
+        sourceIDs[source] = id
+        return id
+    }
+
+    func deviceID(_ device: Device?) throws -> Int64 {
+        guard let device else { return 0 }
+        let key = device.key
+        if let id = deviceIDs[key] { return id }
+        let id = try upsertID(
+            select: "SELECT id FROM devices WHERE key = ?1",
+            insert: """
+                INSERT INTO devices (key, name, manufacturer, model, hardware, firmware, software, serial, local_id)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                """,
+            [
+                key, device.name, device.manufacturer, device.model, device.hardwareVersion, device.firmwareVersion,
+                device.softwareVersion, device.serialNumber, device.localIdentifier,
+            ])
+        deviceIDs[key] = id
+        return id
+    }
+
+    func subjectID(_ subject: String?) throws -> Int64 {
+        guard let subject else { return 0 }
+        if let id = subjectIDs[subject] { return id }
+        let id = try upsertID(
+            select: "SELECT id FROM subjects WHERE name = ?1", insert: "INSERT INTO subjects (name) VALUES (?1)", [subject])
+        subjectIDs[subject] = id
+        return id
+    }
+
+    private func upsertID(select: String, insert: String, _ values: [String?]) throws -> Int64 {
+        let query = try connection.prepare(select)
+        for (index, value) in values.prefix(select.components(separatedBy: "?").count - 1).enumerated() {
+            try query.bind(Int32(index + 1), value)
+        }
+        if try query.step() { return query.int64(0) }
+        let statement = try connection.prepare(insert)
+        for (index, value) in values.enumerated() { try statement.bind(Int32(index + 1), value) }
+        try statement.step()
+        return connection.lastInsertRowID
+    }
+
+    /// The next write-order number (shared by inserts and tombstones).
+    func nextSequence() throws -> Int64 {
+        try connection.execute("UPDATE counters SET value = value + 1 WHERE name = 'seq'")
+        return try connection.scalarInt("SELECT value FROM counters WHERE name = 'seq'") ?? 0
+    }
+
+    // MARK: - Permissions and the access log
+
+    func canRead(_ caller: Caller, _ type: HealthType) throws -> Bool {
+        guard case .app(let app) = caller else { return true }
+        return try grant(app, type.identifier).read
+    }
+
+    func canShare(_ caller: Caller, _ type: HealthType) throws -> Bool {
+        guard case .app(let app) = caller else { return true }
+        return try grant(app, type.identifier).share
+    }
+
+    private func grant(_ app: String, _ type: String) throws -> (read: Bool, share: Bool) {
+        let statement = try connection.prepare("SELECT read, share FROM grants WHERE app = ?1 AND type = ?2")
+        try statement.bind(1, app)
+        try statement.bind(2, type)
+        guard try statement.step() else { return (false, false) }
+        return (statement.int64(0) != 0, statement.int64(1) != 0)
+    }
+
+    func log(_ caller: Caller, _ operation: AccessLogEntry.Operation, type: String?, count: Int, denied: Bool) throws {
+        let statement = try connection.prepare(
+            "INSERT INTO access_log (at_ms, caller, operation, type, count, denied) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
+        try statement.bind(1, now().milliseconds)
+        try statement.bind(2, caller.description)
+        try statement.bind(3, operation.rawValue)
+        try statement.bind(4, type)
+        try statement.bind(5, Int64(count))
+        try statement.bind(6, Int64(denied ? 1 : 0))
+        try statement.step()
+    }
+
+    public func setAuthorization(app: String, _ grants: [TypeAuthorization]) throws {
+        try connection.transaction {
+            let statement = try connection.prepare(
+                "INSERT OR REPLACE INTO grants (app, type, read, share) VALUES (?1, ?2, ?3, ?4)")
+            for grant in grants {
+                statement.reset()
+                try statement.bind(1, app)
+                try statement.bind(2, grant.type)
+                try statement.bind(3, Int64(grant.read ? 1 : 0))
+                try statement.bind(4, Int64(grant.share ? 1 : 0))
+                try statement.step()
+            }
+            try log(.owner, grants.contains { $0.read || $0.share } ? .grant : .revoke, type: nil, count: 0, denied: false)
+        }
+    }
+
+    public func apps() throws -> [AppAuthorization] {
+        let statement = try connection.prepare("SELECT app, type, read, share FROM grants ORDER BY app, type")
+        var byApp: [(String, [TypeAuthorization])] = []
+        while try statement.step() {
+            let app = statement.text(0) ?? ""
+            let grant = TypeAuthorization(
+                type: statement.text(1) ?? "", read: statement.int64(2) != 0, share: statement.int64(3) != 0)
+            if byApp.last?.0 == app { byApp[byApp.count - 1].1.append(grant) } else { byApp.append((app, [grant])) }
+        }
+        return byApp.map { AppAuthorization(app: $0.0, grants: $0.1) }
+    }
+
+    public func accessLog(limit: Int) throws -> [AccessLogEntry] {
+        let statement = try connection.prepare(
+            "SELECT at_ms, caller, operation, type, count, denied FROM access_log ORDER BY id DESC LIMIT ?1")
+        try statement.bind(1, Int64(limit))
+        var entries: [AccessLogEntry] = []
+        while try statement.step() {
+            let callerText = statement.text(1) ?? "owner"
+            entries.append(
+                AccessLogEntry(
+                    at: Instant(milliseconds: statement.int64(0)),
+                    caller: callerText == "owner" ? .owner : .app(callerText),
+                    operation: AccessLogEntry.Operation(rawValue: statement.text(2) ?? "") ?? .query,
+                    type: statement.text(3), sampleCount: Int(statement.int64(4)), denied: statement.int64(5) != 0))
+        }
+        return entries
+    }
+
+    public func setPriority(of type: HealthType, _ order: [Provenance]) throws {
+        try connection.transaction {
+            let clear = try connection.prepare("DELETE FROM priorities WHERE type = ?1")
+            try clear.bind(1, type.identifier)
+            try clear.step()
+            let insert = try connection.prepare(
+                "INSERT INTO priorities (type, position, source, device) VALUES (?1, ?2, ?3, ?4)")
+            for (position, provenance) in order.enumerated() {
+                insert.reset()
+                try insert.bind(1, type.identifier)
+                try insert.bind(2, Int64(position))
+                try insert.bind(3, provenance.source)
+                try insert.bind(4, provenance.device)
+                try insert.step()
+            }
+        }
+    }
+
+    func priority(of type: HealthType) throws -> [Provenance] {
+        let statement = try connection.prepare("SELECT source, device FROM priorities WHERE type = ?1 ORDER BY position")
+        try statement.bind(1, type.identifier)
+        var order: [Provenance] = []
+        while try statement.step() { order.append(Provenance(source: statement.text(0) ?? "", device: statement.text(1))) }
+        return order
+    }
+}
+
+extension Instant {
+    /// The current wall-clock time.
+    public static var now: Instant { Instant(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))) }
+}

@@ -1,0 +1,48 @@
+/// The SQLite schema and its forward migrations. `PRAGMA user_version` holds the version; each migration runs
+/// in one transaction, so a store is always at one version or the next, never between.
+enum SQLiteSchema {
+    /// Migrations in order; index 0 takes a new file to version 1.
+    static let migrations: [String] = [
+        """
+        CREATE TABLE types (id INTEGER PRIMARY KEY, identifier TEXT NOT NULL UNIQUE) STRICT;
+        CREATE TABLE sources (
+            id INTEGER PRIMARY KEY, identifier TEXT NOT NULL, version TEXT NOT NULL DEFAULT '',
+            UNIQUE (identifier, version)) STRICT;
+        CREATE TABLE devices (
+            id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, name TEXT, manufacturer TEXT, model TEXT,
+            hardware TEXT, firmware TEXT, software TEXT, serial TEXT, local_id TEXT) STRICT;
+        CREATE TABLE subjects (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE) STRICT;
+        -- One row per sample, clustered by (type, start): range scans read consecutive pages.
+        -- device_id and subject_id are 0 when absent, so that they can take part in unique keys.
+        CREATE TABLE samples (
+            type_id INTEGER NOT NULL, start_ms INTEGER NOT NULL, uuid BLOB NOT NULL,
+            end_ms INTEGER NOT NULL, start_offset_s INTEGER NOT NULL, value REAL NOT NULL,
+            source_id INTEGER NOT NULL, device_id INTEGER NOT NULL, subject_id INTEGER NOT NULL,
+            writer TEXT NOT NULL, external_uuid TEXT, version INTEGER, seq INTEGER NOT NULL, metadata TEXT,
+            PRIMARY KEY (type_id, start_ms, uuid), CHECK (end_ms >= start_ms)) STRICT, WITHOUT ROWID;
+        CREATE UNIQUE INDEX samples_uuid ON samples (uuid);
+        CREATE UNIQUE INDEX samples_natural ON samples (type_id, source_id, device_id, start_ms, end_ms)
+            WHERE external_uuid IS NULL;
+        CREATE UNIQUE INDEX samples_external ON samples (source_id, type_id, external_uuid)
+            WHERE external_uuid IS NOT NULL;
+        CREATE INDEX samples_seq ON samples (type_id, seq);
+        CREATE TABLE tombstones (
+            seq INTEGER PRIMARY KEY, type_id INTEGER NOT NULL, uuid BLOB NOT NULL, writer TEXT NOT NULL,
+            deleted_ms INTEGER NOT NULL, replaced_by BLOB) STRICT;
+        CREATE INDEX tombstones_type ON tombstones (type_id, seq);
+        CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) STRICT, WITHOUT ROWID;
+        INSERT INTO counters (name, value) VALUES ('seq', 0);
+        CREATE TABLE grants (
+            app TEXT NOT NULL, type TEXT NOT NULL, read INTEGER NOT NULL, share INTEGER NOT NULL,
+            PRIMARY KEY (app, type)) STRICT, WITHOUT ROWID;
+        CREATE TABLE priorities (
+            type TEXT NOT NULL, position INTEGER NOT NULL, source TEXT NOT NULL, device TEXT,
+            PRIMARY KEY (type, position)) STRICT, WITHOUT ROWID;
+        CREATE TABLE access_log (
+            id INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL, caller TEXT NOT NULL, operation TEXT NOT NULL,
+            type TEXT, count INTEGER NOT NULL, denied INTEGER NOT NULL) STRICT;
+        """
+    ]
+
+    static var currentVersion: Int { migrations.count }
+}

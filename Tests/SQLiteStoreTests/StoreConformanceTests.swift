@@ -1,0 +1,203 @@
+import Foundation
+import Health
+import SQLiteStore
+import Testing
+
+/// The behaviour every `HealthStore` engine must show, run against the SQLite engine on real files.
+/// (The PostgreSQL engine will run the same suite.)
+@Suite struct StoreConformanceTests {
+    static let gateway = Source(identifier: "org.wearhouse.gateway", version: "0.1.0")
+    static let strap = Device(
+        name: "Polar H10", manufacturer: "Polar Electro Oy", model: "H10", firmwareVersion: "3.0.35",
+        serialNumber: "690A1321", localIdentifier: "A0:9E:1A:00:00:01")
+    static let watch = Device(name: "PineTime", manufacturer: "Pine64", model: "PineTime", localIdentifier: "C7:00:00:00:00:02")
+
+    func makeStore() throws -> (SQLiteHealthStore, URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-tests-\(UUID().uuidString)")
+        let path = directory.appendingPathComponent("health.db").path
+        return (try SQLiteHealthStore(path: path), directory)
+    }
+
+    func heartRate(_ second: Int64, _ bpm: Double, subject: String? = "alice", device: Device? = strap) -> QuantitySample {
+        QuantitySample(
+            type: .heartRate, start: Instant(seconds: second), end: Instant(seconds: second), value: bpm,
+            source: Self.gateway, device: device, subject: subject,
+            metadata: [MetadataKey.heartRateSensorLocation: .number(1)])
+    }
+
+    @Test func savesAndReadsBackEverything() async throws {
+        let (store, directory) = try makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let samples = (0..<10).map { heartRate(1_700_000_000 + Int64($0), 60 + Double($0)) }
+        let outcomes = try await store.save(samples, as: .owner)
+        #expect(outcomes == Array(repeating: .inserted, count: 10))
+        let page = try await store.samples(SampleQuery(type: .heartRate), as: .owner)
+        #expect(page.samples == samples)
+        #expect(page.samples.first?.device == Self.strap)
+        #expect(page.samples.first?.metadata[MetadataKey.heartRateSensorLocation] == .number(1))
+    }
+
+    @Test func writingTheSameBatchTwiceReportsDuplicates() async throws {
+        let (store, directory) = try makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let samples = (0..<5).map { heartRate(1_700_000_000 + Int64($0), 70) }
+        _ = try await store.save(samples, as: .owner)
+        // Same natural keys, new uuids (a replay builds new sample objects): duplicates, not new rows.
+        let replay = (0..<5).map { heartRate(1_700_000_000 + Int64($0), 70) }
+        #expect(try await store.save(replay, as: .owner) == Array(repeating: .duplicate, count: 5))
+        #expect(try await store.save(samples, as: .owner) == Array(repeating: .duplicate, count: 5))
+        #expect(try await store.samples(SampleQuery(type: .heartRate), as: .owner).samples.count == 5)
+        // Same key, different value: the first write stands.
+        #expect(try await store.save([heartRate(1_700_000_000, 99)], as: .owner) == [.conflict])
+    }
+
+    @Test func externalUUIDVersionsReplaceOnlyWhenGreater() async throws {
+        let (store, directory) = try makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let app = Source(identifier: "com.example.logger")
+        func steps(_ value: Double, version: Double) -> QuantitySample {
+            QuantitySample(
+                type: .stepCount, start: Instant(seconds: 1_000), end: Instant(seconds: 1_600), value: value, source: app,
+                metadata: [MetadataKey.externalUUID: .string("walk-1"), MetadataKey.syncVersion: .number(version)])
+        }
+        let first = steps(100, version: 1)
+        #expect(try await store.save([first], as: .owner) == [.inserted])
+        #expect(try await store.save([steps(100, version: 1)], as: .owner) == [.duplicate])
+        #expect(try await store.save([steps(150, version: 1)], as: .owner) == [.conflict])
+        #expect(try await store.save([steps(200, version: 2)], as: .owner) == [.replaced])
+        #expect(try await store.save([steps(50, version: 1)], as: .owner) == [.stale])
+        let stored = try await store.samples(SampleQuery(type: .stepCount), as: .owner).samples
+        #expect(stored.map(\.value) == [200])
+        let changes = try await store.changes(of: .stepCount, since: nil, limit: 100, as: .owner)
+        #expect(changes.deleted == [first.id])
+        #expect(changes.added.map(\.value) == [200])
+    }
+
+    @Test func oneInvalidSampleRejectsTheWholeBatch() async throws {
+        let (store, directory) = try makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let batch = [heartRate(1, 60), heartRate(2, 0), heartRate(3, 61)]  // 0 bpm is outside 1...300
+        await #expect(throws: InvalidSampleError.self) { try await store.save(batch, as: .owner) }
+        #expect(try await store.samples(SampleQuery(type: .heartRate), as: .owner).samples.isEmpty)
+        var reversed = heartRate(10, 60)
+        reversed.end = Instant(seconds: 9)
+        await #expect(throws: InvalidSampleError.self) { try await store.save([reversed], as: .owner) }
+    }
+
+    @Test func appsSeeOnlyWhatTheirGrantsAllow() async throws {
+        let (store, directory) = try makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        _ = try await store.save([heartRate(1, 60), heartRate(2, 61)], as: .owner)
+        let reader = Caller.app("reader.service")
+        let writer = Caller.app("writer.service")
+        try await store.setAuthorization(app: "writer.service", [TypeAuthorization(type: "heartRate", read: false, share: true)])
+        try await store.setAuthorization(app: "reader.service", [TypeAuthorization(type: "heartRate", read: true, share: false)])
+
+        // A writer without read permission sees only its own samples, and no error.
+        let own = QuantitySample(
+            type: .heartRate, start: Instant(seconds: 3), end: Instant(seconds: 3), value: 80,
+            source: Source(identifier: "writer.service"))
+        #expect(try await store.save([own], as: writer) == [.inserted])
+        #expect(try await store.samples(SampleQuery(type: .heartRate), as: writer).samples == [own])
+        // A reader sees everything; writing without share permission fails, and nothing is written.
+        #expect(try await store.samples(SampleQuery(type: .heartRate), as: reader).samples.count == 3)
+        await #expect(throws: NotAuthorizedError.self) { try await store.save([heartRate(4, 70)], as: reader) }
+        // An app with no grant at all sees nothing.
+        #expect(try await store.samples(SampleQuery(type: .heartRate), as: .app("stranger")).samples.isEmpty)
+
+        let log = try await store.accessLog(limit: 20)
+        #expect(log.contains { $0.caller == reader && $0.operation == .save && $0.denied })
+        #expect(log.contains { $0.caller == writer && $0.operation == .query && $0.sampleCount == 1 && !$0.denied })
+        #expect(log.contains { $0.caller == reader && $0.operation == .query && $0.sampleCount == 3 })
+        let apps = try await store.apps()
+        #expect(apps.map(\.app) == ["reader.service", "writer.service"])
+    }
+
+    @Test func mergedStepsDoNotDoubleCountTwoDevices() async throws {
+        let (store, directory) = try makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func steps(_ device: Device, _ start: Int64, _ end: Int64, _ value: Double) -> QuantitySample {
+            QuantitySample(
+                type: .stepCount, start: Instant(seconds: start), end: Instant(seconds: end), value: value,
+                source: Self.gateway, device: device, subject: "alice")
+        }
+        // The footpod and the watch both counted the same 10-minute walk.
+        _ = try await store.save([steps(Self.strap, 0, 600, 1_000), steps(Self.watch, 300, 900, 600)], as: .owner)
+        try await store.setPriority(
+            of: .stepCount, [Provenance(source: Self.gateway.identifier, device: Self.strap.key)])
+        let buckets = try StatisticsBuckets.buckets(
+            borders: [Instant(seconds: 0), Instant(seconds: 1_800)], timeZone: TimeZone(identifier: "UTC") ?? .gmt)
+        let merged = try await store.statistics(StatisticsQuery(type: .stepCount, buckets: buckets), as: .owner)
+        // Strap 0-600 s wins its whole span (1000); the watch fills 600-900 s: 600 * 300/600 = 300.
+        #expect(merged.map(\.sum) == [1_300])
+        let separate = try await store.statistics(
+            StatisticsQuery(type: .stepCount, buckets: buckets, separateBySource: true), as: .owner)
+        #expect(separate.map(\.sum) == [1_000, 600] || separate.map(\.sum) == [600, 1_000])
+    }
+
+    @Test func dailyHeartRateStatisticsInBerlinAcrossDST() async throws {
+        let (store, directory) = try makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // 2025-03-30 is 23 hours long in Berlin. One reading per hour from 2025-03-29 23:00Z (midnight local).
+        let dayStart: Int64 = 1_743_289_200  // 2025-03-30T00:00+01:00
+        let readings = (0..<23).map { heartRate(dayStart + Int64($0) * 3_600, 60 + Double($0)) }
+        _ = try await store.save(readings, as: .owner)
+        let buckets = try StatisticsBuckets(
+            interval: StatisticsInterval(parsing: "1d"), timeZoneIdentifier: "Europe/Berlin"
+        ).buckets(from: Instant(seconds: dayStart), to: Instant(seconds: dayStart + 23 * 3_600))
+        let day = try #require(buckets.first)
+        #expect(buckets.count == 1)
+        #expect(day.durationMilliseconds == 82_800_000)
+        let result = try #require(try await store.statistics(StatisticsQuery(type: .heartRate, buckets: buckets), as: .owner).first)
+        #expect(result.discrete?.count == 23)
+        #expect(result.discrete?.minimum == 60)
+        #expect(result.discrete?.maximum == 82)
+        #expect(result.discrete?.average == 71)
+    }
+
+    @Test func deletionLeavesTombstonesForSync() async throws {
+        let (store, directory) = try makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let samples = (0..<4).map { heartRate(Int64($0), 60) }
+        _ = try await store.save(samples, as: .owner)
+        let first = try await store.changes(of: .heartRate, since: nil, limit: 3, as: .owner)
+        #expect(first.added.count == 3)
+        #expect(first.hasMore)
+        #expect(try await store.delete([samples[0].id, samples[3].id], as: .owner) == 2)
+        let second = try await store.changes(of: .heartRate, since: first.anchor, limit: 100, as: .owner)
+        #expect(second.deleted == [samples[0].id, samples[3].id])
+        #expect(second.added.isEmpty)  // the fourth sample came after the anchor but is gone now: only its tombstone
+        #expect(!second.hasMore)
+        // An app cannot delete samples it did not write.
+        #expect(try await store.delete([samples[1].id], as: .app("stranger")) == 0)
+    }
+
+    @Test func pagesWithACursor() async throws {
+        let (store, directory) = try makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let samples = (0..<25).map { heartRate(Int64($0), 60) }
+        _ = try await store.save(samples, as: .owner)
+        var query = SampleQuery(type: .heartRate, limit: 10)
+        var seen: [QuantitySample] = []
+        while true {
+            let page = try await store.samples(query, as: .owner)
+            seen += page.samples
+            guard let next = page.next else { break }
+            query.cursor = next
+        }
+        #expect(seen == samples)
+        query = SampleQuery(type: .heartRate, ascending: false, limit: 3)
+        #expect(try await store.samples(query, as: .owner).samples.map(\.start.milliseconds) == [24_000, 23_000, 22_000])
+    }
+
+    @Test func fileIsPrivateAndPassesIntegrityCheckAfterReopening() async throws {
+        let (store, directory) = try makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        _ = try await store.save([heartRate(1, 60)], as: .owner)
+        let attributes = try FileManager.default.attributesOfItem(atPath: store.path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        #expect(try await store.integrityCheck() == ["ok"])
+        let reopened = try SQLiteHealthStore(path: store.path)
+        #expect(try await reopened.samples(SampleQuery(type: .heartRate), as: .owner).samples.count == 1)
+    }
+}
