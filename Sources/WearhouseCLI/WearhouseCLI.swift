@@ -10,6 +10,13 @@ public enum WearhouseCLI {
     static let commands: [any Command] = [
         DecodeCommand(),
         TypesCommand(),
+        SamplesCommand(),
+        StatsCommand(),
+        GrantCommand(),
+        RevokeCommand(),
+        AppsCommand(),
+        StoreCommand(),
+        ImportSamplesCommand(),
     ]
 
     /// Runs one command line (without the program name) and returns the exit code.

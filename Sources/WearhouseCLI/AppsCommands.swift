@@ -1,0 +1,173 @@
+import GATT
+import Health
+import SQLiteStore
+
+/// Shared by `grant` and `revoke`: the app and the types named on the command line.
+private struct GrantChange {
+    var app: String
+    var read: [String]
+    var write: [String]
+
+    init(_ arguments: Arguments, requireTypes: Bool) throws(StoreArguments.Invalid) {
+        guard let app = arguments.positionals.first, arguments.positionals.count == 1 else {
+            throw StoreArguments.Invalid(message: "give exactly one <app>")
+        }
+        self.app = app
+        read = StoreArguments.list(arguments, "read") ?? []
+        write = StoreArguments.list(arguments, "write") ?? []
+        for type in read + write where HealthTypeCatalog.type(type) == nil {
+            throw StoreArguments.Invalid(message: "unknown type '\(type)' (see 'wearhouse types')")
+        }
+        if requireTypes, read.isEmpty, write.isEmpty {
+            throw StoreArguments.Invalid(message: "give --read and/or --write with the types to grant")
+        }
+    }
+
+    /// The app's grants after applying `change` to what it has now.
+    func apply(to current: [TypeAuthorization], granting: Bool, all: Bool) -> [TypeAuthorization] {
+        var byType = Dictionary(uniqueKeysWithValues: current.map { ($0.type, $0) })
+        let types = all ? Array(byType.keys) : Array(Set(read + write))
+        for type in types {
+            var grant = byType[type] ?? TypeAuthorization(type: type, read: false, share: false)
+            if all || read.contains(type) { grant.read = granting }
+            if all || write.contains(type) { grant.share = granting }
+            byType[type] = grant
+        }
+        return byType.values.sorted { $0.type < $1.type }
+    }
+}
+
+private func runStoreCommand(
+    _ arguments: Arguments, console: Console, _ body: (SQLiteHealthStore) async throws -> Void
+) async -> ExitCode {
+    do {
+        let store = try StoreLocation.open(arguments, mustExist: false)
+        try await body(store)
+        return .success
+    } catch let failure as StoreLocation.Failure {
+        console.error(failure.message)
+        return failure.code
+    } catch let invalid as StoreArguments.Invalid {
+        console.error(invalid.message)
+        return .usage
+    } catch {
+        console.error("\(error)")
+        return .ioError
+    }
+}
+
+/// `wearhouse grant <app> --read T,... --write T,...`.
+struct GrantCommand: Command {
+    let name = "grant"
+    let abstract = "Let an app read and/or write types."
+    let usage = "<app> [--read <types>] [--write <types>]"
+    let options = OptionTable(valued: [
+        StoreLocation.option, ("read", "types", "Types the app may read (all samples, not only its own)."),
+        ("write", "types", "Types the app may write."),
+    ])
+
+    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
+        await runStoreCommand(arguments, console: console) { store in
+            let change = try GrantChange(arguments, requireTypes: true)
+            let current = try await store.apps().first { $0.app == change.app }?.grants ?? []
+            try await store.setAuthorization(app: change.app, change.apply(to: current, granting: true, all: false))
+        }
+    }
+}
+
+/// `wearhouse revoke <app> [--read T,...] [--write T,...]`: without lists, everything.
+struct RevokeCommand: Command {
+    let name = "revoke"
+    let abstract = "Take read and/or write permissions away from an app."
+    let usage = "<app> [--read <types>] [--write <types>]"
+    let options = OptionTable(valued: [
+        StoreLocation.option, ("read", "types", "Types the app may no longer read."),
+        ("write", "types", "Types the app may no longer write."),
+    ])
+
+    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
+        await runStoreCommand(arguments, console: console) { store in
+            let change = try GrantChange(arguments, requireTypes: false)
+            let all = change.read.isEmpty && change.write.isEmpty
+            let current = try await store.apps().first { $0.app == change.app }?.grants ?? []
+            try await store.setAuthorization(app: change.app, change.apply(to: current, granting: false, all: all))
+        }
+    }
+}
+
+/// `wearhouse apps`: every app with what it may read and write.
+struct AppsCommand: Command {
+    let name = "apps"
+    let abstract = "List apps and their permissions."
+    let usage = "[--json]"
+    let options = OptionTable(valued: [StoreLocation.option], flags: [("json", "One JSON object per app.")])
+
+    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
+        await runStoreCommand(arguments, console: console) { store in
+            let apps = try await store.apps()
+            if arguments.flag("json") {
+                for app in apps {
+                    let read = app.grants.filter(\.read).map { FieldValue.string($0.type) }
+                    let write = app.grants.filter(\.share).map { FieldValue.string($0.type) }
+                    console.out(
+                        FieldValue.object([Field("app", .string(app.app)), Field("read", .list(read)), Field("write", .list(write))])
+                            .json + "\n")
+                }
+                return
+            }
+            guard !apps.isEmpty else {
+                console.out("No apps have permissions.\n")
+                return
+            }
+            let rows = apps.map { app in
+                [
+                    app.app, app.grants.filter(\.read).map(\.type).joined(separator: ",").nonEmpty ?? "-",
+                    app.grants.filter(\.share).map(\.type).joined(separator: ",").nonEmpty ?? "-",
+                ]
+            }
+            console.out(table(header: ["APP", "READ", "WRITE"], rows: rows))
+        }
+    }
+}
+
+/// `wearhouse store check`: integrity, counts and size.
+struct StoreCommand: Command {
+    let name = "store"
+    let abstract = "Check the store: integrity, sample counts, size."
+    let usage = "check [--json]"
+    let options = OptionTable(valued: [StoreLocation.option], flags: [("json", "Print one JSON object.")])
+
+    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
+        guard arguments.positionals == ["check"] else {
+            console.error("usage: wearhouse store \(usage)")
+            return .usage
+        }
+        var healthy = true
+        let status = await runStoreCommand(arguments, console: console) { store in
+            let report = try await store.report()
+            healthy = report.integrity == ["ok"]
+            if arguments.flag("json") {
+                console.out(
+                    FieldValue.object([
+                        Field("path", .string(store.path)), Field("integrity", .list(report.integrity.map { .string($0) })),
+                        Field("bytes", .int(report.bytes)), Field("schema_version", .int(report.schemaVersion)),
+                        Field("samples", .object(report.counts.sorted { $0.key < $1.key }.map { Field($0.key, .int($0.value)) })),
+                        Field("tombstones", .int(report.tombstones)),
+                    ]).json + "\n")
+                return
+            }
+            var text = "store      \(store.path)\n"
+            text += "integrity  \(report.integrity.joined(separator: "; "))\n"
+            text += "size       \(report.bytes) bytes\n"
+            text += "schema     version \(report.schemaVersion)\n"
+            text += "samples    \(report.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ").nonEmpty ?? "none")\n"
+            text += "tombstones \(report.tombstones)\n"
+            console.out(text)
+        }
+        return status == .success && !healthy ? .dataError : status
+    }
+}
+
+extension String {
+    var nonEmpty: String? { isEmpty ? nil : self }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+
+/// The store commands through the real binary, on a store in a temporary directory.
+@Suite struct StoreCommandTests {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-cli-\(UUID().uuidString)")
+    var store: String { directory.appendingPathComponent("health.db").path }
+
+    static let lines = """
+        {"type":"heartRate","start":"2025-03-30T00:00:00+01:00","value":60,"source":"org.wearhouse.gateway","device":"A0:9E:1A:00:00:01","device_name":"Polar H10","subject":"alice"}
+        {"type":"heartRate","start":"2025-03-30T23:30:00+02:00","value":80,"source":"org.wearhouse.gateway","device":"A0:9E:1A:00:00:01","subject":"alice"}
+        {"type":"stepCount","start":"2025-03-30T10:00:00+02:00","end":"2025-03-30T10:10:00+02:00","value":1000,"source":"org.wearhouse.gateway","device":"footpod","subject":"alice"}
+        {"type":"stepCount","start":"2025-03-30T10:05:00+02:00","end":"2025-03-30T10:15:00+02:00","value":600,"source":"org.wearhouse.gateway","device":"watch","subject":"alice"}
+        {"type":"distanceWalkingRunning","start":"2025-03-30T10:00:00+02:00","end":"2025-03-30T10:10:00+02:00","value":0.8,"unit":"km","source":"x"}
+
+        """
+
+    func importFixture() throws {
+        let result = try WearhouseRunner.run(["import-samples", "--store", store, "-"], stdin: Self.lines)
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
+    @Test func importTwiceStoresNothingNew() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = try WearhouseRunner.run(["import-samples", "--store", store, "-"], stdin: Self.lines)
+        #expect(first.stdout == "5 samples: 5 inserted, 0 duplicate, 0 conflict, 0 replaced, 0 stale\n")
+        let second = try WearhouseRunner.run(["import-samples", "--store", store, "-"], stdin: Self.lines)
+        #expect(second.stdout == "5 samples: 0 inserted, 5 duplicate, 0 conflict, 0 replaced, 0 stale\n")
+    }
+
+    @Test func aBadLineIsReportedWithItsNumberAndNothingIsWritten() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = Self.lines + "{\"type\":\"heartRate\",\"start\":\"2025-03-31T00:00:00Z\",\"value\":\"fast\"}\n"
+        let result = try WearhouseRunner.run(["import-samples", "--store", store, "-"], stdin: input)
+        #expect(result.status == 65)
+        #expect(result.stderr == "Error: stdin:6: missing or non-numeric \"value\"; nothing was imported\n")
+        // An out-of-range value is caught by the store: the batch is rejected whole.
+        let zero = "{\"type\":\"heartRate\",\"start\":\"2025-03-31T00:00:00Z\",\"value\":0}\n"
+        let rejected = try WearhouseRunner.run(["import-samples", "--store", store, "-"], stdin: Self.lines + zero)
+        #expect(rejected.status == 65)
+        #expect(rejected.stderr.contains("sample 6 of the batch: heartRate value 0.0 count/min is outside"))
+        let check = try WearhouseRunner.run(["store", "check", "--store", store, "--json"])
+        #expect(try WearhouseRunner.json(check.stdout)["samples"] as? [String: Int] == [:])
+    }
+
+    @Test func samplesAsJSONCarryUnitsAndProvenance() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try importFixture()
+        let result = try WearhouseRunner.run(["samples", "--store", store, "--type", "distanceWalkingRunning", "--format", "json"])
+        #expect(result.status == 0)
+        let sample = try WearhouseRunner.json(result.stdout)
+        #expect(sample["value"] as? Double == 800)  // 0.8 km, stored in metres
+        #expect(sample["unit"] as? String == "m")
+        #expect(sample["start"] as? String == "2025-03-30T10:00:00.000+02:00")
+        let csv = try WearhouseRunner.run(["samples", "--store", store, "--type", "heartRate", "--format", "csv", "--subject", "alice"])
+        #expect(csv.stdout.split(separator: "\n").count == 3)
+        #expect(csv.stdout.hasPrefix("uuid,type,start,end,value,unit,source,source_version,device,device_name,subject\n"))
+    }
+
+    @Test func dailyStatisticsFollowTheTimeZonesCalendar() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try importFixture()
+        let result = try WearhouseRunner.run([
+            "stats", "--store", store, "--type", "heartRate", "--interval", "1d", "--from", "2025-03-30", "--to",
+            "2025-03-31", "--time-zone", "Europe/Berlin", "--json",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let day = try WearhouseRunner.json(result.stdout)
+        #expect(day["duration_s"] as? Double == 82_800)  // the spring-forward day has 23 hours
+        #expect(day["count"] as? Double == 2)
+        #expect(day["avg"] as? Double == 70)
+        #expect(day["start"] as? String == "2025-03-30T00:00:00.000+01:00")
+        #expect(day["end"] as? String == "2025-03-31T00:00:00.000+02:00")
+    }
+
+    @Test func stepsAreMergedUnlessSeparatedBySource() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try importFixture()
+        let arguments = [
+            "stats", "--store", store, "--type", "stepCount", "--interval", "1d", "--from", "2025-03-30", "--to",
+            "2025-03-31", "--time-zone", "Europe/Berlin", "--json",
+        ]
+        let merged = try WearhouseRunner.json(try WearhouseRunner.run(arguments).stdout)
+        // Unranked sources fill each other's gaps: 5 min of the footpod (500) + 10 min of the watch (600).
+        #expect(merged["sum"] as? Double == 1_100)
+        let separate = try WearhouseRunner.run(arguments + ["--by-source"]).stdout.split(separator: "\n")
+        #expect(try separate.map { try WearhouseRunner.json($0)["sum"] as? Double } == [1_000, 600])
+    }
+
+    @Test func grantRevokeAndApps() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(try WearhouseRunner.run(["grant", "my.app", "--store", store, "--read", "heartRate,stepCount", "--write", "stepCount"]).status == 0)
+        #expect(try WearhouseRunner.run(["revoke", "my.app", "--store", store, "--read", "stepCount"]).status == 0)
+        let apps = try WearhouseRunner.json(try WearhouseRunner.run(["apps", "--store", store, "--json"]).stdout)
+        #expect(apps["read"] as? [String] == ["heartRate"])
+        #expect(apps["write"] as? [String] == ["stepCount"])
+        let unknown = try WearhouseRunner.run(["grant", "my.app", "--store", store, "--read", "steps"])
+        #expect(unknown.status == 64)
+        #expect(unknown.stderr.hasPrefix("Error: unknown type 'steps'"))
+    }
+
+    @Test func storeCheckAndMissingStores() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try importFixture()
+        let check = try WearhouseRunner.run(["store", "check", "--store", store])
+        #expect(check.status == 0)
+        #expect(check.stdout.contains("integrity  ok\n"))
+        #expect(check.stdout.contains("samples    distanceWalkingRunning 1, heartRate 2, stepCount 2\n"))
+        let missing = try WearhouseRunner.run(["samples", "--type", "heartRate", "--store", directory.appendingPathComponent("nope.db").path])
+        #expect(missing.status == 66)
+        #expect(missing.stderr.hasPrefix("Error: no store at "))
+        let postgres = try WearhouseRunner.run(["samples", "--type", "heartRate", "--store", "postgresql://localhost/x"])
+        #expect(postgres.status == 69)
+    }
+}
