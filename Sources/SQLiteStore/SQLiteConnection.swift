@@ -10,6 +10,8 @@ private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 final class SQLiteConnection {
     private let handle: OpaquePointer
     let path: String
+    /// Prepared statements by SQL text, reused by ``cached(_:)``.
+    private var statementCache: [String: SQLiteStatement] = [:]
 
     /// Opens (creating if needed) the database at `path`, read-write or read-only.
     init(path: String, readOnly: Bool = false) throws(SQLiteError) {
@@ -30,7 +32,25 @@ final class SQLiteConnection {
     }
 
     deinit {
+        statementCache.removeAll()  // finalize every statement before the connection closes
         sqlite3_close_v2(handle)
+    }
+
+    /// A prepared statement for `sql`, compiled once per connection and reset for this use.
+    func cached(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        if let statement = statementCache[sql] {
+            statement.reset()
+            return statement
+        }
+        let statement = try prepare(sql)
+        statementCache[sql] = statement
+        return statement
+    }
+
+    /// Rewinds every cached statement, so that none keeps a read snapshot open (which would hold back WAL
+    /// checkpoints). Called after each store operation.
+    func resetCachedStatements() {
+        for statement in statementCache.values { statement.reset() }
     }
 
     /// Runs one or more statements without results.

@@ -79,7 +79,7 @@ extension SQLiteHealthStore {
         var sql = "SELECT \(Self.rowColumns) WHERE \(conditions.joined(separator: " AND ")) "
             + "ORDER BY s.start_ms \(order), s.end_ms \(order), s.uuid \(order)"
         if let limit { sql += " LIMIT \(max(0, limit))" }
-        let statement = try connection.prepare(sql)
+        let statement = try connection.prepare(sql)  // dynamic text: not cached
         for (index, binding) in bindings.enumerated() { try binding.bind(to: statement, at: Int32(index + 1)) }
         var rows: [Row] = []
         while try statement.step() {
@@ -93,6 +93,7 @@ extension SQLiteHealthStore {
     }
 
     public func samples(_ query: SampleQuery, as caller: Caller) throws -> SamplePage {
+        defer { connection.resetCachedStatements() }
         var matched: [QuantitySample] = []
         var cursor = query.cursor
         let wanted = query.limit ?? Int.max
@@ -128,6 +129,7 @@ extension SQLiteHealthStore {
     }
 
     public func statistics(_ query: StatisticsQuery, as caller: Caller) throws -> [StatisticsResult] {
+        defer { connection.resetCachedStatements() }
         guard let first = query.buckets.first, let last = query.buckets.last else { return [] }
         let hold = query.type.aggregation == .discrete ? max(0, query.maxHoldMilliseconds) : 0
         let rows = try rows(
@@ -169,10 +171,11 @@ extension SQLiteHealthStore {
     }
 
     public func delete(_ ids: [UUID], as caller: Caller) throws -> Int {
+        defer { connection.resetCachedStatements() }
         try connection.transaction {
             var deleted = 0
             for id in ids {
-                let lookup = try connection.prepare("SELECT type_id, writer FROM samples WHERE uuid = ?1")
+                let lookup = try connection.cached("SELECT type_id, writer FROM samples WHERE uuid = ?1")
                 try lookup.bind(1, id.bytes)
                 guard try lookup.step() else { continue }
                 let typeID = lookup.int64(0)
@@ -186,6 +189,7 @@ extension SQLiteHealthStore {
     }
 
     public func changes(of type: HealthType, since anchor: Int64?, limit: Int, as caller: Caller) throws -> ChangeSet {
+        defer { connection.resetCachedStatements() }
         let start = anchor ?? 0
         guard let typeID = try existingTypeID(type.identifier) else {
             return ChangeSet(added: [], deleted: [], anchor: start, hasMore: false)

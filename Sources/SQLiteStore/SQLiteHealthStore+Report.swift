@@ -15,8 +15,9 @@ public struct StoreReport: Hashable, Sendable {
 extension SQLiteHealthStore {
     /// Integrity check, sample counts per type and the size on disk.
     public func report() throws -> StoreReport {
+        defer { connection.resetCachedStatements() }
         let integrity = try integrityCheck()
-        let statement = try connection.prepare(
+        let statement = try connection.cached(
             "SELECT t.identifier, count(*) FROM samples s JOIN types t ON t.id = s.type_id GROUP BY t.identifier ORDER BY 1")
         var counts: [String: Int] = [:]
         while try statement.step() { counts[statement.text(0) ?? ""] = Int(statement.int64(1)) }

@@ -4,6 +4,7 @@ public import Health
 extension SQLiteHealthStore {
     /// Saves a batch in one transaction (store.md §6 items 21-23).
     public func save(_ samples: [QuantitySample], as caller: Caller) throws -> [WriteOutcome] {
+        defer { connection.resetCachedStatements() }
         for (index, sample) in samples.enumerated() {
             if let reason = Self.invalidity(of: sample) { throw InvalidSampleError(index: index, reason: reason) }
         }
@@ -63,7 +64,7 @@ extension SQLiteHealthStore {
         }
 
         if let (externalUUID, version) = external {
-            let lookup = try connection.prepare(
+            let lookup = try connection.cached(
                 """
                 SELECT uuid, version, start_ms, end_ms, value, device_id, subject_id FROM samples
                 WHERE source_id = ?1 AND type_id = ?2 AND external_uuid = ?3
@@ -86,7 +87,7 @@ extension SQLiteHealthStore {
                 return .replaced
             }
         } else {
-            let lookup = try connection.prepare(
+            let lookup = try connection.cached(
                 """
                 SELECT value, subject_id FROM samples
                 WHERE type_id = ?1 AND source_id = ?2 AND device_id = ?3 AND start_ms = ?4 AND end_ms = ?5
@@ -114,7 +115,7 @@ extension SQLiteHealthStore {
     }
 
     private func storedSample(uuid: UUID) throws -> (typeID: Int64, start: Int64, end: Int64, value: Double)? {
-        let statement = try connection.prepare("SELECT type_id, start_ms, end_ms, value FROM samples WHERE uuid = ?1")
+        let statement = try connection.cached("SELECT type_id, start_ms, end_ms, value FROM samples WHERE uuid = ?1")
         try statement.bind(1, uuid.bytes)
         guard try statement.step() else { return nil }
         return (statement.int64(0), statement.int64(1), statement.int64(2), statement.double(3))
@@ -124,7 +125,7 @@ extension SQLiteHealthStore {
         _ sample: QuantitySample, _ typeID: Int64, _ sourceID: Int64, _ deviceID: Int64, _ subjectID: Int64,
         writer: String, external: (String, Int64)?
     ) throws {
-        let statement = try connection.prepare(
+        let statement = try connection.cached(
             """
             INSERT INTO samples (type_id, start_ms, uuid, end_ms, start_offset_s, value, source_id, device_id,
                 subject_id, writer, external_uuid, version, seq, metadata)
@@ -149,10 +150,10 @@ extension SQLiteHealthStore {
 
     /// Deletes one stored sample and leaves its tombstone.
     func remove(uuid: [UInt8], typeID: Int64, writer: String, replacedBy: [UInt8]?) throws {
-        let delete = try connection.prepare("DELETE FROM samples WHERE uuid = ?1")
+        let delete = try connection.cached("DELETE FROM samples WHERE uuid = ?1")
         try delete.bind(1, uuid)
         try delete.step()
-        let tombstone = try connection.prepare(
+        let tombstone = try connection.cached(
             "INSERT INTO tombstones (seq, type_id, uuid, writer, deleted_ms, replaced_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
         try tombstone.bind(1, try nextSequence())
         try tombstone.bind(2, typeID)

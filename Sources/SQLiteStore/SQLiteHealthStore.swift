@@ -83,7 +83,7 @@ public actor SQLiteHealthStore: HealthStore {
     /// The id of an existing type, without creating one.
     func existingTypeID(_ identifier: String) throws -> Int64? {
         if let id = typeIDs[identifier] { return id }
-        let statement = try connection.prepare("SELECT id FROM types WHERE identifier = ?1")
+        let statement = try connection.cached("SELECT id FROM types WHERE identifier = ?1")
         try statement.bind(1, identifier)
         guard try statement.step() else { return nil }
         let id = statement.int64(0)
@@ -128,12 +128,12 @@ public actor SQLiteHealthStore: HealthStore {
     }
 
     private func upsertID(select: String, insert: String, _ values: [String?]) throws -> Int64 {
-        let query = try connection.prepare(select)
+        let query = try connection.cached(select)
         for (index, value) in values.prefix(select.components(separatedBy: "?").count - 1).enumerated() {
             try query.bind(Int32(index + 1), value)
         }
         if try query.step() { return query.int64(0) }
-        let statement = try connection.prepare(insert)
+        let statement = try connection.cached(insert)
         for (index, value) in values.enumerated() { try statement.bind(Int32(index + 1), value) }
         try statement.step()
         return connection.lastInsertRowID
@@ -158,7 +158,7 @@ public actor SQLiteHealthStore: HealthStore {
     }
 
     private func grant(_ app: String, _ type: String) throws -> (read: Bool, share: Bool) {
-        let statement = try connection.prepare("SELECT read, share FROM grants WHERE app = ?1 AND type = ?2")
+        let statement = try connection.cached("SELECT read, share FROM grants WHERE app = ?1 AND type = ?2")
         try statement.bind(1, app)
         try statement.bind(2, type)
         guard try statement.step() else { return (false, false) }
@@ -166,7 +166,7 @@ public actor SQLiteHealthStore: HealthStore {
     }
 
     func log(_ caller: Caller, _ operation: AccessLogEntry.Operation, type: String?, count: Int, denied: Bool) throws {
-        let statement = try connection.prepare(
+        let statement = try connection.cached(
             "INSERT INTO access_log (at_ms, caller, operation, type, count, denied) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
         try statement.bind(1, now().milliseconds)
         try statement.bind(2, caller.description)
@@ -178,8 +178,9 @@ public actor SQLiteHealthStore: HealthStore {
     }
 
     public func setAuthorization(app: String, _ grants: [TypeAuthorization]) throws {
+        defer { connection.resetCachedStatements() }
         try connection.transaction {
-            let statement = try connection.prepare(
+            let statement = try connection.cached(
                 "INSERT OR REPLACE INTO grants (app, type, read, share) VALUES (?1, ?2, ?3, ?4)")
             for grant in grants {
                 statement.reset()
@@ -194,7 +195,8 @@ public actor SQLiteHealthStore: HealthStore {
     }
 
     public func apps() throws -> [AppAuthorization] {
-        let statement = try connection.prepare("SELECT app, type, read, share FROM grants ORDER BY app, type")
+        defer { connection.resetCachedStatements() }
+        let statement = try connection.cached("SELECT app, type, read, share FROM grants ORDER BY app, type")
         var byApp: [(String, [TypeAuthorization])] = []
         while try statement.step() {
             let app = statement.text(0) ?? ""
@@ -206,7 +208,8 @@ public actor SQLiteHealthStore: HealthStore {
     }
 
     public func accessLog(limit: Int) throws -> [AccessLogEntry] {
-        let statement = try connection.prepare(
+        defer { connection.resetCachedStatements() }
+        let statement = try connection.cached(
             "SELECT at_ms, caller, operation, type, count, denied FROM access_log ORDER BY id DESC LIMIT ?1")
         try statement.bind(1, Int64(limit))
         var entries: [AccessLogEntry] = []
@@ -223,11 +226,12 @@ public actor SQLiteHealthStore: HealthStore {
     }
 
     public func setPriority(of type: HealthType, _ order: [Provenance]) throws {
+        defer { connection.resetCachedStatements() }
         try connection.transaction {
-            let clear = try connection.prepare("DELETE FROM priorities WHERE type = ?1")
+            let clear = try connection.cached("DELETE FROM priorities WHERE type = ?1")
             try clear.bind(1, type.identifier)
             try clear.step()
-            let insert = try connection.prepare(
+            let insert = try connection.cached(
                 "INSERT INTO priorities (type, position, source, device) VALUES (?1, ?2, ?3, ?4)")
             for (position, provenance) in order.enumerated() {
                 insert.reset()
@@ -241,7 +245,7 @@ public actor SQLiteHealthStore: HealthStore {
     }
 
     func priority(of type: HealthType) throws -> [Provenance] {
-        let statement = try connection.prepare("SELECT source, device FROM priorities WHERE type = ?1 ORDER BY position")
+        let statement = try connection.cached("SELECT source, device FROM priorities WHERE type = ?1 ORDER BY position")
         try statement.bind(1, type.identifier)
         var order: [Provenance] = []
         while try statement.step() { order.append(Provenance(source: statement.text(0) ?? "", device: statement.text(1))) }

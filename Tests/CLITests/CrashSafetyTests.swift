@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+
+/// Kills a writing `wearhouse import-samples` with SIGKILL at random moments, 50 times, and checks that the
+/// store survives: integrity holds, every batch that reported success is there in full, nothing is duplicated
+/// when all batches are written again.
+@Suite struct CrashSafetyTests {
+    @Test func sigkillDuringWritesNeverCorruptsOrLosesCommittedBatches() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-kill-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = directory.appendingPathComponent("health.db").path
+        var generator = SystemRandomNumberGenerator()
+        let batchSize = 2_000
+        var files: [URL] = []
+        var committed: [Int] = []
+        var killed = 0
+
+        for batch in 0..<50 {
+            // One batch: 2,000 one-per-second heart rates, a distinct time range per batch.
+            let base = 1_700_000_000 + batch * batchSize
+            let lines = (0..<batchSize).map { index in
+                "{\"type\":\"heartRate\",\"start\":\"\(Self.iso(base + index))\",\"value\":\(60 + index % 60),"
+                    + "\"source\":\"org.wearhouse.gateway\",\"device\":\"A0:9E:1A:00:00:01\",\"subject\":\"alice\"}"
+            }
+            let file = directory.appendingPathComponent("batch-\(batch).ndjson")
+            try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
+            files.append(file)
+
+            let process = Process()
+            process.executableURL = WearhouseRunner.executable
+            process.arguments = ["import-samples", "--store", store, file.path]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            usleep(UInt32.random(in: 0...120_000, using: &generator))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            if process.terminationReason == .exit, process.terminationStatus == 0 {
+                committed.append(batch)
+            } else {
+                killed += 1
+            }
+        }
+        #expect(killed >= 10, "the random delays should kill most writers mid-way (killed \(killed) of 50)")
+
+        let check = try WearhouseRunner.run(["store", "check", "--store", store, "--json"])
+        #expect(check.status == 0, "\(check.stdout) \(check.stderr)")
+        #expect(try WearhouseRunner.json(check.stdout)["integrity"] as? [String] == ["ok"])
+        let stored = (try WearhouseRunner.json(check.stdout)["samples"] as? [String: Int])?["heartRate"] ?? 0
+        // Batches are atomic: the store holds whole batches only, and at least every committed one.
+        #expect(stored % batchSize == 0)
+        #expect(stored >= committed.count * batchSize)
+        for batch in committed {
+            let base = 1_700_000_000 + batch * batchSize
+            let result = try WearhouseRunner.run([
+                "samples", "--store", store, "--type", "heartRate", "--from", Self.iso(base), "--to",
+                Self.iso(base + batchSize), "--limit", "0", "--format", "csv",
+            ])
+            #expect(result.stdout.split(separator: "\n").count == batchSize + 1, "batch \(batch) is incomplete")
+        }
+
+        // Writing everything again adds the missing batches and duplicates nothing.
+        for file in files {
+            #expect(try WearhouseRunner.run(["import-samples", "--store", store, file.path]).status == 0)
+        }
+        let after = try WearhouseRunner.run(["store", "check", "--store", store, "--json"])
+        #expect((try WearhouseRunner.json(after.stdout)["samples"] as? [String: Int])?["heartRate"] == 50 * batchSize)
+    }
+
+    static func iso(_ seconds: Int) -> String {
+        let formatter = ISO8601DateFormatter()
+        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+    }
+}
