@@ -58,11 +58,12 @@ let package = Package(
         // The one executable: main.swift only.
         .executableTarget(name: "wearhouse", dependencies: ["WearhouseCLI"], swiftSettings: strict),
         // The benchmark harness (`make bench`); not part of the product.
-        .executableTarget(name: "Benchmarks", dependencies: ["GATT"], swiftSettings: strict),
+        .executableTarget(name: "Benchmarks", dependencies: ["GATT", "Health", "SQLiteStore"], swiftSettings: strict),
 
         .testTarget(name: "GATTTests", dependencies: ["GATT"], swiftSettings: strict),
         .testTarget(name: "HealthTests", dependencies: ["Health"], swiftSettings: strict),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Health"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["wearhouse"], swiftSettings: strict),
+        .testTarget(name: "BlueZTests", dependencies: ["BlueZ"], swiftSettings: strict),
     ]
 )

@@ -16,8 +16,9 @@ if let index = arguments.firstIndex(of: "--out"), index + 1 < arguments.count {
     arguments.removeSubrange(index...(index + 1))
 }
 
-let scenarios: [String: (Bool) throws -> BenchReport] = [
-    "decode": DecodeScenario.run,
+let scenarios: [String: @Sendable (Bool) async throws -> BenchReport] = [
+    "decode": { try DecodeScenario.run(quick: $0) },
+    "ingest": { try await IngestScenario.run(quick: $0) },
 ]
 
 let chosen = arguments.isEmpty ? scenarios.keys.sorted() : arguments
@@ -27,7 +28,7 @@ for name in chosen {
         exit(64)
     }
     do {
-        let report = try scenario(quick)
+        let report = try await scenario(quick)
         print(report.table)
         try report.write(to: outputDirectory)
     } catch {

@@ -172,7 +172,7 @@ extension SQLiteHealthStore {
 
     public func delete(_ ids: [UUID], as caller: Caller) throws -> Int {
         defer { connection.resetCachedStatements() }
-        return try connection.transaction {
+        return try writeTransaction {
             var deleted = 0
             for id in ids {
                 let lookup = try connection.cached("SELECT type_id, writer FROM samples WHERE uuid = ?1")

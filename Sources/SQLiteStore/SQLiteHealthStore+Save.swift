@@ -14,7 +14,7 @@ extension SQLiteHealthStore {
                 throw NotAuthorizedError(caller: caller, type: type)
             }
         }
-        return try connection.transaction {
+        return try writeTransaction {
             var outcomes: [WriteOutcome] = []
             outcomes.reserveCapacity(samples.count)
             for (index, sample) in samples.enumerated() {
@@ -144,7 +144,7 @@ extension SQLiteHealthStore {
         try statement.bind(11, external?.0)
         try statement.bind(12, external?.1)
         try statement.bind(13, try nextSequence())
-        try statement.bind(14, MetadataCoding.encode(sample.metadata))
+        try statement.bind(14, encodedMetadata(sample.metadata))
         try statement.step()
     }
 

@@ -20,6 +20,9 @@ public actor SQLiteHealthStore: HealthStore {
     var sourceIDs: [Source: Int64] = [:]
     var deviceIDs: [String: Int64] = [:]
     var subjectIDs: [String: Int64] = [:]
+    /// The write-order counter while a write transaction runs (see ``writeTransaction(_:)``).
+    var pendingSequence: Int64?
+    var metadataCache: [[String: MetadataValue]: String?] = [:]
 
     /// Opens (creating when missing) the store at `path` and brings its schema up to date.
     ///
@@ -62,6 +65,11 @@ public actor SQLiteHealthStore: HealthStore {
                 try connection.execute("PRAGMA user_version = \(index + 1)")
             }
         }
+    }
+
+    /// Copies the WAL into the database file and truncates it (`PRAGMA wal_checkpoint(TRUNCATE)`).
+    public func checkpoint() throws {
+        try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     }
 
     /// `PRAGMA integrity_check`: "ok" or SQLite's list of problems.
@@ -139,10 +147,38 @@ public actor SQLiteHealthStore: HealthStore {
         return connection.lastInsertRowID
     }
 
-    /// The next write-order number (shared by inserts and tombstones).
+    /// The next write-order number (shared by inserts and tombstones). Inside ``writeTransaction(_:)`` the
+    /// counter is read once and kept in memory until the commit; the write lock keeps other processes out.
     func nextSequence() throws -> Int64 {
+        if let current = pendingSequence {
+            pendingSequence = current + 1
+            return current + 1
+        }
         try connection.execute("UPDATE counters SET value = value + 1 WHERE name = 'seq'")
         return try connection.scalarInt("SELECT value FROM counters WHERE name = 'seq'") ?? 0
+    }
+
+    /// A write transaction (`BEGIN IMMEDIATE`) with the sequence counter held in memory for its duration.
+    func writeTransaction<Result>(_ body: () throws -> Result) throws -> Result {
+        try connection.transaction {
+            pendingSequence = try connection.scalarInt("SELECT value FROM counters WHERE name = 'seq'") ?? 0
+            defer { pendingSequence = nil }
+            let result = try body()
+            let store = try connection.cached("UPDATE counters SET value = ?1 WHERE name = 'seq'")
+            try store.bind(1, pendingSequence ?? 0)
+            try store.step()
+            return result
+        }
+    }
+
+    /// Metadata as stored, remembered for the few distinct dictionaries a sensor writes over and over.
+    func encodedMetadata(_ metadata: [String: MetadataValue]) -> String? {
+        if metadata.isEmpty { return nil }
+        if let cached = metadataCache[metadata] { return cached }
+        let encoded = MetadataCoding.encode(metadata)
+        if metadataCache.count > 256 { metadataCache.removeAll() }
+        metadataCache[metadata] = encoded
+        return encoded
     }
 
     // MARK: - Permissions and the access log

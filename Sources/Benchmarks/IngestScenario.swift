@@ -1,0 +1,119 @@
+import Foundation
+import Health
+import SQLiteStore
+
+/// `ingest` and `storage`: heart-rate samples per second into a fresh SQLite store, durable (WAL + FULL), in
+/// batches of 1,000 as the gateway's writer sends them, and bytes on disk per sample afterwards. Peers on the
+/// same data in the same minute: a C program inserting one row per sample with time-ordered keys (the
+/// plain-SQLite limit), and a Python script doing what a bleak + sqlite3 script does (uuid4 keys).
+enum IngestScenario {
+    static func run(quick: Bool) async throws -> BenchReport {
+        let count = quick ? 20_000 : 86_400  // a day of 1 Hz heart rate
+        let runs = quick ? 3 : 5
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-bench-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+
+        let start: Int64 = 1_743_289_200_000
+        let values = (0..<count).map { 60 + Double(($0 / 7) % 50) }
+        let dataFile = directory.appendingPathComponent("samples.csv")
+        try (0..<count).map { "\(start + Int64($0) * 1000),\(values[$0])" }.joined(separator: "\n")
+            .write(to: dataFile, atomically: true, encoding: .utf8)
+
+        let source = Source(identifier: "org.wearhouse.gateway", version: "0.1.0")
+        let device = Device(name: "Polar H10", manufacturer: "Polar Electro Oy", model: "H10", localIdentifier: "A0:9E:1A:00:00:01")
+        var wearhouseRates: [Double] = []
+        var wearhouseBytes: [Double] = []
+        for run in 0...runs {  // run 0 warms up
+            let samples = (0..<count).map { index in
+                QuantitySample(
+                    type: .heartRate, start: Instant(milliseconds: start + Int64(index) * 1000),
+                    end: Instant(milliseconds: start + Int64(index) * 1000), value: values[index], source: source,
+                    device: device, subject: "alice", metadata: [MetadataKey.heartRateSensorLocation: .number(1)])
+            }
+            let path = directory.appendingPathComponent("wearhouse-\(run).db").path
+            let store = try SQLiteHealthStore(path: path)
+            let clock = ContinuousClock()
+            let elapsed = try await clock.measure {
+                var index = 0
+                while index < samples.count {
+                    let end = min(index + 1_000, samples.count)
+                    _ = try await store.save(Array(samples[index..<end]), as: .owner)
+                    index = end
+                }
+            }
+            try await store.checkpoint()
+            if run > 0 {
+                wearhouseRates.append(Double(count) / seconds(elapsed))
+                wearhouseBytes.append(Double(fileBytes(path)) / Double(count))
+            }
+        }
+
+        var rows = [
+            BenchRow(subject: "wearhouse SQLite store", unit: "samples/s", runs: wearhouseRates),
+        ]
+        var byteRows = [BenchRow(subject: "wearhouse bytes/sample", unit: "bytes", runs: wearhouseBytes)]
+        if let baseline = try cBaseline(in: directory) {
+            let results = try (0...runs).map { run in
+                try runPeer(baseline.path, [dataFile.path, directory.appendingPathComponent("c-\(run).db").path])
+            }.dropFirst()
+            rows.append(BenchRow(subject: "C, row per sample, time-ordered keys", unit: "samples/s", runs: results.map(\.rate)))
+            byteRows.append(BenchRow(subject: "C bytes/sample", unit: "bytes", runs: results.map(\.bytesPerSample)))
+        }
+        if FileManager.default.fileExists(atPath: "/usr/bin/python3") {
+            let results = try (0...runs).map { run in
+                try runPeer(
+                    "/usr/bin/python3",
+                    ["Benchmarks/peers/ingest_bleak_style.py", dataFile.path, directory.appendingPathComponent("py-\(run).db").path])
+            }.dropFirst()
+            rows.append(BenchRow(subject: "python3 bleak-style, uuid4 keys", unit: "samples/s", runs: results.map(\.rate)))
+            byteRows.append(BenchRow(subject: "python3 bytes/sample", unit: "bytes", runs: results.map(\.bytesPerSample)))
+        }
+        return BenchReport(
+            scenario: "ingest", quick: quick, rows: rows + byteRows,
+            notes: [
+                "\(count) heart-rate samples per run, batches of 1,000, WAL + synchronous=FULL for all, fresh file per run",
+                "targets: ingest >= 2x the C row-per-sample baseline; <= 8 bytes per heart-rate sample on disk",
+                "bytes/sample rows: lower is better (the ratio column compares rates only within the rate rows)",
+            ])
+    }
+
+    struct PeerResult {
+        var rate: Double
+        var bytesPerSample: Double
+    }
+
+    static func cBaseline(in directory: URL) throws -> URL? {
+        let binary = directory.appendingPathComponent("ingest_baseline")
+        let compiler = Process()
+        compiler.executableURL = URL(fileURLWithPath: "/usr/bin/cc")
+        compiler.arguments = ["-O2", "Benchmarks/peers/ingest_baseline.c", "-lsqlite3", "-o", binary.path]
+        guard FileManager.default.fileExists(atPath: "/usr/bin/cc") else { return nil }
+        try compiler.run()
+        compiler.waitUntilExit()
+        return compiler.terminationStatus == 0 ? binary : nil
+    }
+
+    static func runPeer(_ executable: String, _ arguments: [String]) throws -> PeerResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        struct Output: Decodable { var samples: Double; var seconds: Double; var bytes: Double }
+        let result = try JSONDecoder().decode(Output.self, from: output)
+        return PeerResult(rate: result.samples / result.seconds, bytesPerSample: result.bytes / result.samples)
+    }
+
+    static func fileBytes(_ path: String) -> Int64 {
+        [path, path + "-wal"].compactMap { (try? FileManager.default.attributesOfItem(atPath: $0))?[.size] as? NSNumber }
+            .reduce(0) { $0 + $1.int64Value }
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+    }
+}
