@@ -64,6 +64,5 @@ let package = Package(
         .testTarget(name: "HealthTests", dependencies: ["Health"], swiftSettings: strict),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Health"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["wearhouse"], swiftSettings: strict),
-        .testTarget(name: "BlueZTests", dependencies: ["BlueZ"], swiftSettings: strict),
     ]
 )
