@@ -60,8 +60,10 @@ let package = Package(
         // The benchmark harness (`make bench`); not part of the product.
         .executableTarget(name: "Benchmarks", dependencies: ["GATT", "Health", "SQLiteStore"], swiftSettings: strict),
 
-        .testTarget(name: "GATTTests", dependencies: ["GATT"], swiftSettings: strict),
-        .testTarget(name: "HealthTests", dependencies: ["Health"], swiftSettings: strict),
+        // Helpers shared by the test targets (a seedable generator, tolerant comparison).
+        .target(name: "TestSupport", path: "Tests/Support", swiftSettings: strict),
+        .testTarget(name: "GATTTests", dependencies: ["GATT", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "HealthTests", dependencies: ["Health", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Health"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["wearhouse"], swiftSettings: strict),
     ]

@@ -37,22 +37,13 @@ private struct GrantChange {
     }
 }
 
-private func runStoreCommand(
+/// Opens the store and runs `body` on it, mapping errors as ``runStoreCommand(_:_:)`` does.
+private func withStore(
     _ arguments: Arguments, console: Console, _ body: (SQLiteHealthStore) async throws -> Void
 ) async -> ExitCode {
-    do {
-        let store = try StoreLocation.open(arguments, mustExist: false)
-        try await body(store)
+    await runStoreCommand(console) {
+        try await body(try StoreLocation.open(arguments, mustExist: false))
         return .success
-    } catch let failure as StoreLocation.Failure {
-        console.error(failure.message)
-        return failure.code
-    } catch let invalid as StoreArguments.Invalid {
-        console.error(invalid.message)
-        return .usage
-    } catch {
-        console.error("\(error)")
-        return .ioError
     }
 }
 
@@ -67,7 +58,7 @@ struct GrantCommand: Command {
     ])
 
     func run(_ arguments: Arguments, console: Console) async -> ExitCode {
-        await runStoreCommand(arguments, console: console) { store in
+        await withStore(arguments, console: console) { store in
             let change = try GrantChange(arguments, requireTypes: true)
             let current = try await store.apps().first { $0.app == change.app }?.grants ?? []
             try await store.setAuthorization(app: change.app, change.apply(to: current, granting: true, all: false))
@@ -86,7 +77,7 @@ struct RevokeCommand: Command {
     ])
 
     func run(_ arguments: Arguments, console: Console) async -> ExitCode {
-        await runStoreCommand(arguments, console: console) { store in
+        await withStore(arguments, console: console) { store in
             let change = try GrantChange(arguments, requireTypes: false)
             let all = change.read.isEmpty && change.write.isEmpty
             let current = try await store.apps().first { $0.app == change.app }?.grants ?? []
@@ -103,7 +94,7 @@ struct AppsCommand: Command {
     let options = OptionTable(valued: [StoreLocation.option], flags: [("json", "One JSON object per app.")])
 
     func run(_ arguments: Arguments, console: Console) async -> ExitCode {
-        await runStoreCommand(arguments, console: console) { store in
+        await withStore(arguments, console: console) { store in
             let apps = try await store.apps()
             if arguments.flag("json") {
                 for app in apps {
@@ -143,7 +134,7 @@ struct StoreCommand: Command {
             return .usage
         }
         var healthy = true
-        let status = await runStoreCommand(arguments, console: console) { store in
+        let status = await withStore(arguments, console: console) { store in
             let report = try await store.report()
             healthy = report.integrity == ["ok"]
             if arguments.flag("json") {

@@ -29,7 +29,7 @@ struct SamplesCommand: Command {
         ])
 
     func run(_ arguments: Arguments, console: Console) async -> ExitCode {
-        do {
+        await runStoreCommand(console) {
             let type = try StoreArguments.type(arguments)
             let zone = try StoreArguments.timeZone(arguments)
             let limitText = arguments.option("limit") ?? "1000"
@@ -51,15 +51,6 @@ struct SamplesCommand: Command {
             let samples = try await store.samples(query, as: .owner).samples
             console.out(Self.render(samples, format: format))
             return .success
-        } catch let failure as StoreLocation.Failure {
-            console.error(failure.message)
-            return failure.code
-        } catch let invalid as StoreArguments.Invalid {
-            console.error(invalid.message)
-            return .usage
-        } catch {
-            console.error("\(error)")
-            return .ioError
         }
     }
 

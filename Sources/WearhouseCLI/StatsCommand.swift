@@ -35,7 +35,7 @@ struct StatsCommand: Command {
         flags: [("by-source", "Separate results by source and device, unmerged."), ("json", "One JSON object per bucket.")])
 
     func run(_ arguments: Arguments, console: Console) async -> ExitCode {
-        do {
+        await runStoreCommand(console) {
             let type = try StoreArguments.type(arguments)
             let zone = try StoreArguments.timeZone(arguments)
             guard let intervalText = arguments.option("interval") else {
@@ -73,18 +73,6 @@ struct StatsCommand: Command {
                 console.out(Self.render(results, statistics, byProvenance: arguments.flag("by-source"), unit: type.canonicalUnit))
             }
             return .success
-        } catch let failure as StoreLocation.Failure {
-            console.error(failure.message)
-            return failure.code
-        } catch let invalid as StoreArguments.Invalid {
-            console.error(invalid.message)
-            return .usage
-        } catch let bucketError as StatisticsBucketError {
-            console.error("\(bucketError)")
-            return .usage
-        } catch {
-            console.error("\(error)")
-            return .ioError
         }
     }
 

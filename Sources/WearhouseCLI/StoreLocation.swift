@@ -93,3 +93,26 @@ enum StoreArguments {
         return formatter.string(from: local) + offset
     }
 }
+
+/// Runs a store command's body and turns the errors it throws into a message and a sysexits code: usage
+/// problems 64, bad data 65, a missing store 66, an unavailable engine 69, anything else from the store 74.
+func runStoreCommand(_ console: Console, _ body: () async throws -> ExitCode) async -> ExitCode {
+    do {
+        return try await body()
+    } catch let failure as StoreLocation.Failure {
+        console.error(failure.message)
+        return failure.code
+    } catch let invalid as StoreArguments.Invalid {
+        console.error(invalid.message)
+        return .usage
+    } catch let bucketError as StatisticsBucketError {
+        console.error("\(bucketError)")
+        return .usage
+    } catch let invalid as InvalidSampleError {
+        console.error("\(invalid)")
+        return .dataError
+    } catch {
+        console.error("\(error)")
+        return .ioError
+    }
+}

@@ -1,4 +1,5 @@
 import GATT
+import TestSupport
 import Testing
 
 /// ``BluetoothUUID``: 16/32/128-bit equivalence, parsing, canonical text (gatt.md §0).

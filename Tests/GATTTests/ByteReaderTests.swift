@@ -1,4 +1,5 @@
 import GATT
+import TestSupport
 import Testing
 
 /// ``ByteReader``, ``ByteWriter`` and ``DecodeError``: the bounds-checked little-endian cursor under every decoder.

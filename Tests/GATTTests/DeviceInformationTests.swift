@@ -1,4 +1,5 @@
 import GATT
+import TestSupport
 import Testing
 
 /// Device Information Service strings, System ID 0x2A23 and PnP ID 0x2A50 (gatt.md §5, Mi Band 4 values from

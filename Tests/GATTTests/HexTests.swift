@@ -1,4 +1,5 @@
 import GATT
+import TestSupport
 import Testing
 
 /// ``Hex``: the text form of values on the command line, in traces and in vectors.

@@ -1,5 +1,6 @@
 import Foundation
 import GATT
+import TestSupport
 import Testing
 
 /// Properties that hold for every characteristic in ``CharacteristicCatalog/all``: round trips through

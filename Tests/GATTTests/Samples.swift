@@ -1,4 +1,5 @@
 import GATT
+import TestSupport
 
 /// What the generic tests (``PropertyTests``) need to know about one characteristic type: canonical valid
 /// encodings, whether it is fixed-size, a random value generator, and which shorter forms a strict prefix

@@ -1,4 +1,5 @@
 import GATT
+import TestSupport
 import Testing
 
 // Helpers shared by the GATT tests: a hex literal parser that does not depend on `Hex` (so the decoder tests do
@@ -46,20 +47,8 @@ func decodeError<T: CharacteristicValue>(_ type: T.Type, _ bytes: [UInt8]) -> De
     }
 }
 
-/// SplitMix64 (Steele, Lea, Flood 2014): a tiny, seedable generator so that every random test reproduces.
-struct SplitMix64: RandomNumberGenerator {
-    private(set) var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+/// Seeds and small-integer draws for the GATT property tests (the generator itself is in TestSupport).
+extension SplitMix64 {
     /// A seed derived from a name with FNV-1a, stable across runs (unlike `String.hashValue`).
     init(name: String, salt: UInt64 = 0) {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325

@@ -1,40 +1,8 @@
 import Foundation
 import Health
+import TestSupport
 import Testing
 
-/// A small deterministic generator (SplitMix64), so every random case reproduces from its seed.
-private struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-/// A UUID whose last eight bytes hold `n` (big-endian), so uuids order like their numbers.
-private func statUUID(_ n: UInt64) -> UUID {
-    let b = (0..<8).map { UInt8(truncatingIfNeeded: n >> (8 * (7 - $0))) }
-    return UUID(uuid: (0, 0, 0, 0, 0, 0, 0x40, 0, b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]))
-}
-
-private func msInstants(_ milliseconds: [Int64]) -> [Instant] { milliseconds.map { Instant(milliseconds: $0) } }
-
-/// `a` equals `b` to within 1e-9 relative or 1e-9 absolute (store.md §6 item 12).
-private func nearlyEqual(_ a: Double?, _ b: Double?) -> Bool {
-    switch (a, b) {
-    case (nil, nil): true
-    case (let x?, let y?): abs(x - y) <= 1e-9 * max(1, abs(x), abs(y))
-    default: false
-    }
-}
 
 @Suite struct DiscreteStatisticsTests {
     let strap = Provenance(source: "org.wearhouse.gateway", device: "strap")

@@ -1,4 +1,5 @@
 import Health
+import TestSupport
 import Testing
 
 @Suite struct HealthUnitTests {
@@ -266,7 +267,7 @@ import Testing
             ([energies, masses], { "\($0[0])/\($0[1])" }),
             ([["mmHg"], masses, lengths, times], { _ in "mmHg" }),
         ]
-        var random = UnitRandom(seed: 0x5EED_0001)
+        var random = SplitMix64(seed: 0x5EED_0001)
         var exact = 0
         for _ in 0..<2000 {
             let (pools, build) = shapes[Int(random.next() % UInt64(shapes.count))]
@@ -298,7 +299,7 @@ import Testing
             ["m", "km", "mi"], ["s", "min", "hr"],
             ["g", "lb"], ["kcal", "kJ"], ["count", "count/s"], ["%"], ["Hz", "count/min"],
         ]
-        var random = UnitRandom(seed: 42)
+        var random = SplitMix64(seed: 42)
         for _ in 0..<500 {
             let i = Int(random.next() % UInt64(groups.count))
             var j = Int(random.next() % UInt64(groups.count))
@@ -354,17 +355,3 @@ import Testing
     }
 }
 
-/// A small deterministic generator so property tests repeat exactly.
-private struct UnitRandom {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -1,5 +1,6 @@
 import Foundation
 import Health
+import TestSupport
 import Testing
 
 @Suite struct StatisticsBucketsTests {
@@ -357,7 +358,7 @@ import Testing
             "Asia/Kathmandu", "Pacific/Apia",
         ]
         let intervals = ["15m", "1h", "3h", "1d", "2d", "1w"]
-        var random = BucketRandom(seed: 0xB0C4E7)
+        var random = SplitMix64(seed: 0xB0C4E7)
         let start2010 = try instant("2010-01-01T00:00:00Z").milliseconds
         for _ in 0..<300 {
             let zone = zones[Int(random.next() % UInt64(zones.count))]
@@ -387,17 +388,3 @@ import Testing
     }
 }
 
-/// A small deterministic generator so property tests repeat exactly.
-private struct BucketRandom {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
