@@ -50,12 +50,20 @@ public struct QuantitySample: Hashable, Sendable, Identifiable {
     public var subject: String?
     public var metadata: [String: MetadataValue]
 
+    /// A sample. Without an `id` it gets ``derivedID(type:source:device:start:end:)``, so that writing the same
+    /// measurement twice names the same sample, and the store can keep dense series compactly; a sample with an
+    /// `externalUUID` gets a new time-ordered id instead, since each of its versions is a new sample.
     public init(
-        id: UUID = .timeOrdered(), type: HealthType, start: Instant, end: Instant, startOffsetSeconds: Int32 = 0,
+        id: UUID? = nil, type: HealthType, start: Instant, end: Instant, startOffsetSeconds: Int32 = 0,
         value: Double, source: Source, device: Device? = nil, subject: String? = nil,
         metadata: [String: MetadataValue] = [:]
     ) {
-        self.id = id
+        // A client's own id (externalUUID) versions the sample: each version is a new sample with a new id.
+        self.id =
+            id
+            ?? (metadata[MetadataKey.externalUUID] != nil
+                ? .timeOrdered()
+                : Self.derivedID(type: type.identifier, source: source.identifier, device: device?.key, start: start, end: end))
         self.type = type
         self.start = start
         self.end = end
@@ -68,6 +76,47 @@ public struct QuantitySample: Hashable, Sendable, Identifiable {
     }
 
     public var provenance: Provenance { Provenance(source: source.identifier, device: device?.key) }
+
+    /// Whether ``id`` is the one derived from the natural key (and so need not be stored).
+    public var hasDerivedID: Bool {
+        id == Self.derivedID(type: type.identifier, source: source.identifier, device: device?.key, start: start, end: end)
+    }
+
+    /// The id of the sample with this natural key `(type, source, device, start, end)`: the start in milliseconds
+    /// in the first 48 bits (so ids sort by time, like version 7), then 74 bits of a hash of the key, with the
+    /// version 8 and RFC 4122 variant bits set.
+    public static func derivedID(type: String, source: String, device: String?, start: Instant, end: Instant) -> UUID {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325  // FNV-1a
+        func mix(_ bytes: some Sequence<UInt8>) {
+            for byte in bytes {
+                hash ^= UInt64(byte)
+                hash = hash &* 0x0000_0100_0000_01B3
+            }
+            hash ^= 0xFF
+            hash = hash &* 0x0000_0100_0000_01B3
+        }
+        mix(type.utf8)
+        mix(source.utf8)
+        mix((device ?? "").utf8)
+        mix(withUnsafeBytes(of: start.milliseconds.littleEndian) { Array($0) })
+        mix(withUnsafeBytes(of: end.milliseconds.littleEndian) { Array($0) })
+        func finalize(_ value: UInt64) -> UInt64 {  // SplitMix64's finalizer spreads the bits
+            var z = value
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        let high = finalize(hash)
+        let low = finalize(hash ^ 0x9E37_79B9_7F4A_7C15)
+        let ms = UInt64(bitPattern: start.milliseconds) & 0xFFFF_FFFF_FFFF
+        func byte(_ value: UInt64, _ shift: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: value >> shift) }
+        return UUID(
+            uuid: (
+                byte(ms, 40), byte(ms, 32), byte(ms, 24), byte(ms, 16), byte(ms, 8), byte(ms, 0),
+                0x80 | byte(high, 60) & 0x0F, byte(high, 52), 0x80 | byte(high, 46) & 0x3F, byte(high, 38),
+                byte(low, 56), byte(low, 48), byte(low, 40), byte(low, 32), byte(low, 24), byte(low, 16)
+            ))
+    }
 }
 
 /// One beat of a heartbeat series: time since the series start, the RR interval that ended it, and whether

@@ -85,6 +85,13 @@ extension SQLiteHealthStore {
         while try statement.step() {
             if let row = readRow(statement, type: type) { rows.append(row) }
         }
+        let series = try seriesRows(
+            of: type, typeID: typeID, from: from, to: to, sources: sources, devices: devices, subjects: subjects,
+            caller: caller, after: cursor, ascending: ascending, limit: limit)
+        guard !series.isEmpty else { return rows }
+        rows += series
+        rows.sort { Self.precedes($0.sample, $1.sample, ascending: ascending) }
+        if let limit, rows.count > limit { rows.removeLast(rows.count - limit) }
         return rows
     }
 
@@ -177,7 +184,11 @@ extension SQLiteHealthStore {
             for id in ids {
                 let lookup = try connection.cached("SELECT type_id, writer FROM samples WHERE uuid = ?1")
                 try lookup.bind(1, id.bytes)
-                guard try lookup.step() else { continue }
+                guard try lookup.step() else {
+                    // Not a row: a chunked series sample, which only the owner may delete.
+                    if caller == .owner, try deleteSeriesSample(id, writer: caller.description) { deleted += 1 }
+                    continue
+                }
                 let typeID = lookup.int64(0)
                 if case .app(let app) = caller, lookup.text(1) != app { continue }  // apps delete only their own
                 try remove(uuid: id.bytes, typeID: typeID, writer: caller.description, replacedBy: nil)
@@ -203,6 +214,9 @@ extension SQLiteHealthStore {
         if !readAll { try added.bind(3, caller.description) }
         var rows: [Row] = []
         while try added.step() { if let row = readRow(added, type: type) { rows.append(row) } }
+        if readAll {
+            rows = (rows + (try seriesChanges(of: type, typeID: typeID, after: start))).sorted { $0.seq < $1.seq }
+        }
         let tombstones = try connection.prepare(
             "SELECT seq, uuid FROM tombstones WHERE type_id = ?1 AND seq > ?2\(readAll ? "" : " AND writer = ?3") "
                 + "ORDER BY seq LIMIT \(limit + 1)")

@@ -15,10 +15,27 @@ extension SQLiteHealthStore {
             }
         }
         return try writeTransaction {
-            var outcomes: [WriteOutcome] = []
-            outcomes.reserveCapacity(samples.count)
+            var outcomes = [WriteOutcome](repeating: .rejected, count: samples.count)
+            // Dense series go into chunks, grouped by stream; everything else is a row.
+            var series: [StreamKey: [(index: Int, sample: QuantitySample)]] = [:]
+            var streams: [StreamKey] = []
             for (index, sample) in samples.enumerated() {
-                outcomes.append(try save(sample, index: index, writer: caller.description))
+                guard isSeriesSample(sample, caller) else {
+                    outcomes[index] = try save(sample, index: index, writer: caller.description)
+                    continue
+                }
+                let key = StreamKey(
+                    typeID: try typeID(sample.type.identifier), sourceID: try sourceID(sample.source),
+                    deviceID: try deviceID(sample.device), subjectID: try subjectID(sample.subject),
+                    offset: sample.startOffsetSeconds, metadata: encodedMetadata(sample.metadata))
+                if series[key] == nil { streams.append(key) }
+                series[key, default: []].append((index, sample))
+            }
+            for key in streams {
+                let members = series[key] ?? []
+                for (member, outcome) in zip(members, try saveSeries(members.map(\.sample), key: key)) {
+                    outcomes[member.index] = outcome
+                }
             }
             for (type, count) in Dictionary(grouping: samples, by: \.type.identifier).mapValues(\.count) {
                 try log(caller, .save, type: type, count: count, denied: false)
@@ -56,11 +73,11 @@ extension SQLiteHealthStore {
         if let existing = try storedSample(uuid: sample.id) {
             // The same sample written again keeps its row; a uuid naming another sample rejects the batch.
             guard existing.typeID == typeID, existing.start == sample.start.milliseconds,
-                existing.end == sample.end.milliseconds, existing.value == sample.value
+                existing.end == sample.end.milliseconds
             else {
                 throw InvalidSampleError(index: index, reason: "uuid \(sample.id) already names a different sample")
             }
-            return .duplicate
+            return existing.value == sample.value && existing.subjectID == subjectID ? .duplicate : .conflict
         }
 
         if let (externalUUID, version) = external {
@@ -101,6 +118,13 @@ extension SQLiteHealthStore {
             if try lookup.step() {
                 return lookup.double(0) == sample.value && lookup.int64(1) == subjectID ? .duplicate : .conflict
             }
+            let start = sample.start.milliseconds
+            let end = sample.end.milliseconds
+            for chunk in try chunks(typeID: typeID, sourceID: sourceID, deviceID: deviceID, from: start, to: end) {
+                if let point = chunk.points.first(where: { $0.start == start && $0.start + $0.duration == end }) {
+                    return point.value == sample.value && chunk.key.subjectID == subjectID ? .duplicate : .conflict
+                }
+            }
         }
         try insert(sample, typeID, sourceID, deviceID, subjectID, writer: writer, external: external)
         return .inserted
@@ -114,11 +138,12 @@ extension SQLiteHealthStore {
         return (external, version)
     }
 
-    private func storedSample(uuid: UUID) throws -> (typeID: Int64, start: Int64, end: Int64, value: Double)? {
-        let statement = try connection.cached("SELECT type_id, start_ms, end_ms, value FROM samples WHERE uuid = ?1")
+    private func storedSample(uuid: UUID) throws -> (typeID: Int64, start: Int64, end: Int64, value: Double, subjectID: Int64)? {
+        let statement = try connection.cached(
+            "SELECT type_id, start_ms, end_ms, value, subject_id FROM samples WHERE uuid = ?1")
         try statement.bind(1, uuid.bytes)
         guard try statement.step() else { return nil }
-        return (statement.int64(0), statement.int64(1), statement.int64(2), statement.double(3))
+        return (statement.int64(0), statement.int64(1), statement.int64(2), statement.double(3), statement.int64(4))
     }
 
     private func insert(
@@ -153,6 +178,11 @@ extension SQLiteHealthStore {
         let delete = try connection.cached("DELETE FROM samples WHERE uuid = ?1")
         try delete.bind(1, uuid)
         try delete.step()
+        try tombstone(uuid: uuid, typeID: typeID, writer: writer, replacedBy: replacedBy)
+    }
+
+    /// Records that sample `uuid` is gone, for ``changes(of:since:limit:as:)``.
+    func tombstone(uuid: [UInt8], typeID: Int64, writer: String, replacedBy: [UInt8]?) throws {
         let tombstone = try connection.cached(
             "INSERT INTO tombstones (seq, type_id, uuid, writer, deleted_ms, replaced_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
         try tombstone.bind(1, try nextSequence())

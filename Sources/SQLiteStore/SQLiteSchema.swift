@@ -41,7 +41,21 @@ enum SQLiteSchema {
         CREATE TABLE access_log (
             id INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL, caller TEXT NOT NULL, operation TEXT NOT NULL,
             type TEXT, count INTEGER NOT NULL, denied INTEGER NOT NULL) STRICT;
+        """,
+        // 2: dense series. Owner-written discrete samples whose id derives from their natural key are kept
+        // as chunks of up to `SQLiteHealthStore.chunkCapacity` points per stream (SeriesChunkCodec), not a row
+        // each. A stream is (type, source, device, subject) with one UTC offset and one metadata dictionary.
         """
+        CREATE TABLE series_chunks (
+            id INTEGER PRIMARY KEY, type_id INTEGER NOT NULL, source_id INTEGER NOT NULL,
+            device_id INTEGER NOT NULL, subject_id INTEGER NOT NULL, start_ms INTEGER NOT NULL,
+            end_ms INTEGER NOT NULL, last_start_ms INTEGER NOT NULL, count INTEGER NOT NULL,
+            start_offset_s INTEGER NOT NULL, metadata TEXT, last_seq INTEGER NOT NULL, data BLOB NOT NULL) STRICT;
+        CREATE INDEX series_chunks_time ON series_chunks (type_id, start_ms);
+        CREATE INDEX series_chunks_stream ON series_chunks (type_id, source_id, device_id, end_ms);
+        CREATE INDEX series_chunks_changes ON series_chunks (type_id, last_seq);
+        CREATE INDEX series_chunks_span ON series_chunks (start_ms, end_ms);
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

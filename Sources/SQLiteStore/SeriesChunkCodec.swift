@@ -10,6 +10,7 @@
 /// uvar   count
 /// svar   first start (ms)            then, per further point, the delta of the start delta (ms)
 /// uvar*  durations (ms), one per point, unless bit1
+/// svar   first write-order number, then per further point the delta to the previous one (usually 1)
 /// values with bit0: svar first scaled value, then per point the delta to the previous scaled value
 ///        without bit0: count IEEE-754 doubles, little-endian
 /// ```
@@ -20,6 +21,8 @@ enum SeriesChunkCodec {
         var start: Int64
         var duration: Int64
         var value: Double
+        /// The write order of the point (the store's sequence number, for change anchors).
+        var seq: Int64 = 0
     }
 
     static let version: UInt8 = 1
@@ -46,6 +49,11 @@ enum SeriesChunkCodec {
             previousStart = point.start
         }
         if !instants { for point in points { appendUnsigned(UInt64(max(0, point.duration)), to: &out) } }
+        var previousSeq: Int64 = 0
+        for point in points {
+            appendSigned(point.seq &- previousSeq, to: &out)
+            previousSeq = point.seq
+        }
         if let scale {
             let factor = pow10(scale)
             var previous: Int64 = 0
@@ -105,6 +113,13 @@ enum SeriesChunkCodec {
                 durations[index] = Int64(duration)
             }
         }
+        var seqs: [Int64] = []
+        seqs.reserveCapacity(Int(count))
+        var previousSeq: Int64 = 0
+        for _ in 0..<Int(count) {
+            previousSeq = previousSeq &+ (try reader.signed("seq"))
+            seqs.append(previousSeq)
+        }
         var values: [Double] = []
         values.reserveCapacity(Int(count))
         if flags & 1 != 0 {
@@ -120,7 +135,9 @@ enum SeriesChunkCodec {
         guard reader.isAtEnd else {
             throw SeriesChunkError(offset: reader.offset, reason: "\(bytes.count - reader.offset) bytes after the last value")
         }
-        return (0..<Int(count)).map { Point(start: starts[$0], duration: durations[$0], value: values[$0]) }
+        return (0..<Int(count)).map {
+            Point(start: starts[$0], duration: durations[$0], value: values[$0], seq: seqs[$0])
+        }
     }
 
     /// The smallest decimal scale that makes every value an integer that converts back exactly, if any.

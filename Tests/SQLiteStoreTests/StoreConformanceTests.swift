@@ -200,4 +200,42 @@ import Testing
         let reopened = try SQLiteHealthStore(path: store.path)
         #expect(try await reopened.samples(SampleQuery(type: .heartRate), as: .owner).samples.count == 1)
     }
+
+    @Test func denseSeriesAndSingleSamplesMixInOneOrderedStream() async throws {
+        let (store, directory) = try makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // 3,000 gateway readings (kept as chunks) and a reading an app wrote every 100 s (kept as rows).
+        let series = (0..<3_000).map { heartRate(Int64($0), 60 + Double($0 % 40)) }
+        try await store.setAuthorization(app: "app", [TypeAuthorization(type: "heartRate", read: true, share: true)])
+        let appSamples = stride(from: 50, to: 3_000, by: 100).map {
+            QuantitySample(
+                type: .heartRate, start: Instant(milliseconds: Int64($0) * 1000 + 500),
+                end: Instant(milliseconds: Int64($0) * 1000 + 500), value: 70, source: Source(identifier: "app"))
+        }
+        _ = try await store.save(series, as: .owner)
+        _ = try await store.save(appSamples, as: .app("app"))
+        var query = SampleQuery(type: .heartRate, limit: 700)
+        var seen: [QuantitySample] = []
+        while true {
+            let page = try await store.samples(query, as: .owner)
+            seen += page.samples
+            guard let next = page.next else { break }
+            query.cursor = next
+        }
+        #expect(seen.count == 3_030)
+        #expect(seen.map(\.start) == seen.map(\.start).sorted())
+        #expect(Set(seen.map(\.id)).count == 3_030)
+        // An owner sample with an explicit id but the natural key of a chunked one is the same measurement.
+        var again = heartRate(10, 70)
+        again.id = UUID()
+        #expect(try await store.save([again], as: .owner) == [.duplicate])
+        // Deleting a chunked sample by id works and leaves a tombstone.
+        #expect(try await store.delete([series[1_234].id], as: .owner) == 1)
+        let remaining = try await store.samples(SampleQuery(type: .heartRate, from: Instant(seconds: 1_234), to: Instant(seconds: 1_235)), as: .owner)
+        #expect(remaining.samples.isEmpty)
+        // Writing everything again changes nothing but restores the deleted one.
+        let outcomes = try await store.save(series, as: .owner)
+        #expect(outcomes.filter { $0 == .inserted }.count == 1)
+        #expect(outcomes.filter { $0 == .duplicate }.count == 2_999)
+    }
 }

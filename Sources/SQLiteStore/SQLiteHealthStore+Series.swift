@@ -1,0 +1,372 @@
+import Foundation
+import Health
+
+/// Dense series: owner-written discrete samples whose id derives from their natural key live in chunks
+/// (``SeriesChunkCodec``), a few bytes a sample, instead of a row and four index entries each.
+extension SQLiteHealthStore {
+    /// Points per chunk: about 17 minutes of 1 Hz heart rate.
+    static let chunkCapacity = 1_024
+
+    /// The chunk a sample belongs to: everything its points share.
+    struct StreamKey: Hashable {
+        var typeID: Int64
+        var sourceID: Int64
+        var deviceID: Int64
+        var subjectID: Int64
+        var offset: Int32
+        var metadata: String?
+    }
+
+    /// One decoded chunk and its stream.
+    struct Chunk {
+        var id: Int64
+        var key: StreamKey
+        var points: [SeriesChunkCodec.Point]
+        var lastStart: Int64
+    }
+
+    /// Whether `sample`, written by `caller`, goes into a chunk rather than a row.
+    func isSeriesSample(_ sample: QuantitySample, _ caller: Caller) -> Bool {
+        caller == .owner && sample.type.aggregation == .discrete && Self.externalID(sample) == nil && sample.hasDerivedID
+    }
+
+    /// Saves one stream's samples (already validated, ids derived) and returns each one's outcome, in order.
+    func saveSeries(_ samples: [QuantitySample], key: StreamKey) throws -> [WriteOutcome] {
+        guard let first = samples.first else { return [] }
+        let minStart = samples.map(\.start.milliseconds).min() ?? first.start.milliseconds
+        let maxEnd = samples.map(\.end.milliseconds).max() ?? first.end.milliseconds
+        // What is already stored under the same natural keys, in chunks (any subject) and in rows.
+        var existing: [NaturalKey: (value: Double, subjectID: Int64)] = [:]
+        for chunk in try chunks(typeID: key.typeID, sourceID: key.sourceID, deviceID: key.deviceID, from: minStart, to: maxEnd) {
+            for point in chunk.points {
+                existing[NaturalKey(start: point.start, end: point.start + point.duration)] = (point.value, chunk.key.subjectID)
+            }
+        }
+        let rowLookup = try connection.cached(
+            """
+            SELECT start_ms, end_ms, value, subject_id FROM samples
+            WHERE type_id = ?1 AND source_id = ?2 AND device_id = ?3 AND start_ms BETWEEN ?4 AND ?5
+                AND external_uuid IS NULL
+            """)
+        try rowLookup.bind(1, key.typeID)
+        try rowLookup.bind(2, key.sourceID)
+        try rowLookup.bind(3, key.deviceID)
+        try rowLookup.bind(4, minStart)
+        try rowLookup.bind(5, maxEnd)
+        while try rowLookup.step() {
+            existing[NaturalKey(start: rowLookup.int64(0), end: rowLookup.int64(1))] = (rowLookup.double(2), rowLookup.int64(3))
+        }
+
+        var outcomes: [WriteOutcome] = []
+        var accepted: [SeriesChunkCodec.Point] = []
+        for sample in samples {
+            let natural = NaturalKey(start: sample.start.milliseconds, end: sample.end.milliseconds)
+            if let stored = existing[natural] {
+                outcomes.append(stored.value == sample.value && stored.subjectID == key.subjectID ? .duplicate : .conflict)
+                continue
+            }
+            existing[natural] = (sample.value, key.subjectID)
+            accepted.append(
+                SeriesChunkCodec.Point(
+                    start: natural.start, duration: natural.end - natural.start, value: sample.value, seq: try nextSequence()))
+            outcomes.append(.inserted)
+        }
+        try append(accepted.sorted { ($0.start, $0.duration) < ($1.start, $1.duration) }, to: key)
+        return outcomes
+    }
+
+    struct NaturalKey: Hashable {
+        var start: Int64
+        var end: Int64
+    }
+
+    /// Adds points (sorted, all new) to the stream: onto its last chunk when they all come after it, else into
+    /// new chunks.
+    private func append(_ points: [SeriesChunkCodec.Point], to key: StreamKey) throws {
+        guard let first = points.first else { return }
+        var pending = points[...]
+        let tailQuery = try connection.cached(
+            """
+            SELECT id, last_start_ms, count, data FROM series_chunks
+            WHERE type_id = ?1 AND source_id = ?2 AND device_id = ?3 AND subject_id = ?4 AND start_offset_s = ?5
+                AND metadata IS ?6
+            ORDER BY last_start_ms DESC LIMIT 1
+            """)
+        try tailQuery.bind(1, key.typeID)
+        try tailQuery.bind(2, key.sourceID)
+        try tailQuery.bind(3, key.deviceID)
+        try tailQuery.bind(4, key.subjectID)
+        try tailQuery.bind(5, Int64(key.offset))
+        try tailQuery.bind(6, key.metadata)
+        if try tailQuery.step(), tailQuery.int64(1) < first.start, Int(tailQuery.int64(2)) < Self.chunkCapacity {
+            let id = tailQuery.int64(0)
+            var tail = try SeriesChunkCodec.decode(tailQuery.blob(3) ?? [])
+            let room = Self.chunkCapacity - tail.count
+            tail += pending.prefix(room)
+            pending = pending.dropFirst(room)
+            try write(tail, key: key, replacing: id)
+        }
+        while !pending.isEmpty {
+            try write(Array(pending.prefix(Self.chunkCapacity)), key: key, replacing: nil)
+            pending = pending.dropFirst(Self.chunkCapacity)
+        }
+    }
+
+    /// Writes a chunk's points (sorted by start), as a new chunk or over chunk `id`; an empty list deletes it.
+    func write(_ points: [SeriesChunkCodec.Point], key: StreamKey, replacing id: Int64?) throws {
+        guard let first = points.first, let last = points.last else {
+            if let id {
+                let delete = try connection.cached("DELETE FROM series_chunks WHERE id = ?1")
+                try delete.bind(1, id)
+                try delete.step()
+            }
+            return
+        }
+        let statement = try connection.cached(
+            """
+            INSERT OR REPLACE INTO series_chunks (id, type_id, source_id, device_id, subject_id, start_ms, end_ms,
+                last_start_ms, count, start_offset_s, metadata, last_seq, data)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+            """)
+        if let id { try statement.bind(1, id) } else { try statement.bindNull(1) }
+        try statement.bind(2, key.typeID)
+        try statement.bind(3, key.sourceID)
+        try statement.bind(4, key.deviceID)
+        try statement.bind(5, key.subjectID)
+        try statement.bind(6, first.start)
+        try statement.bind(7, points.map { $0.start + $0.duration }.max() ?? last.start)
+        try statement.bind(8, last.start)
+        try statement.bind(9, Int64(points.count))
+        try statement.bind(10, Int64(key.offset))
+        try statement.bind(11, key.metadata)
+        try statement.bind(12, points.map(\.seq).max() ?? 0)
+        try statement.bind(13, SeriesChunkCodec.encode(points))
+        try statement.step()
+    }
+
+    /// The chunks of one (type, source, device) whose span meets `[from, to]`.
+    func chunks(typeID: Int64, sourceID: Int64, deviceID: Int64, from: Int64, to: Int64) throws -> [Chunk] {
+        let statement = try connection.cached(
+            """
+            SELECT id, subject_id, start_offset_s, metadata, last_start_ms, data FROM series_chunks
+            WHERE type_id = ?1 AND source_id = ?2 AND device_id = ?3 AND end_ms >= ?4 AND start_ms <= ?5
+            """)
+        try statement.bind(1, typeID)
+        try statement.bind(2, sourceID)
+        try statement.bind(3, deviceID)
+        try statement.bind(4, from)
+        try statement.bind(5, to)
+        var result: [Chunk] = []
+        while try statement.step() {
+            let key = StreamKey(
+                typeID: typeID, sourceID: sourceID, deviceID: deviceID, subjectID: statement.int64(1),
+                offset: Int32(clamping: statement.int64(2)), metadata: statement.text(3))
+            result.append(
+                Chunk(
+                    id: statement.int64(0), key: key, points: try SeriesChunkCodec.decode(statement.blob(5) ?? []),
+                    lastStart: statement.int64(4)))
+        }
+        return result
+    }
+}
+
+extension SQLiteHealthStore {
+    /// The chunked samples of `type` that meet `[from, to]` and pass the filters, as rows; with a cursor, only
+    /// those after it, and with a limit, stopping once no further chunk can hold a closer sample.
+    func seriesRows(
+        of type: HealthType, typeID: Int64, from: Instant?, to: Instant?, sources: [String]?, devices: [String]?,
+        subjects: [String]?, caller: Caller, after cursor: SampleCursor?, ascending: Bool, limit: Int?
+    ) throws -> [Row] {
+        // Chunks hold owner-written samples only: an app without read permission sees none of them.
+        if case .app = caller, try !canRead(caller, type) { return [] }
+        var lower = from?.milliseconds ?? .min
+        var upper = to?.milliseconds ?? .max
+        if let cursor {
+            if ascending { lower = max(lower, cursor.start.milliseconds) } else { upper = min(upper, cursor.start.milliseconds) }
+        }
+        var sql = """
+            SELECT c.start_ms, c.end_ms, c.start_offset_s, c.metadata, c.data, so.identifier, so.version, c.device_id,
+                d.name, d.manufacturer, d.model, d.hardware, d.firmware, d.software, d.serial, d.local_id, sj.name, d.key
+            FROM series_chunks c
+            JOIN sources so ON so.id = c.source_id
+            LEFT JOIN devices d ON d.id = c.device_id
+            LEFT JOIN subjects sj ON sj.id = c.subject_id
+            WHERE c.type_id = ?1 AND c.end_ms >= ?2 AND c.start_ms <= ?3
+            """
+        var bindings: [Binding] = [.integer(typeID), .integer(lower), .integer(upper)]
+        func filter(_ column: String, _ values: [String]?) {
+            guard let values, !values.isEmpty else { return }
+            let placeholders = values.map { value -> String in
+                bindings.append(.text(value))
+                return "?\(bindings.count)"
+            }
+            sql += " AND \(column) IN (\(placeholders.joined(separator: ",")))"
+        }
+        filter("so.identifier", sources)
+        filter("d.key", devices)
+        filter("sj.name", subjects)
+        sql += ascending ? " ORDER BY c.start_ms ASC" : " ORDER BY c.end_ms DESC"
+        let statement = try connection.prepare(sql)  // dynamic text: not cached
+        for (index, binding) in bindings.enumerated() { try binding.bind(to: statement, at: Int32(index + 1)) }
+
+        let cursorKey = cursor.map { ($0.start.milliseconds, $0.end.milliseconds, Self.uuidBytes($0.id)) }
+        var rows: [Row] = []
+        while try statement.step() {
+            if let limit, rows.count >= limit {
+                // Rows are sorted below; can this chunk still hold one of the first `limit`?
+                rows.sort { Self.precedes($0.sample, $1.sample, ascending: ascending) }
+                rows.removeLast(rows.count - limit)
+                let boundary = rows[limit - 1].sample.start.milliseconds
+                if ascending ? statement.int64(0) > boundary : statement.int64(1) < boundary { break }
+            }
+            let device: Device? =
+                statement.int64(7) == 0
+                ? nil
+                : Device(
+                    name: statement.text(8), manufacturer: statement.text(9), model: statement.text(10),
+                    hardwareVersion: statement.text(11), firmwareVersion: statement.text(12),
+                    softwareVersion: statement.text(13), serialNumber: statement.text(14),
+                    localIdentifier: statement.text(15))
+            let version = statement.text(6) ?? ""
+            let source = Source(identifier: statement.text(5) ?? "", version: version.isEmpty ? nil : version)
+            let metadata = MetadataCoding.decode(statement.text(3))
+            let offset = Int32(clamping: statement.int64(2))
+            let subject = statement.text(16)
+            for point in try SeriesChunkCodec.decode(statement.blob(4) ?? []) {
+                let end = point.start + point.duration
+                if let from, end < from.milliseconds { continue }
+                if let to, point.start > to.milliseconds { continue }
+                let sample = QuantitySample(
+                    type: type, start: Instant(milliseconds: point.start), end: Instant(milliseconds: end),
+                    startOffsetSeconds: offset, value: point.value, source: source, device: device, subject: subject,
+                    metadata: metadata)
+                if let (start, end, id) = cursorKey {
+                    let key = (sample.start.milliseconds, sample.end.milliseconds, sample.id.bytes)
+                    let after =
+                        key.0 != start ? key.0 > start
+                        : key.1 != end ? key.1 > end : id.lexicographicallyPrecedes(key.2)
+                    let before =
+                        key.0 != start ? key.0 < start
+                        : key.1 != end ? key.1 < end : key.2.lexicographicallyPrecedes(id)
+                    if ascending ? !after : !before { continue }
+                }
+                rows.append(Row(sample: sample, seq: point.seq, writer: Caller.owner.description))
+            }
+        }
+        return rows
+    }
+
+    /// The sample order of queries: by start, then end, then id bytes.
+    static func precedes(_ lhs: QuantitySample, _ rhs: QuantitySample, ascending: Bool) -> Bool {
+        let left = (lhs.start, lhs.end)
+        let right = (rhs.start, rhs.end)
+        if left != right { return ascending ? left < right : left > right }
+        return ascending
+            ? lhs.id.bytes.lexicographicallyPrecedes(rhs.id.bytes) : rhs.id.bytes.lexicographicallyPrecedes(lhs.id.bytes)
+    }
+}
+
+extension SQLiteHealthStore {
+    /// Chunked samples of `typeID` written after `anchor`, oldest first (for ``changes(of:since:limit:as:)``).
+    func seriesChanges(of type: HealthType, typeID: Int64, after anchor: Int64) throws -> [Row] {
+        let statement = try connection.prepare(
+            """
+            SELECT c.id FROM series_chunks c WHERE c.type_id = ?1 AND c.last_seq > ?2 ORDER BY c.last_seq
+            """)
+        try statement.bind(1, typeID)
+        try statement.bind(2, anchor)
+        var rows: [Row] = []
+        while try statement.step() {
+            guard let chunk = try chunk(id: statement.int64(0)) else { continue }
+            let prototype = try seriesSamplePrototype(chunk)
+            for point in chunk.points where point.seq > anchor {
+                var sample = prototype
+                sample.start = Instant(milliseconds: point.start)
+                sample.end = Instant(milliseconds: point.start + point.duration)
+                sample.value = point.value
+                sample.id = QuantitySample.derivedID(
+                    type: type.identifier, source: sample.source.identifier, device: sample.device?.key,
+                    start: sample.start, end: sample.end)
+                rows.append(Row(sample: sample, seq: point.seq, writer: Caller.owner.description))
+            }
+        }
+        return rows.sorted { $0.seq < $1.seq }
+    }
+
+    /// Deletes the chunked sample `id`, if there is one: its id starts with its start time, which finds the
+    /// chunks to look in. Returns whether it was found.
+    func deleteSeriesSample(_ id: UUID, writer: String) throws -> Bool {
+        let bytes = id.bytes
+        let start = bytes.prefix(6).reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        let candidates = try connection.cached(
+            "SELECT id FROM series_chunks WHERE start_ms <= ?1 AND last_start_ms >= ?1")
+        try candidates.bind(1, start)
+        var chunkIDs: [Int64] = []
+        while try candidates.step() { chunkIDs.append(candidates.int64(0)) }
+        for chunkID in chunkIDs {
+            guard var chunk = try chunk(id: chunkID) else { continue }
+            let prototype = try seriesSamplePrototype(chunk)
+            guard
+                let position = chunk.points.firstIndex(where: { point in
+                    point.start == start
+                        && QuantitySample.derivedID(
+                            type: prototype.type.identifier, source: prototype.source.identifier,
+                            device: prototype.device?.key, start: Instant(milliseconds: point.start),
+                            end: Instant(milliseconds: point.start + point.duration)) == id
+                })
+            else { continue }
+            chunk.points.remove(at: position)
+            try write(chunk.points, key: chunk.key, replacing: chunk.id)
+            try tombstone(uuid: bytes, typeID: chunk.key.typeID, writer: writer, replacedBy: nil)
+            return true
+        }
+        return false
+    }
+
+    func chunk(id: Int64) throws -> Chunk? {
+        let statement = try connection.cached(
+            """
+            SELECT type_id, source_id, device_id, subject_id, start_offset_s, metadata, last_start_ms, data
+            FROM series_chunks WHERE id = ?1
+            """)
+        try statement.bind(1, id)
+        guard try statement.step() else { return nil }
+        let key = StreamKey(
+            typeID: statement.int64(0), sourceID: statement.int64(1), deviceID: statement.int64(2),
+            subjectID: statement.int64(3), offset: Int32(clamping: statement.int64(4)), metadata: statement.text(5))
+        let points = try SeriesChunkCodec.decode(statement.blob(7) ?? [])
+        return Chunk(id: id, key: key, points: points, lastStart: statement.int64(6))
+    }
+
+    /// A sample carrying a chunk's shared fields (type, source, device, subject, offset, metadata).
+    private func seriesSamplePrototype(_ chunk: Chunk) throws -> QuantitySample {
+        let statement = try connection.cached(
+            """
+            SELECT t.identifier, so.identifier, so.version, d.name, d.manufacturer, d.model, d.hardware, d.firmware,
+                d.software, d.serial, d.local_id, sj.name
+            FROM types t JOIN sources so ON so.id = ?2
+            LEFT JOIN devices d ON d.id = ?3 LEFT JOIN subjects sj ON sj.id = ?4
+            WHERE t.id = ?1
+            """)
+        try statement.bind(1, chunk.key.typeID)
+        try statement.bind(2, chunk.key.sourceID)
+        try statement.bind(3, chunk.key.deviceID)
+        try statement.bind(4, chunk.key.subjectID)
+        guard try statement.step(), let type = HealthTypeCatalog.type(statement.text(0) ?? "") else {
+            throw SQLiteError(code: 11, operation: "read", message: "chunk \(chunk.id) names an unknown type or source")
+        }
+        let version = statement.text(2) ?? ""
+        let device: Device? =
+            chunk.key.deviceID == 0
+            ? nil
+            : Device(
+                name: statement.text(3), manufacturer: statement.text(4), model: statement.text(5),
+                hardwareVersion: statement.text(6), firmwareVersion: statement.text(7), softwareVersion: statement.text(8),
+                serialNumber: statement.text(9), localIdentifier: statement.text(10))
+        return QuantitySample(
+            id: UUID(), type: type, start: Instant(milliseconds: 0), end: Instant(milliseconds: 0),
+            startOffsetSeconds: chunk.key.offset, value: 0,
+            source: Source(identifier: statement.text(1) ?? "", version: version.isEmpty ? nil : version), device: device,
+            subject: statement.text(11), metadata: MetadataCoding.decode(chunk.key.metadata))
+    }
+}
