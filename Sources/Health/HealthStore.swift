@@ -68,11 +68,15 @@ public struct StatisticsQuery: Hashable, Sendable {
     public var unranked: CumulativeMerge.UnrankedPolicy
     /// How long an instant of a discrete type holds its value for the time-weighted average (§6 item 15).
     public var maxHoldMilliseconds: Int64
+    /// Engines answer long ranges of discrete types (two days or more, in buckets aligned to 15 minutes)
+    /// from rollups: count, avg, min, max and recent are the same, the time-weighted average is left out.
+    /// `exact` makes them sweep the raw samples instead.
+    public var exact: Bool
 
     public init(
         type: HealthType, buckets: [StatisticsBucket], sources: [String]? = nil, devices: [String]? = nil,
         subjects: [String]? = nil, separateBySource: Bool = false, priority: [Provenance]? = nil,
-        unranked: CumulativeMerge.UnrankedPolicy = .gapFill, maxHoldMilliseconds: Int64 = 5_000
+        unranked: CumulativeMerge.UnrankedPolicy = .gapFill, maxHoldMilliseconds: Int64 = 5_000, exact: Bool = false
     ) {
         self.type = type
         self.buckets = buckets
@@ -83,6 +87,7 @@ public struct StatisticsQuery: Hashable, Sendable {
         self.priority = priority
         self.unranked = unranked
         self.maxHoldMilliseconds = maxHoldMilliseconds
+        self.exact = exact
     }
 }
 

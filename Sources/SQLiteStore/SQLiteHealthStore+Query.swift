@@ -138,6 +138,10 @@ extension SQLiteHealthStore {
     public func statistics(_ query: StatisticsQuery, as caller: Caller) throws -> [StatisticsResult] {
         defer { connection.resetCachedStatements() }
         guard let first = query.buckets.first, let last = query.buckets.last else { return [] }
+        if try canUseRollups(query, caller) {
+            try log(caller, .statistics, type: query.type.identifier, count: 0, denied: false)
+            return try rollupStatistics(query)
+        }
         let hold = query.type.aggregation == .discrete ? max(0, query.maxHoldMilliseconds) : 0
         let rows = try rows(
             of: query.type, from: first.start.adding(milliseconds: -hold), to: last.end, sources: query.sources,

@@ -171,10 +171,25 @@ extension SQLiteHealthStore {
         try statement.bind(13, try nextSequence())
         try statement.bind(14, encodedMetadata(sample.metadata))
         try statement.step()
+        if sample.type.aggregation == .discrete {
+            noteInserted(
+                typeID: typeID, sourceID: sourceID, deviceID: deviceID, subjectID: subjectID,
+                start: sample.start.milliseconds, end: sample.end.milliseconds, value: sample.value)
+        }
     }
 
     /// Deletes one stored sample and leaves its tombstone.
     func remove(uuid: [UInt8], typeID: Int64, writer: String, replacedBy: [UInt8]?) throws {
+        if try isDiscrete(typeID: typeID) {
+            let lookup = try connection.cached(
+                "SELECT source_id, device_id, subject_id, start_ms FROM samples WHERE uuid = ?1")
+            try lookup.bind(1, uuid)
+            if try lookup.step() {
+                noteRemoved(
+                    typeID: typeID, sourceID: lookup.int64(0), deviceID: lookup.int64(1), subjectID: lookup.int64(2),
+                    start: lookup.int64(3))
+            }
+        }
         let delete = try connection.cached("DELETE FROM samples WHERE uuid = ?1")
         try delete.bind(1, uuid)
         try delete.step()

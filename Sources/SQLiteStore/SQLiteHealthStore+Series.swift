@@ -66,6 +66,9 @@ extension SQLiteHealthStore {
                 continue
             }
             existing[natural] = (sample.value, key.subjectID)
+            noteInserted(
+                typeID: key.typeID, sourceID: key.sourceID, deviceID: key.deviceID, subjectID: key.subjectID,
+                start: natural.start, end: natural.end, value: sample.value)
             accepted.append(
                 SeriesChunkCodec.Point(
                     start: natural.start, duration: natural.end - natural.start, value: sample.value, seq: try nextSequence()))
@@ -317,6 +320,9 @@ extension SQLiteHealthStore {
             else { continue }
             chunk.points.remove(at: position)
             try write(chunk.points, key: chunk.key, replacing: chunk.id)
+            noteRemoved(
+                typeID: chunk.key.typeID, sourceID: chunk.key.sourceID, deviceID: chunk.key.deviceID,
+                subjectID: chunk.key.subjectID, start: start)
             try tombstone(uuid: bytes, typeID: chunk.key.typeID, writer: writer, replacedBy: nil)
             return true
         }

@@ -23,6 +23,9 @@ public actor SQLiteHealthStore: HealthStore {
     /// The write-order counter while a write transaction runs (see ``writeTransaction(_:)``).
     var pendingSequence: Int64?
     var metadataCache: [[String: MetadataValue]: String?] = [:]
+    /// Rollup changes of the running write transaction (see SQLiteHealthStore+Rollups.swift).
+    var pendingRollups: [RollupKey: RollupValue] = [:]
+    var staleRollups: Set<RollupKey> = []
 
     /// Opens (creating when missing) the store at `path` and brings its schema up to date.
     ///
@@ -86,6 +89,18 @@ public actor SQLiteHealthStore: HealthStore {
             [identifier])
         typeIDs[identifier] = id
         return id
+    }
+
+    /// Whether the stored type `typeID` is discrete (the types that have rollups).
+    func isDiscrete(typeID: Int64) throws -> Bool {
+        if let identifier = typeIDs.first(where: { $0.value == typeID })?.key {
+            return HealthTypeCatalog.type(identifier)?.aggregation == .discrete
+        }
+        let statement = try connection.cached("SELECT identifier FROM types WHERE id = ?1")
+        try statement.bind(1, typeID)
+        guard try statement.step(), let identifier = statement.text(0) else { return false }
+        typeIDs[identifier] = typeID
+        return HealthTypeCatalog.type(identifier)?.aggregation == .discrete
     }
 
     /// The id of an existing type, without creating one.
@@ -164,6 +179,7 @@ public actor SQLiteHealthStore: HealthStore {
             pendingSequence = try connection.scalarInt("SELECT value FROM counters WHERE name = 'seq'") ?? 0
             defer { pendingSequence = nil }
             let result = try body()
+            try flushRollups()
             let store = try connection.cached("UPDATE counters SET value = ?1 WHERE name = 'seq'")
             try store.bind(1, pendingSequence ?? 0)
             try store.step()

@@ -56,6 +56,17 @@ enum SQLiteSchema {
         CREATE INDEX series_chunks_changes ON series_chunks (type_id, last_seq);
         CREATE INDEX series_chunks_span ON series_chunks (start_ms, end_ms);
         """,
+        // 3: 15-minute rollups of discrete types per stream, maintained on every write, so that statistics over
+        // weeks or years read a row per quarter hour instead of every sample. Buckets hold the samples whose
+        // start lies in them.
+        """
+        CREATE TABLE rollups (
+            type_id INTEGER NOT NULL, bucket_ms INTEGER NOT NULL, source_id INTEGER NOT NULL,
+            device_id INTEGER NOT NULL, subject_id INTEGER NOT NULL, n INTEGER NOT NULL, sum REAL NOT NULL,
+            min REAL NOT NULL, max REAL NOT NULL, recent_start INTEGER NOT NULL, recent_end INTEGER NOT NULL,
+            recent_value REAL NOT NULL,
+            PRIMARY KEY (type_id, bucket_ms, source_id, device_id, subject_id)) STRICT, WITHOUT ROWID;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -1,6 +1,7 @@
 import Foundation
 import Health
 import SQLiteStore
+import TestSupport
 import Testing
 
 /// The behaviour every `HealthStore` engine must show, run against the SQLite engine on real files.
@@ -237,5 +238,52 @@ import Testing
         let outcomes = try await store.save(series, as: .owner)
         #expect(outcomes.filter { $0 == .inserted }.count == 1)
         #expect(outcomes.filter { $0 == .duplicate }.count == 2_999)
+    }
+
+    @Test func longRangeStatisticsFromRollupsMatchTheExactSweep() async throws {
+        let (store, directory) = try makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Three days, one reading a minute from two devices, some rows from an app, then deletions.
+        let day: Int64 = 86_400
+        let minutes = 3 * 1_440
+        var strap: [QuantitySample] = []
+        var watch: [QuantitySample] = []
+        for minute in 0..<minutes {
+            let second = Int64(minute) * 60
+            strap.append(heartRate(second, 50 + Double((minute * 7) % 90)))
+            watch.append(heartRate(second + 30, 60 + Double((minute * 11) % 70), device: Self.watch))
+        }
+        try await store.setAuthorization(app: "app", [TypeAuthorization(type: "heartRate", read: true, share: true)])
+        let app = (0..<50).map {
+            QuantitySample(
+                type: .heartRate, start: Instant(seconds: Int64($0) * 4_000 + 7), end: Instant(seconds: Int64($0) * 4_000 + 7),
+                value: 120, source: Source(identifier: "app"))
+        }
+        _ = try await store.save(strap, as: .owner)
+        _ = try await store.save(watch, as: .owner)
+        _ = try await store.save(app, as: .app("app"))
+        #expect(try await store.delete([strap[100].id, strap[2_000].id, app[3].id], as: .owner) == 3)
+
+        let buckets = try StatisticsBuckets(interval: StatisticsInterval(parsing: "1d"), timeZone: .gmt)
+            .buckets(from: Instant(seconds: 0), to: Instant(seconds: 3 * day))
+        for separate in [false, true] {
+            let fast = try await store.statistics(
+                StatisticsQuery(type: .heartRate, buckets: buckets, separateBySource: separate), as: .owner)
+            let exact = try await store.statistics(
+                StatisticsQuery(type: .heartRate, buckets: buckets, separateBySource: separate, exact: true), as: .owner)
+            #expect(fast.count == exact.count)
+            for (a, b) in zip(fast, exact) {
+                #expect(a.provenance == b.provenance)
+                #expect(a.discrete?.count == b.discrete?.count)
+                #expect(nearlyEqual(a.discrete?.average, b.discrete?.average))
+                #expect(a.discrete?.minimum == b.discrete?.minimum)
+                #expect(a.discrete?.maximum == b.discrete?.maximum)
+                #expect(a.discrete?.mostRecent == b.discrete?.mostRecent)
+                #expect(a.discrete?.timeWeightedAverage == nil)
+            }
+        }
+        let total = try await store.statistics(StatisticsQuery(type: .heartRate, buckets: buckets), as: .owner)
+        let counted = total.map { $0.discrete?.count ?? 0 }.reduce(0, +)
+        #expect(counted == 2 * minutes + 50 - 3)
     }
 }

@@ -1,0 +1,236 @@
+import Foundation
+import Health
+
+/// 15-minute rollups of discrete types: maintained inside every write transaction, read by long-range
+/// statistics (store.md §4.3). Only mergeable aggregates are kept: count, sum, min, max and the most recent.
+extension SQLiteHealthStore {
+    static let rollupMilliseconds: Int64 = 15 * 60 * 1000
+
+    /// One stream's quarter hour.
+    struct RollupKey: Hashable {
+        var typeID: Int64
+        var sourceID: Int64
+        var deviceID: Int64
+        var subjectID: Int64
+        var bucket: Int64
+    }
+
+    struct RollupValue {
+        var n: Int64 = 0
+        var sum: Double = 0
+        var min: Double = .infinity
+        var max: Double = -.infinity
+        var recentStart: Int64 = .min
+        var recentEnd: Int64 = .min
+        var recentValue: Double = 0
+
+        mutating func add(start: Int64, end: Int64, value: Double) {
+            n += 1
+            sum += value
+            min = Swift.min(min, value)
+            max = Swift.max(max, value)
+            if (end, start) > (recentEnd, recentStart) {
+                recentEnd = end
+                recentStart = start
+                recentValue = value
+            }
+        }
+
+        mutating func merge(_ other: RollupValue) {
+            n += other.n
+            sum += other.sum
+            min = Swift.min(min, other.min)
+            max = Swift.max(max, other.max)
+            if (other.recentEnd, other.recentStart) > (recentEnd, recentStart) {
+                recentEnd = other.recentEnd
+                recentStart = other.recentStart
+                recentValue = other.recentValue
+            }
+        }
+    }
+
+    static func rollupBucket(_ start: Int64) -> Int64 {
+        let remainder = start % rollupMilliseconds
+        return start - (remainder < 0 ? remainder + rollupMilliseconds : remainder)
+    }
+
+    /// Remembers an inserted discrete sample; ``flushRollups()`` adds it at the end of the write transaction.
+    func noteInserted(typeID: Int64, sourceID: Int64, deviceID: Int64, subjectID: Int64, start: Int64, end: Int64, value: Double) {
+        let key = RollupKey(
+            typeID: typeID, sourceID: sourceID, deviceID: deviceID, subjectID: subjectID, bucket: Self.rollupBucket(start))
+        pendingRollups[key, default: RollupValue()].add(start: start, end: end, value: value)
+    }
+
+    /// Remembers that a sample starting at `start` was removed: its quarter hour is recomputed from the raw data.
+    func noteRemoved(typeID: Int64, sourceID: Int64, deviceID: Int64, subjectID: Int64, start: Int64) {
+        staleRollups.insert(
+            RollupKey(typeID: typeID, sourceID: sourceID, deviceID: deviceID, subjectID: subjectID, bucket: Self.rollupBucket(start)))
+    }
+
+    /// Applies the remembered changes (called by ``writeTransaction(_:)`` before it commits).
+    func flushRollups() throws {
+        defer {
+            pendingRollups.removeAll(keepingCapacity: true)
+            staleRollups.removeAll(keepingCapacity: true)
+        }
+        let upsert = try connection.cached(
+            """
+            INSERT INTO rollups (type_id, bucket_ms, source_id, device_id, subject_id, n, sum, min, max, recent_start,
+                recent_end, recent_value)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+            ON CONFLICT (type_id, bucket_ms, source_id, device_id, subject_id) DO UPDATE SET
+                n = n + excluded.n, sum = sum + excluded.sum, min = min(min, excluded.min), max = max(max, excluded.max),
+                recent_value = CASE WHEN (excluded.recent_end, excluded.recent_start) > (recent_end, recent_start)
+                    THEN excluded.recent_value ELSE recent_value END,
+                recent_start = CASE WHEN (excluded.recent_end, excluded.recent_start) > (recent_end, recent_start)
+                    THEN excluded.recent_start ELSE recent_start END,
+                recent_end = max(recent_end, excluded.recent_end)
+            """)
+        for (key, value) in pendingRollups where !staleRollups.contains(key) {
+            upsert.reset()
+            try bindRollup(upsert, key, value)
+            try upsert.step()
+        }
+        for key in staleRollups { try recomputeRollup(key) }
+    }
+
+    private func bindRollup(_ statement: SQLiteStatement, _ key: RollupKey, _ value: RollupValue) throws {
+        try statement.bind(1, key.typeID)
+        try statement.bind(2, key.bucket)
+        try statement.bind(3, key.sourceID)
+        try statement.bind(4, key.deviceID)
+        try statement.bind(5, key.subjectID)
+        try statement.bind(6, value.n)
+        try statement.bind(7, value.sum)
+        try statement.bind(8, value.min)
+        try statement.bind(9, value.max)
+        try statement.bind(10, value.recentStart)
+        try statement.bind(11, value.recentEnd)
+        try statement.bind(12, value.recentValue)
+    }
+
+    /// Rebuilds one quarter hour of one stream from the rows and chunks that are there now.
+    private func recomputeRollup(_ key: RollupKey) throws {
+        let end = key.bucket + Self.rollupMilliseconds
+        var value = RollupValue()
+        let rows = try connection.cached(
+            """
+            SELECT start_ms, end_ms, value FROM samples
+            WHERE type_id = ?1 AND start_ms >= ?2 AND start_ms < ?3 AND source_id = ?4 AND device_id = ?5
+                AND subject_id = ?6
+            """)
+        try rows.bind(1, key.typeID)
+        try rows.bind(2, key.bucket)
+        try rows.bind(3, end)
+        try rows.bind(4, key.sourceID)
+        try rows.bind(5, key.deviceID)
+        try rows.bind(6, key.subjectID)
+        while try rows.step() { value.add(start: rows.int64(0), end: rows.int64(1), value: rows.double(2)) }
+        for chunk in try chunks(typeID: key.typeID, sourceID: key.sourceID, deviceID: key.deviceID, from: key.bucket, to: end)
+        where chunk.key.subjectID == key.subjectID {
+            for point in chunk.points where point.start >= key.bucket && point.start < end {
+                value.add(start: point.start, end: point.start + point.duration, value: point.value)
+            }
+        }
+        let delete = try connection.cached(
+            "DELETE FROM rollups WHERE type_id = ?1 AND bucket_ms = ?2 AND source_id = ?3 AND device_id = ?4 AND subject_id = ?5")
+        try delete.bind(1, key.typeID)
+        try delete.bind(2, key.bucket)
+        try delete.bind(3, key.sourceID)
+        try delete.bind(4, key.deviceID)
+        try delete.bind(5, key.subjectID)
+        try delete.step()
+        guard value.n > 0 else { return }
+        let insert = try connection.cached(
+            """
+            INSERT INTO rollups (type_id, bucket_ms, source_id, device_id, subject_id, n, sum, min, max, recent_start,
+                recent_end, recent_value) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+            """)
+        try bindRollup(insert, key, value)
+        try insert.step()
+    }
+
+    /// Whether `query` can be answered from rollups for `caller`.
+    func canUseRollups(_ query: StatisticsQuery, _ caller: Caller) throws -> Bool {
+        guard !query.exact, query.type.aggregation == .discrete, let first = query.buckets.first,
+            let last = query.buckets.last, last.end.milliseconds - first.start.milliseconds >= 2 * 86_400_000,
+            try canRead(caller, query.type)  // an app that sees only its own samples needs the raw rows
+        else { return false }
+        return query.buckets.allSatisfy {
+            $0.start.milliseconds % Self.rollupMilliseconds == 0 && $0.end.milliseconds % Self.rollupMilliseconds == 0
+        }
+    }
+
+    /// Discrete statistics per bucket from the rollups (see ``canUseRollups(_:_:)``).
+    func rollupStatistics(_ query: StatisticsQuery) throws -> [StatisticsResult] {
+        guard let typeID = try existingTypeID(query.type.identifier), let first = query.buckets.first,
+            let last = query.buckets.last
+        else { return query.buckets.map { StatisticsResult(bucket: $0, discrete: Self.emptyDiscrete($0)) } }
+        var sql = """
+            SELECT r.bucket_ms, r.n, r.sum, r.min, r.max, r.recent_start, r.recent_end, r.recent_value, so.identifier, d.key
+            FROM rollups r
+            JOIN sources so ON so.id = r.source_id
+            LEFT JOIN devices d ON d.id = r.device_id
+            LEFT JOIN subjects sj ON sj.id = r.subject_id
+            WHERE r.type_id = ?1 AND r.bucket_ms >= ?2 AND r.bucket_ms < ?3
+            """
+        var bindings: [Binding] = [.integer(typeID), .integer(first.start.milliseconds), .integer(last.end.milliseconds)]
+        func filter(_ column: String, _ values: [String]?) {
+            guard let values, !values.isEmpty else { return }
+            let placeholders = values.map { value -> String in
+                bindings.append(.text(value))
+                return "?\(bindings.count)"
+            }
+            sql += " AND \(column) IN (\(placeholders.joined(separator: ",")))"
+        }
+        filter("so.identifier", query.sources)
+        filter("d.key", query.devices)
+        filter("sj.name", query.subjects)
+        sql += " ORDER BY r.bucket_ms"
+        let statement = try connection.prepare(sql)
+        for (index, binding) in bindings.enumerated() { try binding.bind(to: statement, at: Int32(index + 1)) }
+
+        var totals = [Provenance?: [RollupValue]]()
+        var bucketIndex = 0
+        while try statement.step() {
+            let at = statement.int64(0)
+            while bucketIndex < query.buckets.count, at >= query.buckets[bucketIndex].end.milliseconds { bucketIndex += 1 }
+            guard bucketIndex < query.buckets.count else { break }
+            var value = RollupValue()
+            value.n = statement.int64(1)
+            value.sum = statement.double(2)
+            value.min = statement.double(3)
+            value.max = statement.double(4)
+            value.recentStart = statement.int64(5)
+            value.recentEnd = statement.int64(6)
+            value.recentValue = statement.double(7)
+            let provenance: Provenance? =
+                query.separateBySource ? Provenance(source: statement.text(8) ?? "", device: statement.text(9)) : nil
+            if totals[provenance] == nil { totals[provenance] = Array(repeating: RollupValue(), count: query.buckets.count) }
+            totals[provenance]?[bucketIndex].merge(value)
+        }
+        if !query.separateBySource {
+            let values = totals[nil] ?? Array(repeating: RollupValue(), count: query.buckets.count)
+            return zip(query.buckets, values).map { StatisticsResult(bucket: $0, discrete: Self.discrete($0, $1)) }
+        }
+        return totals.keys.compactMap { $0 }.sorted().flatMap { provenance in
+            zip(query.buckets, totals[provenance] ?? []).filter { $0.1.n > 0 }.map {
+                StatisticsResult(bucket: $0.0, provenance: provenance, discrete: Self.discrete($0.0, $0.1))
+            }
+        }
+    }
+
+    static func discrete(_ bucket: StatisticsBucket, _ value: RollupValue) -> DiscreteStatistics.Bucket {
+        guard value.n > 0 else { return emptyDiscrete(bucket) }
+        return DiscreteStatistics.Bucket(
+            start: bucket.start, end: bucket.end, count: Int(value.n), sum: value.sum, average: value.sum / Double(value.n),
+            minimum: value.min, maximum: value.max, mostRecent: value.recentValue,
+            mostRecentEnd: Instant(milliseconds: value.recentEnd), timeWeightedAverage: nil)
+    }
+
+    static func emptyDiscrete(_ bucket: StatisticsBucket) -> DiscreteStatistics.Bucket {
+        DiscreteStatistics.Bucket(
+            start: bucket.start, end: bucket.end, count: 0, sum: nil, average: nil, minimum: nil, maximum: nil,
+            mostRecent: nil, mostRecentEnd: nil, timeWeightedAverage: nil)
+    }
+}
