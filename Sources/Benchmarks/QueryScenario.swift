@@ -1,0 +1,92 @@
+import Foundation
+import Health
+import SQLiteStore
+
+/// `query`: a daily statistics collection (avg/min/max heart rate) over a long 1 Hz series: a year
+/// (31.5 million samples) in the full run, a week with `--quick`. Peer: a plain SQL GROUP BY over the same
+/// samples in a row-per-sample table (a C program, same machine, same minute).
+enum QueryScenario {
+    static func run(quick: Bool) async throws -> BenchReport {
+        let days = quick ? 7 : 365
+        let runs = quick ? 3 : 5
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-query-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+
+        let start: Int64 = 1_743_289_200_000
+        let path = directory.appendingPathComponent("year.db").path
+        let store = try SQLiteHealthStore(path: path)
+        let source = Source(identifier: "org.wearhouse.gateway", version: "0.1.0")
+        let device = Device(name: "Polar H10", localIdentifier: "A0:9E:1A:00:00:01")
+        let clock = ContinuousClock()
+        let loading = try await clock.measure {
+            for day in 0..<days {
+                var batch: [QuantitySample] = []
+                batch.reserveCapacity(10_000)
+                for second in 0..<86_400 {
+                    let index = Int64(day) * 86_400 + Int64(second)
+                    let at = Instant(milliseconds: start + index * 1000)
+                    batch.append(
+                        QuantitySample(
+                            type: .heartRate, start: at, end: at, value: Double(60 + (index / 7) % 50), source: source,
+                            device: device, subject: "alice"))
+                    if batch.count == 10_000 {
+                        _ = try await store.save(batch, as: .owner)
+                        batch.removeAll(keepingCapacity: true)
+                    }
+                }
+                if !batch.isEmpty { _ = try await store.save(batch, as: .owner) }
+            }
+        }
+        try await store.checkpoint()
+        let samples = Double(days) * 86_400
+
+        let buckets = try StatisticsBuckets(interval: StatisticsInterval(parsing: "1d"), anchor: .instant(Instant(milliseconds: start)))
+            .buckets(from: Instant(milliseconds: start), to: Instant(milliseconds: start + Int64(days) * 86_400_000))
+        let query = StatisticsQuery(type: .heartRate, buckets: buckets)
+        var times: [Double] = []
+        for run in 0...runs {
+            let elapsed = try await clock.measure { _ = try await store.statistics(query, as: .owner) }
+            if run > 0 { times.append(IngestScenario.seconds(elapsed) * 1000) }
+        }
+        var rows = [BenchRow(subject: "wearhouse daily collection (rollups)", unit: "ms", runs: times)]
+        if let baseline = try compile("query_baseline", in: directory) {
+            let output = try run(baseline.path, [directory.appendingPathComponent("plain.db").path, String(days), String(runs)])
+            struct Output: Decodable { var seconds: [Double] }
+            let result = try JSONDecoder().decode(Output.self, from: output)
+            rows.append(BenchRow(subject: "plain SQL GROUP BY, row per sample", unit: "ms", runs: result.seconds.map { $0 * 1000 }))
+        }
+        return BenchReport(
+            scenario: "query", quick: quick, rows: rows,
+            notes: [
+                "\(days) days of 1 Hz heart rate (\(Int(samples)) samples), daily avg/min/max, \(runs) runs after a warm-up",
+                String(format: "loading the store took %.1f s (%.0f samples/s); store size %.2f bytes/sample",
+                    IngestScenario.seconds(loading), samples / IngestScenario.seconds(loading),
+                    Double(IngestScenario.fileBytes(path)) / samples),
+                "target: the one-year daily collection in under 50 ms; lower is better (ratio: time relative to wearhouse)",
+            ])
+    }
+
+    static func compile(_ name: String, in directory: URL) throws -> URL? {
+        guard FileManager.default.fileExists(atPath: "/usr/bin/cc") else { return nil }
+        let binary = directory.appendingPathComponent(name)
+        let compiler = Process()
+        compiler.executableURL = URL(fileURLWithPath: "/usr/bin/cc")
+        compiler.arguments = ["-O2", "Benchmarks/peers/\(name).c", "-lsqlite3", "-o", binary.path]
+        try compiler.run()
+        compiler.waitUntilExit()
+        return compiler.terminationStatus == 0 ? binary : nil
+    }
+
+    static func run(_ executable: String, _ arguments: [String]) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return output
+    }
+}
