@@ -71,9 +71,10 @@ struct ImportSamplesCommand: Command {
 
     static func sample(from line: String, defaultSource: String) throws(LineError) -> QuantitySample {
         func fail(_ message: String) -> LineError { LineError(line: 0, message: message) }
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else {
+        guard var object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else {
             throw fail("not a JSON object")
         }
+        if object["header"] != nil, object["body"] != nil { object = try flatten(openMHealth: object) }
         guard let typeName = object["type"] as? String else { throw fail("missing \"type\"") }
         guard let type = HealthTypeCatalog.type(typeName) else { throw fail("unknown type '\(typeName)'") }
         guard let startText = object["start"] as? String else { throw fail("missing \"start\"") }
@@ -98,6 +99,10 @@ struct ImportSamplesCommand: Command {
                     metadata[key] = .string(text)
                 } else if let number = item as? NSNumber {
                     metadata[key] = isJSONBoolean(number) ? .bool(number.boolValue) : .number(number.doubleValue)
+                } else if let quantity = item as? [String: Any], let number = quantity["value"] as? NSNumber,
+                    let unit = quantity["unit"] as? String
+                {
+                    metadata[key] = .quantity(number.doubleValue, unit: unit)
                 } else {
                     throw fail("metadata '\(key)' must be a string, number or boolean")
                 }
@@ -108,13 +113,54 @@ struct ImportSamplesCommand: Command {
             guard let parsed = UUID(uuidString: text) else { throw fail("\"uuid\" '\(text)' is not a UUID") }
             id = parsed
         }
-        let device = (object["device"] as? String).map {
+        var device = (object["device"] as? String).map {
             Device(name: object["device_name"] as? String, localIdentifier: $0)
+        }
+        if let fields = object["device"] as? [String: Any] {
+            device = Device(
+                name: fields["name"] as? String, manufacturer: fields["manufacturer"] as? String,
+                model: fields["model"] as? String, hardwareVersion: fields["hardware_version"] as? String,
+                firmwareVersion: fields["firmware_version"] as? String, softwareVersion: fields["software_version"] as? String,
+                serialNumber: fields["serial_number"] as? String, localIdentifier: fields["local_identifier"] as? String)
         }
         return QuantitySample(
             id: id, type: type, start: start, end: end, startOffsetSeconds: offset, value: value,
             source: Source(identifier: object["source"] as? String ?? defaultSource, version: object["source_version"] as? String),
             device: device, subject: object["subject"] as? String, metadata: metadata)
+    }
+
+    /// An Open mHealth data point (as `wearhouse export --format ndjson` writes it) in the flat shape.
+    static func flatten(openMHealth point: [String: Any]) throws(LineError) -> [String: Any] {
+        func fail(_ message: String) -> LineError { LineError(line: 0, message: message) }
+        guard let header = point["header"] as? [String: Any], let body = point["body"] as? [String: Any] else {
+            throw fail("\"header\" and \"body\" must be objects")
+        }
+        let extra = header["wearhouse"] as? [String: Any] ?? [:]
+        let schema = (header["schema_id"] as? [String: Any])?["name"] as? String
+        var flat: [String: Any] = [:]
+        flat["type"] = extra["type"] ?? ["heart-rate": "heartRate", "step-count": "stepCount"][schema ?? ""]
+        flat["uuid"] = header["uuid"]
+        flat["source"] = (header["acquisition_provenance"] as? [String: Any])?["source_name"]
+        for key in ["source_version", "device", "subject", "metadata"] where !(extra[key] is NSNull) {
+            flat[key] = extra[key]
+        }
+        guard let (_, measure) = body.first(where: { $0.key != "effective_time_frame" && ($0.value as? [String: Any])?["value"] != nil }),
+            let quantity = measure as? [String: Any]
+        else { throw fail("body has no {\"value\", \"unit\"} measure") }
+        flat["value"] = quantity["value"]
+        if let unit = quantity["unit"] as? String {
+            flat["unit"] = ["beats/min": "count/min", "steps": "count"][unit] ?? unit
+        }
+        let frame = body["effective_time_frame"] as? [String: Any] ?? [:]
+        if let instant = frame["date_time"] {
+            flat["start"] = instant
+        } else if let interval = frame["time_interval"] as? [String: Any] {
+            flat["start"] = interval["start_date_time"]
+            flat["end"] = interval["end_date_time"]
+        } else {
+            throw fail("body.effective_time_frame needs date_time or time_interval")
+        }
+        return flat
     }
 
     /// An ISO 8601 instant with `Z` or `±HH:MM`, and that offset in seconds.

@@ -17,6 +17,8 @@ public enum WearhouseCLI {
         AppsCommand(),
         StoreCommand(),
         ImportSamplesCommand(),
+        DeleteCommand(),
+        ExportCommand(),
     ]
 
     /// Runs one command line (without the program name) and returns the exit code.

@@ -112,4 +112,46 @@ import Testing
         let postgres = try WearhouseRunner.run(["samples", "--type", "heartRate", "--store", "postgresql://localhost/x"])
         #expect(postgres.status == 69)
     }
+
+    @Test func exportRoundTripsThroughOpenMHealthAndDeletes() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try importFixture()
+        let ndjson = try WearhouseRunner.run(["export", "--store", store, "--format", "ndjson"])
+        #expect(ndjson.status == 0, "\(ndjson.stderr)")
+        let points = ndjson.stdout.split(separator: "\n")
+        #expect(points.count == 5)
+        let heart = try WearhouseRunner.json(points[0])
+        let body = try #require(heart["body"] as? [String: Any])
+        #expect((body["heart_rate"] as? [String: Any])?["unit"] as? String == "beats/min")
+        let header = try #require(heart["header"] as? [String: Any])
+        #expect((header["schema_id"] as? [String: Any])?["name"] as? String == "heart-rate")
+
+        // Importing the export into a second store gives the same samples, ids included.
+        let copy = directory.appendingPathComponent("copy.db").path
+        let imported = try WearhouseRunner.run(["import-samples", "--store", copy, "-"], stdin: ndjson.stdout)
+        #expect(imported.stdout == "5 samples: 5 inserted, 0 duplicate, 0 conflict, 0 replaced, 0 stale\n", "\(imported.stderr)")
+        for type in ["heartRate", "stepCount", "distanceWalkingRunning"] {
+            let original = try WearhouseRunner.run(["samples", "--store", store, "--type", type, "--format", "csv"])
+            let copied = try WearhouseRunner.run(["samples", "--store", copy, "--type", type, "--format", "csv"])
+            #expect(original.stdout == copied.stdout)
+        }
+
+        let fhir = try WearhouseRunner.run(["export", "--store", store, "--format", "fhir", "--type", "heartRate"])
+        let observation = try WearhouseRunner.json(fhir.stdout.split(separator: "\n")[0])
+        #expect(observation["resourceType"] as? String == "Observation")
+        let code = try #require(observation["code"] as? [String: Any])
+        #expect(((code["coding"] as? [[String: Any]])?.first)?["code"] as? String == "8867-4")
+        #expect((observation["valueQuantity"] as? [String: Any])?["code"] as? String == "/min")
+
+        let dryRun = try WearhouseRunner.run([
+            "delete", "--store", store, "--type", "heartRate", "--from", "2025-03-29", "--to", "2025-04-01", "--dry-run",
+        ])
+        #expect(dryRun.stdout == "would delete 2 samples\n")
+        let deleted = try WearhouseRunner.run([
+            "delete", "--store", store, "--type", "heartRate", "--from", "2025-03-29", "--to", "2025-04-01",
+        ])
+        #expect(deleted.stdout == "deleted 2 samples\n")
+        let after = try WearhouseRunner.run(["samples", "--store", store, "--type", "heartRate"])
+        #expect(after.stdout == "No samples.\n")
+    }
 }
