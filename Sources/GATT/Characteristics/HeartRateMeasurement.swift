@@ -161,14 +161,15 @@ public struct RRIntervals: RandomAccessCollection, Equatable, Sendable, Expressi
     /// How many intervals fit without an allocation.
     public static let inlineCapacity = 12
 
-    private var inline: InlineArray<12, UInt16>
+    /// Up to 12 intervals, four to a word, little end first.
+    private var inline: (UInt64, UInt64, UInt64)
     /// All intervals when there are more than `inlineCapacity`; empty (no allocation) otherwise.
     private var overflow: [UInt16]
     public private(set) var count: Int
 
     /// No intervals (no beat completed since the previous notification).
     public init() {
-        inline = InlineArray(repeating: 0)
+        inline = (0, 0, 0)
         overflow = []
         count = 0
     }
@@ -179,7 +180,7 @@ public struct RRIntervals: RandomAccessCollection, Equatable, Sendable, Expressi
         if count > Self.inlineCapacity {
             overflow = intervals
         } else {
-            for (index, interval) in intervals.enumerated() { inline[index] = interval }
+            for (index, interval) in intervals.enumerated() { setInline(index, interval) }
         }
     }
 
@@ -205,9 +206,18 @@ public struct RRIntervals: RandomAccessCollection, Equatable, Sendable, Expressi
             overflow.reserveCapacity(total)
             for _ in 0..<total { overflow.append(try reader.readUInt16("rr_interval")) }
         } else {
-            for index in 0..<total { inline[index] = try reader.readUInt16("rr_interval") }
+            for index in 0..<total { setInline(index, try reader.readUInt16("rr_interval")) }
         }
         count = total
+    }
+
+    private mutating func setInline(_ position: Int, _ value: UInt16) {
+        let bits = UInt64(value) << UInt64(16 * (position & 3))
+        switch position >> 2 {
+        case 0: inline.0 |= bits
+        case 1: inline.1 |= bits
+        default: inline.2 |= bits
+        }
     }
 
     public var startIndex: Int { 0 }
@@ -215,7 +225,13 @@ public struct RRIntervals: RandomAccessCollection, Equatable, Sendable, Expressi
 
     public subscript(position: Int) -> UInt16 {
         precondition(position >= 0 && position < count, "RR interval index out of range")
-        return count > Self.inlineCapacity ? overflow[position] : inline[position]
+        if count > Self.inlineCapacity { return overflow[position] }
+        let shift = UInt64(16 * (position & 3))
+        switch position >> 2 {
+        case 0: return UInt16(truncatingIfNeeded: inline.0 >> shift)
+        case 1: return UInt16(truncatingIfNeeded: inline.1 >> shift)
+        default: return UInt16(truncatingIfNeeded: inline.2 >> shift)
+        }
     }
 
     /// The intervals in seconds.
