@@ -24,6 +24,7 @@ enum IngestScenario {
         let device = Device(name: "Polar H10", manufacturer: "Polar Electro Oy", model: "H10", localIdentifier: "A0:9E:1A:00:00:01")
         var wearhouseRates: [Double] = []
         var wearhouseBytes: [Double] = []
+        var normalRates: [Double] = []
         for run in 0...runs {  // run 0 warms up
             let samples = (0..<count).map { index in
                 QuantitySample(
@@ -47,10 +48,22 @@ enum IngestScenario {
                 wearhouseRates.append(Double(count) / seconds(elapsed))
                 wearhouseBytes.append(Double(fileBytes(path)) / Double(count))
             }
+            // The same with synchronous=NORMAL, to show what durable commits cost.
+            let normal = try SQLiteHealthStore(path: directory.appendingPathComponent("normal-\(run).db").path, durability: .normal)
+            let normalElapsed = try await clock.measure {
+                var index = 0
+                while index < samples.count {
+                    let end = min(index + 1_000, samples.count)
+                    _ = try await normal.save(Array(samples[index..<end]), as: .owner)
+                    index = end
+                }
+            }
+            if run > 0 { normalRates.append(Double(count) / seconds(normalElapsed)) }
         }
 
         var rows = [
             BenchRow(subject: "wearhouse SQLite store", unit: "samples/s", runs: wearhouseRates),
+            BenchRow(subject: "wearhouse, synchronous=NORMAL", unit: "samples/s", runs: normalRates),
         ]
         var byteRows = [BenchRow(subject: "wearhouse bytes/sample", unit: "bytes", runs: wearhouseBytes)]
         if let baseline = try cBaseline(in: directory) {

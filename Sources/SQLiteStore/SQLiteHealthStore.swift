@@ -27,10 +27,22 @@ public actor SQLiteHealthStore: HealthStore {
     var pendingRollups: [RollupKey: RollupValue] = [:]
     var staleRollups: Set<RollupKey> = []
 
+    /// How commits reach the disk.
+    public enum Durability: String, Sendable {
+        /// `synchronous=FULL`: every commit is on disk when it returns; a power cut loses nothing committed.
+        /// The default: batched commits make it cost little (BENCHMARKS.md, "ingest").
+        case full
+        /// `synchronous=NORMAL`: commits survive a crash of the process but the last ones may be lost on a
+        /// power cut, until the next checkpoint.
+        case normal
+    }
+
     /// Opens (creating when missing) the store at `path` and brings its schema up to date.
     ///
     /// - Throws: ``SQLiteError`` when the file cannot be opened or migrated, with SQLite's message and the path.
-    public init(path: String, now: @escaping @Sendable () -> Instant = { Instant.now }) throws {
+    public init(
+        path: String, durability: Durability = .full, now: @escaping @Sendable () -> Instant = { Instant.now }
+    ) throws {
         if !FileManager.default.fileExists(atPath: path) {
             // Create it private before SQLite does (SQLite gives its -wal and -shm files the same mode).
             let directory = (path as NSString).deletingLastPathComponent
@@ -45,8 +57,7 @@ public actor SQLiteHealthStore: HealthStore {
         }
         let connection = try SQLiteConnection(path: path)
         try connection.execute("PRAGMA journal_mode = WAL")
-        // Durable commits: the writer batches samples into few transactions, so FULL costs little (BENCHMARKS.md).
-        try connection.execute("PRAGMA synchronous = FULL")
+        try connection.execute(durability == .full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
         try Self.migrate(connection)
         self.connection = connection
         self.path = path
