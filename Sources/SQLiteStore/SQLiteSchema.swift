@@ -67,6 +67,10 @@ enum SQLiteSchema {
             recent_value REAL NOT NULL,
             PRIMARY KEY (type_id, bucket_ms, source_id, device_id, subject_id)) STRICT, WITHOUT ROWID;
         """,
+        // 4: how long each type is kept (no row: forever).
+        """
+        CREATE TABLE retention (type TEXT PRIMARY KEY, days INTEGER NOT NULL CHECK (days > 0)) STRICT, WITHOUT ROWID;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -125,11 +125,28 @@ struct AppsCommand: Command {
 struct StoreCommand: Command {
     let name = "store"
     let abstract = "Check the store: integrity, sample counts, size."
-    let usage = "check [--json]"
-    let options = OptionTable(valued: [StoreLocation.option], flags: [("json", "Print one JSON object.")])
+    let usage = "check [--json] | retention [--type <type> (--days <n> | --forever)] | prune"
+    var discussion: String {
+        """
+        check      integrity check, samples per type, size, retention.
+        retention  without options lists how long each type is kept; with --type and --days N (or --forever)
+                   sets it. Nothing is deleted until 'prune' runs (the service prunes on its own).
+        prune      deletes samples older than their type's retention period.
+        """
+    }
+    let options = OptionTable(
+        valued: [StoreLocation.option, ("type", "type", "The type whose retention to set."), ("days", "n", "Keep n days.")],
+        flags: [("json", "Print one JSON object."), ("forever", "Keep the type forever.")])
 
     func run(_ arguments: Arguments, console: Console) async -> ExitCode {
-        guard arguments.positionals == ["check"] else {
+        switch arguments.positionals {
+        case ["retention"]: return await retention(arguments, console: console)
+        case ["prune"]:
+            return await withStore(arguments, console: console) { store in
+                console.out("pruned \(try await store.prune()) samples\n")
+            }
+        case ["check"]: break
+        default:
             console.error("usage: wearhouse store \(usage)")
             return .usage
         }
@@ -153,9 +170,33 @@ struct StoreCommand: Command {
             text += "schema     version \(report.schemaVersion)\n"
             text += "samples    \(report.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ").nonEmpty ?? "none")\n"
             text += "tombstones \(report.tombstones)\n"
+            let retention = try await store.retention()
+            text += "retention  \(retention.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value) days" }.joined(separator: ", ").nonEmpty ?? "everything kept")\n"
             console.out(text)
         }
         return status == .success && !healthy ? .dataError : status
+    }
+}
+
+extension StoreCommand {
+    func retention(_ arguments: Arguments, console: Console) async -> ExitCode {
+        await withStore(arguments, console: console) { store in
+            guard arguments.option("type") != nil else {
+                let periods = try await store.retention()
+                console.out(periods.isEmpty ? "Every type is kept forever.\n" : table(
+                    header: ["TYPE", "DAYS"], rows: periods.sorted { $0.key < $1.key }.map { [$0.key, String($0.value)] }))
+                return
+            }
+            let type = try StoreArguments.type(arguments)
+            if arguments.flag("forever") {
+                try await store.setRetention(of: type, days: nil)
+            } else {
+                guard let text = arguments.option("days"), let days = Int(text), days > 0 else {
+                    throw StoreArguments.Invalid(message: "give --days with a whole number of days (1 or more), or --forever")
+                }
+                try await store.setRetention(of: type, days: days)
+            }
+        }
     }
 }
 

@@ -286,4 +286,34 @@ import Testing
         let counted = total.map { $0.discrete?.count ?? 0 }.reduce(0, +)
         #expect(counted == 2 * minutes + 50 - 3)
     }
+
+    @Test func retentionPrunesOldSamplesChunksAndRollups() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-tests-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let now = Instant(seconds: 10 * 86_400)
+        let store = try SQLiteHealthStore(path: directory.appendingPathComponent("health.db").path, now: { now })
+        // Ten days, one reading every ten minutes (chunks), plus app rows on each day.
+        let readings = (0..<1_440).map { heartRate(Int64($0) * 600, 60 + Double($0 % 30)) }
+        try await store.setAuthorization(app: "app", [TypeAuthorization(type: "heartRate", read: true, share: true)])
+        let rows = (0..<10).map {
+            QuantitySample(
+                type: .heartRate, start: Instant(seconds: Int64($0) * 86_400 + 1), end: Instant(seconds: Int64($0) * 86_400 + 1),
+                value: 99, source: Source(identifier: "app"))
+        }
+        _ = try await store.save(readings, as: .owner)
+        _ = try await store.save(rows, as: .app("app"))
+        try await store.setRetention(of: .heartRate, days: 3)
+        #expect(try await store.retention() == ["heartRate": 3])
+        // Keep samples that ended at or after day 7 (a cutoff in the middle of a chunk).
+        #expect(try await store.prune() == 7 * 144 + 7)
+        let left = try await store.samples(SampleQuery(type: .heartRate), as: .owner).samples
+        #expect(left.count == 3 * 144 + 3)
+        #expect(left.allSatisfy { $0.end.milliseconds >= 7 * 86_400_000 })
+        let buckets = try StatisticsBuckets(interval: StatisticsInterval(parsing: "1d"), timeZone: .gmt)
+            .buckets(from: Instant(seconds: 0), to: now)
+        let fromRollups = try await store.statistics(StatisticsQuery(type: .heartRate, buckets: buckets), as: .owner)
+        #expect(fromRollups.map { $0.discrete?.count ?? 0 } == [0, 0, 0, 0, 0, 0, 0, 145, 145, 145])
+        try await store.setRetention(of: .heartRate, days: nil)
+        #expect(try await store.retention().isEmpty)
+    }
 }
