@@ -66,5 +66,6 @@ let package = Package(
         .testTarget(name: "HealthTests", dependencies: ["Health", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Health", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["wearhouse"], swiftSettings: strict),
+        .testTarget(name: "BlueZTests", dependencies: ["BlueZ"], swiftSettings: strict),
     ]
 )
