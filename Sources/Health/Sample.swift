@@ -87,19 +87,22 @@ public struct QuantitySample: Hashable, Sendable, Identifiable {
     /// version 8 and RFC 4122 variant bits set.
     public static func derivedID(type: String, source: String, device: String?, start: Instant, end: Instant) -> UUID {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325  // FNV-1a
-        func mix(_ bytes: some Sequence<UInt8>) {
-            for byte in bytes {
-                hash ^= UInt64(byte)
-                hash = hash &* 0x0000_0100_0000_01B3
-            }
-            hash ^= 0xFF
+        func mixByte(_ byte: UInt8) {
+            hash ^= UInt64(byte)
             hash = hash &* 0x0000_0100_0000_01B3
         }
-        mix(type.utf8)
-        mix(source.utf8)
-        mix((device ?? "").utf8)
-        mix(withUnsafeBytes(of: start.milliseconds.littleEndian) { Array($0) })
-        mix(withUnsafeBytes(of: end.milliseconds.littleEndian) { Array($0) })
+        func mixText(_ text: String) {
+            for byte in text.utf8 { mixByte(byte) }
+            mixByte(0xFF)  // a separator no UTF-8 string contains
+        }
+        func mixInteger(_ value: Int64) {
+            for shift in stride(from: 0, to: 64, by: 8) { mixByte(UInt8(truncatingIfNeeded: value >> Int64(shift))) }
+        }
+        mixText(type)
+        mixText(source)
+        mixText(device ?? "")
+        mixInteger(start.milliseconds)
+        mixInteger(end.milliseconds)
         func finalize(_ value: UInt64) -> UInt64 {  // SplitMix64's finalizer spreads the bits
             var z = value
             z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

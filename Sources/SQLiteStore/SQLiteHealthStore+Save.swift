@@ -5,50 +5,67 @@ extension SQLiteHealthStore {
     /// Saves a batch in one transaction (store.md §6 items 21-23).
     public func save(_ samples: [QuantitySample], as caller: Caller) throws -> [WriteOutcome] {
         defer { connection.resetCachedStatements() }
+        // Samples of a batch mostly share type, source, device and subject: runs of equal values are looked up
+        // once (this path handles hundreds of thousands of samples a second).
+        var typeCounts: [(type: HealthType, count: Int)] = []
         for (index, sample) in samples.enumerated() {
-            if let reason = Self.invalidity(of: sample) { throw InvalidSampleError(index: index, reason: reason) }
+            if let last = typeCounts.last, last.type.identifier == sample.type.identifier {
+                typeCounts[typeCounts.count - 1].count += 1
+            } else {
+                guard let known = HealthTypeCatalog.type(sample.type.identifier) else {
+                    throw InvalidSampleError(index: index, reason: "unknown type '\(sample.type.identifier)'")
+                }
+                typeCounts.append((known, 1))
+            }
+            if let reason = Self.invalidity(of: sample, type: typeCounts[typeCounts.count - 1].type) {
+                throw InvalidSampleError(index: index, reason: reason)
+            }
         }
-        for type in Set(samples.map(\.type.identifier)) {
-            guard let healthType = HealthTypeCatalog.type(type), try canShare(caller, healthType) else {
-                try log(caller, .save, type: type, count: 0, denied: true)
-                throw NotAuthorizedError(caller: caller, type: type)
+        var checked: Set<String> = []
+        for (type, _) in typeCounts where checked.insert(type.identifier).inserted {
+            guard try canShare(caller, type) else {
+                try log(caller, .save, type: type.identifier, count: 0, denied: true)
+                throw NotAuthorizedError(caller: caller, type: type.identifier)
             }
         }
         return try writeTransaction {
             var outcomes = [WriteOutcome](repeating: .rejected, count: samples.count)
             // Dense series go into chunks, grouped by stream; everything else is a row.
-            var series: [StreamKey: [(index: Int, sample: QuantitySample)]] = [:]
+            var series: [StreamKey: [Int]] = [:]
             var streams: [StreamKey] = []
+            var previous: (sample: QuantitySample, key: StreamKey)?
             for (index, sample) in samples.enumerated() {
                 guard isSeriesSample(sample, caller) else {
                     outcomes[index] = try save(sample, index: index, writer: caller.description)
                     continue
                 }
-                let key = StreamKey(
-                    typeID: try typeID(sample.type.identifier), sourceID: try sourceID(sample.source),
-                    deviceID: try deviceID(sample.device), subjectID: try subjectID(sample.subject),
-                    offset: sample.startOffsetSeconds, metadata: encodedMetadata(sample.metadata))
+                let key: StreamKey
+                if let previous, previous.sample.sharesStream(with: sample) {
+                    key = previous.key
+                } else {
+                    key = StreamKey(
+                        typeID: try typeID(sample.type.identifier), sourceID: try sourceID(sample.source),
+                        deviceID: try deviceID(sample.device), subjectID: try subjectID(sample.subject),
+                        offset: sample.startOffsetSeconds, metadata: encodedMetadata(sample.metadata))
+                    previous = (sample, key)
+                }
                 if series[key] == nil { streams.append(key) }
-                series[key, default: []].append((index, sample))
+                series[key, default: []].append(index)
             }
             for key in streams {
-                let members = series[key] ?? []
-                for (member, outcome) in zip(members, try saveSeries(members.map(\.sample), key: key)) {
-                    outcomes[member.index] = outcome
-                }
+                try saveSeries(samples, members: series[key] ?? [], key: key, into: &outcomes)
             }
-            for (type, count) in Dictionary(grouping: samples, by: \.type.identifier).mapValues(\.count) {
+            var logged: [String: Int] = [:]
+            for (type, count) in typeCounts { logged[type.identifier, default: 0] += count }
+            for (type, count) in logged.sorted(by: { $0.key < $1.key }) {
                 try log(caller, .save, type: type, count: count, denied: false)
             }
             return outcomes
         }
     }
 
-    /// Why `sample` cannot be stored, or `nil` when it can.
-    static func invalidity(of sample: QuantitySample) -> String? {
-        guard let type = HealthTypeCatalog.type(sample.type.identifier) else {
-            return "unknown type '\(sample.type.identifier)'"
-        }
+    /// Why `sample`, of the catalog's `type`, cannot be stored, or `nil` when it can.
+    static func invalidity(of sample: QuantitySample, type: HealthType) -> String? {
         guard sample.end >= sample.start else {
             return "end (\(sample.end.milliseconds) ms) is before start (\(sample.start.milliseconds) ms)"
         }
@@ -57,7 +74,7 @@ extension SQLiteHealthStore {
             return "\(type.identifier) value \(sample.value) \(type.canonicalUnit) is outside "
                 + "\(range.lowerBound)...\(range.upperBound)"
         }
-        if case .some(let external) = sample.metadata[MetadataKey.externalUUID] {
+        if !sample.metadata.isEmpty, case .some(let external) = sample.metadata[MetadataKey.externalUUID] {
             guard case .string(let text) = external, !text.isEmpty else { return "externalUUID must be a string" }
         }
         return nil
@@ -132,7 +149,9 @@ extension SQLiteHealthStore {
 
     /// `(externalUUID, syncVersion)` from the metadata, when the sample carries a client id.
     static func externalID(_ sample: QuantitySample) -> (String, Int64)? {
-        guard case .string(let external)? = sample.metadata[MetadataKey.externalUUID] else { return nil }
+        guard !sample.metadata.isEmpty, case .string(let external)? = sample.metadata[MetadataKey.externalUUID] else {
+            return nil
+        }
         var version: Int64 = 0
         if case .number(let number)? = sample.metadata[MetadataKey.syncVersion] { version = Int64(number) }
         return (external, version)
@@ -207,5 +226,13 @@ extension SQLiteHealthStore {
         try tombstone.bind(5, now().milliseconds)
         try tombstone.bind(6, replacedBy)
         try tombstone.step()
+    }
+}
+
+extension QuantitySample {
+    /// Whether `other` goes into the same series chunk stream as this sample.
+    func sharesStream(with other: QuantitySample) -> Bool {
+        type.identifier == other.type.identifier && source == other.source && device == other.device
+            && subject == other.subject && startOffsetSeconds == other.startOffsetSeconds && metadata == other.metadata
     }
 }

@@ -30,16 +30,28 @@ extension SQLiteHealthStore {
         caller == .owner && sample.type.aggregation == .discrete && Self.externalID(sample) == nil && sample.hasDerivedID
     }
 
-    /// Saves one stream's samples (already validated, ids derived) and returns each one's outcome, in order.
-    func saveSeries(_ samples: [QuantitySample], key: StreamKey) throws -> [WriteOutcome] {
-        guard let first = samples.first else { return [] }
-        let minStart = samples.map(\.start.milliseconds).min() ?? first.start.milliseconds
-        let maxEnd = samples.map(\.end.milliseconds).max() ?? first.end.milliseconds
-        // What is already stored under the same natural keys, in chunks (any subject) and in rows.
-        var existing: [NaturalKey: (value: Double, subjectID: Int64)] = [:]
+    /// Saves the stream's samples `samples[members]` (already validated, ids derived), writing each one's outcome
+    /// into `outcomes` at its index in the batch.
+    ///
+    /// The samples are walked in natural-key order against what is already stored under the same keys (in
+    /// chunks of any subject, and in rows), so duplicates and conflicts are found without hashing each sample.
+    func saveSeries(_ samples: [QuantitySample], members: [Int], key: StreamKey, into outcomes: inout [WriteOutcome]) throws {
+        guard !members.isEmpty else { return }
+        var order = members
+        func naturalKey(_ index: Int) -> (Int64, Int64) {
+            (samples[index].start.milliseconds, samples[index].end.milliseconds)
+        }
+        if !zip(order, order.dropFirst()).allSatisfy({ naturalKey($0) <= naturalKey($1) }) {
+            order.sort { naturalKey($0) < naturalKey($1) }
+        }
+        let minStart = naturalKey(order[0]).0
+        let maxEnd = members.map { samples[$0].end.milliseconds }.max() ?? minStart
+
+        // What is already stored under these natural keys, sorted by key.
+        var stored: [(start: Int64, end: Int64, value: Double, subjectID: Int64)] = []
         for chunk in try chunks(typeID: key.typeID, sourceID: key.sourceID, deviceID: key.deviceID, from: minStart, to: maxEnd) {
-            for point in chunk.points {
-                existing[NaturalKey(start: point.start, end: point.start + point.duration)] = (point.value, chunk.key.subjectID)
+            for point in chunk.points where point.start >= minStart && point.start + point.duration <= maxEnd {
+                stored.append((point.start, point.start + point.duration, point.value, chunk.key.subjectID))
             }
         }
         let rowLookup = try connection.cached(
@@ -54,34 +66,52 @@ extension SQLiteHealthStore {
         try rowLookup.bind(4, minStart)
         try rowLookup.bind(5, maxEnd)
         while try rowLookup.step() {
-            existing[NaturalKey(start: rowLookup.int64(0), end: rowLookup.int64(1))] = (rowLookup.double(2), rowLookup.int64(3))
+            stored.append((rowLookup.int64(0), rowLookup.int64(1), rowLookup.double(2), rowLookup.int64(3)))
         }
+        stored.sort { ($0.start, $0.end) < ($1.start, $1.end) }
 
-        var outcomes: [WriteOutcome] = []
         var accepted: [SeriesChunkCodec.Point] = []
-        for sample in samples {
-            let natural = NaturalKey(start: sample.start.milliseconds, end: sample.end.milliseconds)
-            if let stored = existing[natural] {
-                outcomes.append(stored.value == sample.value && stored.subjectID == key.subjectID ? .duplicate : .conflict)
+        accepted.reserveCapacity(members.count)
+        var cursor = 0
+        var previous: (key: (Int64, Int64), value: Double)?
+        var rollup: (bucket: Int64, value: RollupValue)?
+        for index in order {
+            let value = samples[index].value
+            let natural = naturalKey(index)
+            while cursor < stored.count, (stored[cursor].start, stored[cursor].end) < natural { cursor += 1 }
+            if cursor < stored.count, (stored[cursor].start, stored[cursor].end) == natural {
+                let match = stored[cursor]
+                outcomes[index] = match.value == value && match.subjectID == key.subjectID ? .duplicate : .conflict
                 continue
             }
-            existing[natural] = (sample.value, key.subjectID)
-            noteInserted(
-                typeID: key.typeID, sourceID: key.sourceID, deviceID: key.deviceID, subjectID: key.subjectID,
-                start: natural.start, end: natural.end, value: sample.value)
+            if let previous, previous.key == natural {  // the same key twice in one batch
+                outcomes[index] = previous.value == value ? .duplicate : .conflict
+                continue
+            }
+            previous = (natural, value)
+            outcomes[index] = .inserted
             accepted.append(
-                SeriesChunkCodec.Point(
-                    start: natural.start, duration: natural.end - natural.start, value: sample.value, seq: try nextSequence()))
-            outcomes.append(.inserted)
+                SeriesChunkCodec.Point(start: natural.0, duration: natural.1 - natural.0, value: value, seq: try nextSequence()))
+            // Rollups: accumulate the quarter hour locally, hand it over when the walk leaves it.
+            let bucket = Self.rollupBucket(natural.0)
+            if let current = rollup, current.bucket != bucket {
+                mergeRollup(key, bucket: current.bucket, current.value)
+                rollup = nil
+            }
+            var aggregate = rollup?.value ?? RollupValue()
+            aggregate.add(start: natural.0, end: natural.1, value: value)
+            rollup = (bucket, aggregate)
         }
-        try append(accepted.sorted { ($0.start, $0.duration) < ($1.start, $1.duration) }, to: key)
-        return outcomes
+        if let rollup { mergeRollup(key, bucket: rollup.bucket, rollup.value) }
+        try append(accepted, to: key)
     }
 
-    struct NaturalKey: Hashable {
-        var start: Int64
-        var end: Int64
+    private func mergeRollup(_ key: StreamKey, bucket: Int64, _ value: RollupValue) {
+        let rollupKey = RollupKey(
+            typeID: key.typeID, sourceID: key.sourceID, deviceID: key.deviceID, subjectID: key.subjectID, bucket: bucket)
+        pendingRollups[rollupKey, default: RollupValue()].merge(value)
     }
+
 
     /// Adds points (sorted, all new) to the stream: onto its last chunk when they all come after it, else into
     /// new chunks.
