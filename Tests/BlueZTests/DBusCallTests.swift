@@ -89,7 +89,11 @@ import Testing
 
     @Test func timeoutIsDistinguishableFromNoReply() async throws {
         try await withPeers { peers in
-            _ = try await peers.server.addRawHandler(at: "/slow") { _, _ in .deferred }
+            let (received, arrived) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .unbounded)
+            _ = try await peers.server.addRawHandler(at: "/slow") { _, _ in
+                arrived.yield()
+                return .deferred
+            }
             let clock = ContinuousClock()
             let start = clock.now
             let timedOut = await #expect(throws: DBusError.self) {
@@ -107,7 +111,10 @@ import Testing
                     peers.serverName, path: "/slow", interface: "org.example.Slow", member: "Wait",
                     timeout: .seconds(20))
             }
-            try await Task.sleep(for: .milliseconds(100))
+            // Close only once the second call has reached the server (else the bus answers that the name is gone).
+            var calls = received.makeAsyncIterator()
+            _ = await calls.next()  // the first call
+            _ = await calls.next()  // the second
             await peers.server.close()
             let noReply = await #expect(throws: DBusError.self) { try await leaving.value }
             #expect(noReply?.kind == .noReply)

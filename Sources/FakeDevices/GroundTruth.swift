@@ -1,0 +1,44 @@
+public import GATT
+
+/// What a simulated peripheral really sent and measured, for tests and the demo to compare against what the
+/// layers above stored ("the store holds exactly what the sensors sent").
+///
+/// Fields a peripheral does not model stay at their zero value.
+public struct GroundTruth: Hashable, Sendable {
+    /// Every value sent, notifications and indications, oldest first, exactly as sent (malformed and
+    /// duplicated ones included).
+    public var emissions: [PeripheralEmission] = []
+    /// Heart rates sent, bpm, one per Heart Rate Measurement.
+    public var heartRates: [UInt16] = []
+    /// Every RR interval sent, 1/1024 s, oldest first. Each beat is sent exactly once.
+    public var rrIntervals: [UInt16] = []
+    /// Energy expended since the last reset, kJ, unsaturated (the wire value stops at 0xFFFF).
+    public var energyExpended: Double = 0
+    /// Steps taken (cumulative; for a footpod, cadence integrated over time).
+    public var steps: UInt32 = 0
+    /// Distance covered since switch-on, metres (not moved by SC Control Point "set cumulative value").
+    public var distanceMeters: Double = 0
+    /// The values a fault replaced with malformed bytes, as they would have been sent.
+    public var malformed: [PeripheralEmission] = []
+    /// How many emissions a fault sent twice.
+    public var duplicates: Int = 0
+
+    /// Nothing sent yet.
+    public init() {}
+
+    /// Beats whose RR interval was sent.
+    public var beats: Int { rrIntervals.count }
+}
+
+/// A ``Peripheral`` the simulation drives, which also tells what it sent.
+public protocol SimulatedPeripheral: Peripheral {
+    /// Everything sent and measured up to the last ``Peripheral/advance(to:)``.
+    var groundTruth: GroundTruth { get }
+    /// Told by the central when pairing succeeded (or the bond was removed). Most peripherals ignore it.
+    mutating func setPaired(_ paired: Bool)
+}
+
+extension SimulatedPeripheral {
+    /// Ignores pairing.
+    public mutating func setPaired(_ paired: Bool) {}
+}

@@ -1,0 +1,78 @@
+/// Describes one simulated peripheral: what it is, where, its seed and its faults. The same script always
+/// makes a peripheral that sends the same bytes.
+public struct PeripheralScript: Hashable, Sendable {
+    /// The device models the simulation knows.
+    public enum Kind: String, Hashable, Sendable, CaseIterable {
+        /// Heart rate with RR intervals, contact, energy expended, chest location, control point.
+        case chestStrap = "chest-strap"
+        /// Optical heart rate at the wrist: no RR, contact not supported.
+        case wristMonitor = "wrist-monitor"
+        /// Running Speed and Cadence with stride, distance and walking/running status.
+        case footpod
+        /// PAMS Step Counter Activity Summary Data by indication.
+        case stepCounter = "step-counter"
+        /// InfiniTime-style watch: heart rate and the vendor step count.
+        case infiniTimeWatch = "infinitime-watch"
+    }
+
+    /// The device model.
+    public var kind: Kind
+    /// `AA:BB:CC:DD:EE:FF`.
+    public var address: String
+    /// The advertised name.
+    public var name: String
+    /// Drives every simulated value: the same seed gives the same bytes.
+    public var seed: UInt64
+    /// What goes wrong, if anything.
+    public var faults: PeripheralFaults
+    /// The Energy Expended counter at switch-on, kJ (set near 0xFFFF to see saturation).
+    public var initialEnergyExpended: UInt16
+    /// The battery loses 1 % per interval.
+    public var batteryDrainInterval: Duration
+    /// How often a step counter indicates its activity summary.
+    public var summaryInterval: Duration
+
+    /// A script; the name defaults to the kind's ``defaultName(_:)``.
+    public init(
+        kind: Kind, address: String, name: String? = nil, seed: UInt64 = 1, faults: PeripheralFaults = .none,
+        initialEnergyExpended: UInt16 = 0, batteryDrainInterval: Duration = .seconds(300),
+        summaryInterval: Duration = .seconds(10)
+    ) {
+        precondition(batteryDrainInterval > .zero, "the battery drain interval must be positive")
+        precondition(summaryInterval > .zero, "the summary interval must be positive")
+        self.kind = kind
+        self.address = address.uppercased()
+        self.name = name ?? Self.defaultName(kind)
+        self.seed = seed
+        self.faults = faults
+        self.initialEnergyExpended = initialEnergyExpended
+        self.batteryDrainInterval = batteryDrainInterval
+        self.summaryInterval = summaryInterval
+    }
+
+    /// The advertised name a kind gets when the script gives none.
+    public static func defaultName(_ kind: Kind) -> String {
+        switch kind {
+        case .chestStrap: "Fake HRM Strap"
+        case .wristMonitor: "Fake Wrist HR"
+        case .footpod: "Fake Footpod"
+        case .stepCounter: "Fake PAMS Steps"
+        case .infiniTimeWatch: "InfiniTime"
+        }
+    }
+
+    /// Builds the peripheral, wrapped in a ``MisbehavingPeripheral`` when the script has faults.
+    public func makePeripheral() -> any SimulatedPeripheral {
+        switch kind {
+        case .chestStrap: wrap(HeartRateSensor(script: self, profile: .chestStrap))
+        case .wristMonitor: wrap(HeartRateSensor(script: self, profile: .wristMonitor))
+        case .footpod: wrap(Footpod(script: self))
+        case .stepCounter: wrap(StepCounter(script: self))
+        case .infiniTimeWatch: wrap(InfiniTimeWatch(script: self))
+        }
+    }
+
+    private func wrap<P: SimulatedPeripheral>(_ peripheral: P) -> any SimulatedPeripheral {
+        faults.isEmpty ? peripheral : MisbehavingPeripheral(peripheral, faults: faults)
+    }
+}
