@@ -66,7 +66,7 @@ enum IngestScenario {
             BenchRow(subject: "wearhouse, synchronous=NORMAL", unit: "samples/s", runs: normalRates),
         ]
         var byteRows = [BenchRow(subject: "wearhouse bytes/sample", unit: "bytes", runs: wearhouseBytes)]
-        if let baseline = try cBaseline(in: directory) {
+        if let baseline = try Peers.compile("ingest_baseline", in: directory) {
             let results = try (0...runs).map { run in
                 try runPeer(baseline.path, [dataFile.path, directory.appendingPathComponent("c-\(run).db").path])
             }.dropFirst()
@@ -96,28 +96,9 @@ enum IngestScenario {
         var bytesPerSample: Double
     }
 
-    static func cBaseline(in directory: URL) throws -> URL? {
-        let binary = directory.appendingPathComponent("ingest_baseline")
-        let compiler = Process()
-        compiler.executableURL = URL(fileURLWithPath: "/usr/bin/cc")
-        compiler.arguments = ["-O2", "Benchmarks/peers/ingest_baseline.c", "-lsqlite3", "-o", binary.path]
-        guard FileManager.default.fileExists(atPath: "/usr/bin/cc") else { return nil }
-        try compiler.run()
-        compiler.waitUntilExit()
-        return compiler.terminationStatus == 0 ? binary : nil
-    }
-
     static func runPeer(_ executable: String, _ arguments: [String]) throws -> PeerResult {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
         struct Output: Decodable { var samples: Double; var seconds: Double; var bytes: Double }
-        let result = try JSONDecoder().decode(Output.self, from: output)
+        let result = try JSONDecoder().decode(Output.self, from: try Peers.run(executable, arguments))
         return PeerResult(rate: result.samples / result.seconds, bytesPerSample: result.bytes / result.samples)
     }
 

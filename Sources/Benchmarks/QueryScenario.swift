@@ -50,8 +50,8 @@ enum QueryScenario {
             if run > 0 { times.append(IngestScenario.seconds(elapsed) * 1000) }
         }
         var rows = [BenchRow(subject: "wearhouse daily collection (rollups)", unit: "ms", runs: times)]
-        if let baseline = try compile("query_baseline", in: directory) {
-            let output = try run(baseline.path, [directory.appendingPathComponent("plain.db").path, String(days), String(runs)])
+        if let baseline = try Peers.compile("query_baseline", in: directory) {
+            let output = try Peers.run(baseline.path, [directory.appendingPathComponent("plain.db").path, String(days), String(runs)])
             struct Output: Decodable { var seconds: [Double] }
             let result = try JSONDecoder().decode(Output.self, from: output)
             rows.append(BenchRow(subject: "plain SQL GROUP BY, row per sample", unit: "ms", runs: result.seconds.map { $0 * 1000 }))
@@ -65,28 +65,5 @@ enum QueryScenario {
                     Double(IngestScenario.fileBytes(path)) / samples),
                 "target: the one-year daily collection in under 50 ms; lower is better (ratio: time relative to wearhouse)",
             ])
-    }
-
-    static func compile(_ name: String, in directory: URL) throws -> URL? {
-        guard FileManager.default.fileExists(atPath: "/usr/bin/cc") else { return nil }
-        let binary = directory.appendingPathComponent(name)
-        let compiler = Process()
-        compiler.executableURL = URL(fileURLWithPath: "/usr/bin/cc")
-        compiler.arguments = ["-O2", "Benchmarks/peers/\(name).c", "-lsqlite3", "-o", binary.path]
-        try compiler.run()
-        compiler.waitUntilExit()
-        return compiler.terminationStatus == 0 ? binary : nil
-    }
-
-    static func run(_ executable: String, _ arguments: [String]) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return output
     }
 }

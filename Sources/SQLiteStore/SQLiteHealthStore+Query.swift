@@ -44,43 +44,26 @@ extension SQLiteHealthStore {
         caller: Caller, after cursor: SampleCursor? = nil, ascending: Bool = true, limit: Int? = nil
     ) throws -> [Row] {
         guard let typeID = try existingTypeID(type.identifier) else { return [] }
-        var conditions = ["s.type_id = ?1"]
-        var bindings: [Binding] = [.integer(typeID)]
-        /// Appends a condition whose `?` placeholders take `values` in order, numbering them after the others.
-        func add(_ condition: String, _ values: [Binding]) {
-            let pieces = condition.split(separator: "?", omittingEmptySubsequences: false)
-            var text = String(pieces[0])
-            for (value, piece) in zip(values, pieces.dropFirst()) {
-                bindings.append(value)
-                text += "?\(bindings.count)" + piece
-            }
-            conditions.append(text)
-        }
+        var conditions = SQLConditions()
+        conditions.add("s.type_id = ?", [.integer(typeID)])
         // Overlap: start <= to and end >= from; the exact (half-open) test runs in Swift afterwards.
-        if let to { add("s.start_ms <= ?", [.integer(to.milliseconds)]) }
-        if let from { add("s.end_ms >= ?", [.integer(from.milliseconds)]) }
-        if let sources, !sources.isEmpty {
-            add("so.identifier IN (\(sources.map { _ in "?" }.joined(separator: ",")))", sources.map(Binding.text))
-        }
-        if let devices, !devices.isEmpty {
-            add("d.key IN (\(devices.map { _ in "?" }.joined(separator: ",")))", devices.map(Binding.text))
-        }
-        if let subjects, !subjects.isEmpty {
-            add("sj.name IN (\(subjects.map { _ in "?" }.joined(separator: ",")))", subjects.map(Binding.text))
-        }
-        if case .app(let app) = caller, try !canRead(caller, type) { add("s.writer = ?", [.text(app)]) }
+        if let to { conditions.add("s.start_ms <= ?", [.integer(to.milliseconds)]) }
+        if let from { conditions.add("s.end_ms >= ?", [.integer(from.milliseconds)]) }
+        conditions.add("so.identifier", in: sources)
+        conditions.add("d.key", in: devices)
+        conditions.add("sj.name", in: subjects)
+        if case .app(let app) = caller, try !canRead(caller, type) { conditions.add("s.writer = ?", [.text(app)]) }
         if let cursor {
             let comparison = ascending ? ">" : "<"
-            add(
+            conditions.add(
                 "(s.start_ms, s.end_ms, s.uuid) \(comparison) (?, ?, ?)",
                 [.integer(cursor.start.milliseconds), .integer(cursor.end.milliseconds), .blob(Self.uuidBytes(cursor.id))])
         }
         let order = ascending ? "ASC" : "DESC"
-        var sql = "SELECT \(Self.rowColumns) WHERE \(conditions.joined(separator: " AND ")) "
+        var sql = "SELECT \(Self.rowColumns) WHERE \(conditions.sql) "
             + "ORDER BY s.start_ms \(order), s.end_ms \(order), s.uuid \(order)"
         if let limit { sql += " LIMIT \(max(0, limit))" }
-        let statement = try connection.prepare(sql)  // dynamic text: not cached
-        for (index, binding) in bindings.enumerated() { try binding.bind(to: statement, at: Int32(index + 1)) }
+        let statement = try conditions.prepare(sql, on: connection)
         var rows: [Row] = []
         while try statement.step() {
             if let row = readRow(statement, type: type) { rows.append(row) }

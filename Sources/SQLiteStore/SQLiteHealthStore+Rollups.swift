@@ -166,29 +166,22 @@ extension SQLiteHealthStore {
         guard let typeID = try existingTypeID(query.type.identifier), let first = query.buckets.first,
             let last = query.buckets.last
         else { return query.buckets.map { StatisticsResult(bucket: $0, discrete: Self.emptyDiscrete($0)) } }
-        var sql = """
+        var conditions = SQLConditions()
+        conditions.add(
+            "r.type_id = ? AND r.bucket_ms >= ? AND r.bucket_ms < ?",
+            [.integer(typeID), .integer(first.start.milliseconds), .integer(last.end.milliseconds)])
+        conditions.add("so.identifier", in: query.sources)
+        conditions.add("d.key", in: query.devices)
+        conditions.add("sj.name", in: query.subjects)
+        let statement = try conditions.prepare(
+            """
             SELECT r.bucket_ms, r.n, r.sum, r.min, r.max, r.recent_start, r.recent_end, r.recent_value, so.identifier, d.key
             FROM rollups r
             JOIN sources so ON so.id = r.source_id
             LEFT JOIN devices d ON d.id = r.device_id
             LEFT JOIN subjects sj ON sj.id = r.subject_id
-            WHERE r.type_id = ?1 AND r.bucket_ms >= ?2 AND r.bucket_ms < ?3
-            """
-        var bindings: [Binding] = [.integer(typeID), .integer(first.start.milliseconds), .integer(last.end.milliseconds)]
-        func filter(_ column: String, _ values: [String]?) {
-            guard let values, !values.isEmpty else { return }
-            let placeholders = values.map { value -> String in
-                bindings.append(.text(value))
-                return "?\(bindings.count)"
-            }
-            sql += " AND \(column) IN (\(placeholders.joined(separator: ",")))"
-        }
-        filter("so.identifier", query.sources)
-        filter("d.key", query.devices)
-        filter("sj.name", query.subjects)
-        sql += " ORDER BY r.bucket_ms"
-        let statement = try connection.prepare(sql)
-        for (index, binding) in bindings.enumerated() { try binding.bind(to: statement, at: Int32(index + 1)) }
+            WHERE \(conditions.sql) ORDER BY r.bucket_ms
+            """, on: connection)
 
         var totals = [Provenance?: [RollupValue]]()
         var bucketIndex = 0

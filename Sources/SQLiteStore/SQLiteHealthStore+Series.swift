@@ -217,30 +217,21 @@ extension SQLiteHealthStore {
         if let cursor {
             if ascending { lower = max(lower, cursor.start.milliseconds) } else { upper = min(upper, cursor.start.milliseconds) }
         }
-        var sql = """
+        var conditions = SQLConditions()
+        conditions.add("c.type_id = ? AND c.end_ms >= ? AND c.start_ms <= ?", [.integer(typeID), .integer(lower), .integer(upper)])
+        conditions.add("so.identifier", in: sources)
+        conditions.add("d.key", in: devices)
+        conditions.add("sj.name", in: subjects)
+        let statement = try conditions.prepare(
+            """
             SELECT c.start_ms, c.end_ms, c.start_offset_s, c.metadata, c.data, so.identifier, so.version, c.device_id,
                 d.name, d.manufacturer, d.model, d.hardware, d.firmware, d.software, d.serial, d.local_id, sj.name, d.key
             FROM series_chunks c
             JOIN sources so ON so.id = c.source_id
             LEFT JOIN devices d ON d.id = c.device_id
             LEFT JOIN subjects sj ON sj.id = c.subject_id
-            WHERE c.type_id = ?1 AND c.end_ms >= ?2 AND c.start_ms <= ?3
-            """
-        var bindings: [Binding] = [.integer(typeID), .integer(lower), .integer(upper)]
-        func filter(_ column: String, _ values: [String]?) {
-            guard let values, !values.isEmpty else { return }
-            let placeholders = values.map { value -> String in
-                bindings.append(.text(value))
-                return "?\(bindings.count)"
-            }
-            sql += " AND \(column) IN (\(placeholders.joined(separator: ",")))"
-        }
-        filter("so.identifier", sources)
-        filter("d.key", devices)
-        filter("sj.name", subjects)
-        sql += ascending ? " ORDER BY c.start_ms ASC" : " ORDER BY c.end_ms DESC"
-        let statement = try connection.prepare(sql)  // dynamic text: not cached
-        for (index, binding) in bindings.enumerated() { try binding.bind(to: statement, at: Int32(index + 1)) }
+            WHERE \(conditions.sql)
+            """ + (ascending ? " ORDER BY c.start_ms ASC" : " ORDER BY c.end_ms DESC"), on: connection)
 
         let cursorKey = cursor.map { ($0.start.milliseconds, $0.end.milliseconds, Self.uuidBytes($0.id)) }
         var rows: [Row] = []
