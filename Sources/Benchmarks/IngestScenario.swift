@@ -34,15 +34,7 @@ enum IngestScenario {
             }
             let path = directory.appendingPathComponent("wearhouse-\(run).db").path
             let store = try SQLiteHealthStore(path: path)
-            let clock = ContinuousClock()
-            let elapsed = try await clock.measure {
-                var index = 0
-                while index < samples.count {
-                    let end = min(index + 1_000, samples.count)
-                    _ = try await store.save(Array(samples[index..<end]), as: .owner)
-                    index = end
-                }
-            }
+            let elapsed = try await saveInBatches(samples, into: store)
             try await store.checkpoint()
             if run > 0 {
                 wearhouseRates.append(Double(count) / seconds(elapsed))
@@ -50,14 +42,7 @@ enum IngestScenario {
             }
             // The same with synchronous=NORMAL, to show what durable commits cost.
             let normal = try SQLiteHealthStore(path: directory.appendingPathComponent("normal-\(run).db").path, durability: .normal)
-            let normalElapsed = try await clock.measure {
-                var index = 0
-                while index < samples.count {
-                    let end = min(index + 1_000, samples.count)
-                    _ = try await normal.save(Array(samples[index..<end]), as: .owner)
-                    index = end
-                }
-            }
+            let normalElapsed = try await saveInBatches(samples, into: normal)
             if run > 0 { normalRates.append(Double(count) / seconds(normalElapsed)) }
         }
 
@@ -89,6 +74,18 @@ enum IngestScenario {
                 "targets: ingest >= 2x the C row-per-sample baseline; <= 8 bytes per heart-rate sample on disk",
                 "bytes/sample rows: lower is better (the ratio column compares rates only within the rate rows)",
             ])
+    }
+
+    /// Saves `samples` in batches of 1,000, as the gateway's writer does, and returns how long it took.
+    static func saveInBatches(_ samples: [QuantitySample], into store: SQLiteHealthStore) async throws -> Duration {
+        try await ContinuousClock().measure {
+            var index = 0
+            while index < samples.count {
+                let end = min(index + 1_000, samples.count)
+                _ = try await store.save(Array(samples[index..<end]), as: .owner)
+                index = end
+            }
+        }
     }
 
     struct PeerResult {

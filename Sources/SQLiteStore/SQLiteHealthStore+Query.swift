@@ -21,13 +21,7 @@ extension SQLiteHealthStore {
 
     private func readRow(_ statement: SQLiteStatement, type: HealthType) -> Row? {
         guard let id = statement.blob(0).flatMap(UUID.init(bytes:)) else { return nil }
-        let device: Device? =
-            statement.int64(7) == 0
-            ? nil
-            : Device(
-                name: statement.text(8), manufacturer: statement.text(9), model: statement.text(10),
-                hardwareVersion: statement.text(11), firmwareVersion: statement.text(12),
-                softwareVersion: statement.text(13), serialNumber: statement.text(14), localIdentifier: statement.text(15))
+        let device = statement.int64(7) == 0 ? nil : Self.readDevice(statement, from: 8)
         let version = statement.text(6) ?? ""
         let sample = QuantitySample(
             id: id, type: type, start: Instant(milliseconds: statement.int64(1)),
@@ -76,6 +70,16 @@ extension SQLiteHealthStore {
         rows.sort { Self.precedes($0.sample, $1.sample, ascending: ascending) }
         if let limit, rows.count > limit { rows.removeLast(rows.count - limit) }
         return rows
+    }
+
+    /// A device from eight consecutive columns starting at `column`: name, manufacturer, model, hardware,
+    /// firmware, software, serial, local identifier (the `devices` table's order).
+    static func readDevice(_ statement: SQLiteStatement, from column: Int32) -> Device {
+        Device(
+            name: statement.text(column), manufacturer: statement.text(column + 1), model: statement.text(column + 2),
+            hardwareVersion: statement.text(column + 3), firmwareVersion: statement.text(column + 4),
+            softwareVersion: statement.text(column + 5), serialNumber: statement.text(column + 6),
+            localIdentifier: statement.text(column + 7))
     }
 
     static func uuidBytes(_ text: String) -> [UInt8] {

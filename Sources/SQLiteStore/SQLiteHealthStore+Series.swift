@@ -243,14 +243,7 @@ extension SQLiteHealthStore {
                 let boundary = rows[limit - 1].sample.start.milliseconds
                 if ascending ? statement.int64(0) > boundary : statement.int64(1) < boundary { break }
             }
-            let device: Device? =
-                statement.int64(7) == 0
-                ? nil
-                : Device(
-                    name: statement.text(8), manufacturer: statement.text(9), model: statement.text(10),
-                    hardwareVersion: statement.text(11), firmwareVersion: statement.text(12),
-                    softwareVersion: statement.text(13), serialNumber: statement.text(14),
-                    localIdentifier: statement.text(15))
+            let device = statement.int64(7) == 0 ? nil : Self.readDevice(statement, from: 8)
             let version = statement.text(6) ?? ""
             let source = Source(identifier: statement.text(5) ?? "", version: version.isEmpty ? nil : version)
             let metadata = MetadataCoding.decode(statement.text(3))
@@ -383,13 +376,7 @@ extension SQLiteHealthStore {
             throw SQLiteError(code: 11, operation: "read", message: "chunk \(chunk.id) names an unknown type or source")
         }
         let version = statement.text(2) ?? ""
-        let device: Device? =
-            chunk.key.deviceID == 0
-            ? nil
-            : Device(
-                name: statement.text(3), manufacturer: statement.text(4), model: statement.text(5),
-                hardwareVersion: statement.text(6), firmwareVersion: statement.text(7), softwareVersion: statement.text(8),
-                serialNumber: statement.text(9), localIdentifier: statement.text(10))
+        let device = chunk.key.deviceID == 0 ? nil : Self.readDevice(statement, from: 3)
         return QuantitySample(
             id: UUID(), type: type, start: Instant(milliseconds: 0), end: Instant(milliseconds: 0),
             startOffsetSeconds: chunk.key.offset, value: 0,
