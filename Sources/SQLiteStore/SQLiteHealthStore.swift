@@ -10,6 +10,8 @@ public actor SQLiteHealthStore: HealthStore {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     let connection: SQLiteConnection
+    /// The access log, in its own file beside the store (`<path>-access`).
+    let accessLogConnection: SQLiteConnection
     /// The database file.
     public nonisolated let path: String
     /// Wall clock for the access log and tombstones; injected by tests.
@@ -59,7 +61,15 @@ public actor SQLiteHealthStore: HealthStore {
         try connection.execute("PRAGMA journal_mode = WAL")
         try connection.execute(durability == .full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
         try Self.migrate(connection)
+        let accessPath = path + "-access"
+        if !FileManager.default.fileExists(atPath: accessPath) {
+            _ = FileManager.default.createFile(atPath: accessPath, contents: nil, attributes: [.posixPermissions: 0o600])
+        }
+        let accessLogConnection = try SQLiteConnection(path: accessPath)
+        try accessLogConnection.execute("PRAGMA journal_mode = WAL")
+        try accessLogConnection.execute(SQLiteSchema.accessLogSchema)
         self.connection = connection
+        self.accessLogConnection = accessLogConnection
         self.path = path
         self.now = now
         executor = StoreExecutor(label: "wearhouse.sqlite")
@@ -229,7 +239,8 @@ public actor SQLiteHealthStore: HealthStore {
     }
 
     func log(_ caller: Caller, _ operation: AccessLogEntry.Operation, type: String?, count: Int, denied: Bool) throws {
-        let statement = try connection.cached(
+        defer { accessLogConnection.resetCachedStatements() }
+        let statement = try accessLogConnection.cached(
             "INSERT INTO access_log (at_ms, caller, operation, type, count, denied) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
         try statement.bind(1, now().milliseconds)
         try statement.bind(2, caller.description)
@@ -271,8 +282,8 @@ public actor SQLiteHealthStore: HealthStore {
     }
 
     public func accessLog(limit: Int) throws -> [AccessLogEntry] {
-        defer { connection.resetCachedStatements() }
-        let statement = try connection.cached(
+        defer { accessLogConnection.resetCachedStatements() }
+        let statement = try accessLogConnection.cached(
             "SELECT at_ms, caller, operation, type, count, denied FROM access_log ORDER BY id DESC LIMIT ?1")
         try statement.bind(1, Int64(limit))
         var entries: [AccessLogEntry] = []

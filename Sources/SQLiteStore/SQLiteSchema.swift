@@ -71,7 +71,19 @@ enum SQLiteSchema {
         """
         CREATE TABLE retention (type TEXT PRIMARY KEY, days INTEGER NOT NULL CHECK (days > 0)) STRICT, WITHOUT ROWID;
         """,
+        // 5: the access log moves to its own file (see `accessLogSchema`), so that logging a read never waits
+        // for the lock of a long write transaction in another process.
+        """
+        DROP TABLE access_log;
+        """,
     ]
+
+    /// The access log's own database, `<store>-access`: written by every call, reads included.
+    static let accessLogSchema = """
+        CREATE TABLE IF NOT EXISTS access_log (
+            id INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL, caller TEXT NOT NULL, operation TEXT NOT NULL,
+            type TEXT, count INTEGER NOT NULL, denied INTEGER NOT NULL) STRICT;
+        """
 
     static var currentVersion: Int { migrations.count }
 }

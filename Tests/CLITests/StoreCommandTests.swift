@@ -154,4 +154,33 @@ import Testing
         let after = try WearhouseRunner.run(["samples", "--store", store, "--type", "heartRate"])
         #expect(after.stdout == "No samples.\n")
     }
+
+    @Test func readersWorkWhileAnotherProcessWrites() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try importFixture()
+        // A writer importing 100 batches one after the other, and readers querying meanwhile (WAL mode).
+        let lines = (0..<20_000).map { index in
+            "{\"type\":\"stepCount\",\"start\":\"\(CrashSafetyTests.iso(1_800_000_000 + index * 60))\","
+                + "\"end\":\"\(CrashSafetyTests.iso(1_800_000_000 + index * 60 + 60))\",\"value\":\(index % 90),"
+                + "\"source\":\"app\",\"subject\":\"bob\"}"
+        }
+        let file = directory.appendingPathComponent("writer.ndjson")
+        try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
+        let writer = Process()
+        writer.executableURL = WearhouseRunner.executable
+        writer.arguments = ["import-samples", "--store", store, file.path]
+        writer.standardOutput = FileHandle.nullDevice
+        try writer.run()
+        var reads = 0
+        while writer.isRunning || reads < 3 {
+            let result = try WearhouseRunner.run(["samples", "--store", store, "--type", "heartRate", "--format", "csv"])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.split(separator: "\n").count == 3)
+            reads += 1
+        }
+        writer.waitUntilExit()
+        #expect(writer.terminationStatus == 0)
+        let check = try WearhouseRunner.json(try WearhouseRunner.run(["store", "check", "--store", store, "--json"]).stdout)
+        #expect((check["samples"] as? [String: Int])?["stepCount"] == 20_002)
+    }
 }
