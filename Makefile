@@ -16,7 +16,7 @@ DEB_PACKAGES := pkg-config libsqlite3-dev libsystemd-dev libpq-dev libudev-dev l
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-swift fuzz fuzz-smoke fuzz-build bench demo install uninstall clean
+.PHONY: all deps build test lint format fuzz fuzz-smoke fuzz-build bench demo install uninstall clean
 
 all: build
 
@@ -32,12 +32,21 @@ deps:
 build: deps
 	$(SWIFT) build
 
-# The fuzz pass and the quick benchmarks run first, so that the test runner's summary is the last line.
-test: deps
+# Lint, the fuzz pass and the quick benchmarks run first, so that the test runner's summary is the last line.
+test: deps lint
 	$(MAKE) --no-print-directory fuzz-smoke
 	$(MAKE) --no-print-directory bench BENCH_FLAGS=--quick
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --parallel
+
+# Formatting: .swift-format (4 spaces, 120 columns); `make format` rewrites, `make lint` checks.
+SWIFT_FILES = $(shell git ls-files 'Sources/*.swift' 'Tests/*.swift' 'Fuzz/*.swift' 2>/dev/null || find Sources Tests Fuzz -name '*.swift')
+
+lint:
+	$(SWIFT) format lint --strict $(SWIFT_FILES)
+
+format:
+	$(SWIFT) format -i $(SWIFT_FILES)
 
 # libFuzzer over every GATT decoder: the GATT sources and Fuzz/GATTFuzzer.swift compiled as one module.
 FUZZER := .fuzz/gatt-fuzzer

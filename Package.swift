@@ -67,6 +67,6 @@ let package = Package(
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Health", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["wearhouse"], swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ"], swiftSettings: strict),
-        .testTarget(name: "FakeDevicesTests", dependencies: ["FakeDevices", "GATT", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "FakeDevicesTests", dependencies: ["FakeDevices", "GATT", "BlueZ", "TestSupport"], swiftSettings: strict),
     ]
 )

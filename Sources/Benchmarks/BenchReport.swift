@@ -36,7 +36,8 @@ struct BenchReport: Codable {
         for row in rows {
             let ratio = row.median / subject.median
             lines.append(
-                "| \(row.subject) | \(Self.format(row.median)) | \(row.unit) | \(row.runs.count) | \(String(format: "%.2f", ratio)) |")
+                "| \(row.subject) | \(Self.format(row.median)) | \(row.unit) | \(row.runs.count) | \(String(format: "%.2f", ratio)) |"
+            )
         }
         lines += notes.map { "- \($0)" }
         return lines.joined(separator: "\n") + "\n"
@@ -58,7 +59,8 @@ struct BenchReport: Codable {
     }
 
     static var machineDescription: String {
-        let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+        let cpu =
+            (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
             .split(separator: "\n").first { $0.hasPrefix("model name") }?
             .split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
         return "\(cpu), \(ProcessInfo.processInfo.activeProcessorCount) cores"

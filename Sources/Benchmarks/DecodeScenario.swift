@@ -12,37 +12,46 @@ enum DecodeScenario {
         let rsc = rscPayloads()
 
         var rows: [BenchRow] = []
-        rows.append(BenchRow(subject: "wearhouse HeartRateMeasurement (4 RR)", unit: "decodes/s", runs: measureRate(runs: runs, work: Double(count)) {
-            var sum = 0
-            for index in 0..<count {
-                do {
-                    let value = try HeartRateMeasurement(decoding: heartRate[index & 1023])
-                    sum &+= Int(value.heartRate) &+ Int(value.rrIntervals[3])
-                } catch {
-                    sum &-= 1
-                }
-            }
-            blackHole(sum)
-        }))
-        rows.append(BenchRow(subject: "unchecked baseline HRM (4 RR)", unit: "decodes/s", runs: measureRate(runs: runs, work: Double(count)) {
-            var sum = 0
-            for index in 0..<count {
-                sum &+= uncheckedHeartRate(heartRate[index & 1023])
-            }
-            blackHole(sum)
-        }))
-        rows.append(BenchRow(subject: "wearhouse RSCMeasurement (all fields)", unit: "decodes/s", runs: measureRate(runs: runs, work: Double(count)) {
-            var sum = 0
-            for index in 0..<count {
-                do {
-                    let value = try RSCMeasurement(decoding: rsc[index & 1023])
-                    sum &+= Int(value.speed) &+ Int(value.totalDistance ?? 0)
-                } catch {
-                    sum &-= 1
-                }
-            }
-            blackHole(sum)
-        }))
+        rows.append(
+            BenchRow(
+                subject: "wearhouse HeartRateMeasurement (4 RR)", unit: "decodes/s",
+                runs: measureRate(runs: runs, work: Double(count)) {
+                    var sum = 0
+                    for index in 0..<count {
+                        do {
+                            let value = try HeartRateMeasurement(decoding: heartRate[index & 1023])
+                            sum &+= Int(value.heartRate) &+ Int(value.rrIntervals[3])
+                        } catch {
+                            sum &-= 1
+                        }
+                    }
+                    blackHole(sum)
+                }))
+        rows.append(
+            BenchRow(
+                subject: "unchecked baseline HRM (4 RR)", unit: "decodes/s",
+                runs: measureRate(runs: runs, work: Double(count)) {
+                    var sum = 0
+                    for index in 0..<count {
+                        sum &+= uncheckedHeartRate(heartRate[index & 1023])
+                    }
+                    blackHole(sum)
+                }))
+        rows.append(
+            BenchRow(
+                subject: "wearhouse RSCMeasurement (all fields)", unit: "decodes/s",
+                runs: measureRate(runs: runs, work: Double(count)) {
+                    var sum = 0
+                    for index in 0..<count {
+                        do {
+                            let value = try RSCMeasurement(decoding: rsc[index & 1023])
+                            sum &+= Int(value.speed) &+ Int(value.totalDistance ?? 0)
+                        } catch {
+                            sum &-= 1
+                        }
+                    }
+                    blackHole(sum)
+                }))
         if let python = try pythonRates(heartRate: heartRate, rsc: rsc, count: quick ? 20_000 : 300_000, runs: runs) {
             rows.append(BenchRow(subject: "python3 struct HRM (4 RR)", unit: "decodes/s", runs: python.heartRate))
             rows.append(BenchRow(subject: "python3 struct RSC", unit: "decodes/s", runs: python.rsc))
@@ -110,9 +119,12 @@ enum DecodeScenario {
     }
 
     /// Runs Benchmarks/peers/decode.py on the same payloads; nil when python3 is missing.
-    static func pythonRates(heartRate: [[UInt8]], rsc: [[UInt8]], count: Int, runs: Int) throws -> (heartRate: [Double], rsc: [Double])? {
+    static func pythonRates(heartRate: [[UInt8]], rsc: [[UInt8]], count: Int, runs: Int) throws -> (
+        heartRate: [Double], rsc: [Double]
+    )? {
         let script = "Benchmarks/peers/decode.py"
-        guard FileManager.default.fileExists(atPath: script), FileManager.default.fileExists(atPath: "/usr/bin/python3") else {
+        guard FileManager.default.fileExists(atPath: script), FileManager.default.fileExists(atPath: "/usr/bin/python3")
+        else {
             return nil
         }
         let input = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-decode-\(getpid()).txt")

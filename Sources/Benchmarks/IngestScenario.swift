@@ -21,7 +21,8 @@ enum IngestScenario {
             .write(to: dataFile, atomically: true, encoding: .utf8)
 
         let source = Source(identifier: "org.wearhouse.gateway", version: "0.1.0")
-        let device = Device(name: "Polar H10", manufacturer: "Polar Electro Oy", model: "H10", localIdentifier: "A0:9E:1A:00:00:01")
+        let device = Device(
+            name: "Polar H10", manufacturer: "Polar Electro Oy", model: "H10", localIdentifier: "A0:9E:1A:00:00:01")
         var wearhouseRates: [Double] = []
         var wearhouseBytes: [Double] = []
         var normalRates: [Double] = []
@@ -41,7 +42,8 @@ enum IngestScenario {
                 wearhouseBytes.append(Double(fileBytes(path)) / Double(count))
             }
             // The same with synchronous=NORMAL, to show what durable commits cost.
-            let normal = try SQLiteHealthStore(path: directory.appendingPathComponent("normal-\(run).db").path, durability: .normal)
+            let normal = try SQLiteHealthStore(
+                path: directory.appendingPathComponent("normal-\(run).db").path, durability: .normal)
             let normalElapsed = try await saveInBatches(samples, into: normal)
             if run > 0 { normalRates.append(Double(count) / seconds(normalElapsed)) }
         }
@@ -55,17 +57,23 @@ enum IngestScenario {
             let results = try (0...runs).map { run in
                 try runPeer(baseline.path, [dataFile.path, directory.appendingPathComponent("c-\(run).db").path])
             }.dropFirst()
-            rows.append(BenchRow(subject: "C, row per sample, time-ordered keys", unit: "samples/s", runs: results.map(\.rate)))
+            rows.append(
+                BenchRow(subject: "C, row per sample, time-ordered keys", unit: "samples/s", runs: results.map(\.rate)))
             byteRows.append(BenchRow(subject: "C bytes/sample", unit: "bytes", runs: results.map(\.bytesPerSample)))
         }
         if FileManager.default.fileExists(atPath: "/usr/bin/python3") {
             let results = try (0...runs).map { run in
                 try runPeer(
                     "/usr/bin/python3",
-                    ["Benchmarks/peers/ingest_bleak_style.py", dataFile.path, directory.appendingPathComponent("py-\(run).db").path])
+                    [
+                        "Benchmarks/peers/ingest_bleak_style.py", dataFile.path,
+                        directory.appendingPathComponent("py-\(run).db").path,
+                    ])
             }.dropFirst()
-            rows.append(BenchRow(subject: "python3 bleak-style, uuid4 keys", unit: "samples/s", runs: results.map(\.rate)))
-            byteRows.append(BenchRow(subject: "python3 bytes/sample", unit: "bytes", runs: results.map(\.bytesPerSample)))
+            rows.append(
+                BenchRow(subject: "python3 bleak-style, uuid4 keys", unit: "samples/s", runs: results.map(\.rate)))
+            byteRows.append(
+                BenchRow(subject: "python3 bytes/sample", unit: "bytes", runs: results.map(\.bytesPerSample)))
         }
         return BenchReport(
             scenario: "ingest", quick: quick, rows: rows + byteRows,
@@ -100,8 +108,10 @@ enum IngestScenario {
     }
 
     static func fileBytes(_ path: String) -> Int64 {
-        [path, path + "-wal"].compactMap { (try? FileManager.default.attributesOfItem(atPath: $0))?[.size] as? NSNumber }
-            .reduce(0) { $0 + $1.int64Value }
+        [path, path + "-wal"].compactMap {
+            (try? FileManager.default.attributesOfItem(atPath: $0))?[.size] as? NSNumber
+        }
+        .reduce(0) { $0 + $1.int64Value }
     }
 
     static func seconds(_ duration: Duration) -> Double {

@@ -41,8 +41,10 @@ enum QueryScenario {
         try await store.checkpoint()
         let samples = Double(days) * 86_400
 
-        let buckets = try StatisticsBuckets(interval: StatisticsInterval(parsing: "1d"), anchor: .instant(Instant(milliseconds: start)))
-            .buckets(from: Instant(milliseconds: start), to: Instant(milliseconds: start + Int64(days) * 86_400_000))
+        let buckets = try StatisticsBuckets(
+            interval: StatisticsInterval(parsing: "1d"), anchor: .instant(Instant(milliseconds: start))
+        )
+        .buckets(from: Instant(milliseconds: start), to: Instant(milliseconds: start + Int64(days) * 86_400_000))
         let query = StatisticsQuery(type: .heartRate, buckets: buckets)
         var times: [Double] = []
         for run in 0...runs {
@@ -51,16 +53,20 @@ enum QueryScenario {
         }
         var rows = [BenchRow(subject: "wearhouse daily collection (rollups)", unit: "ms", runs: times)]
         if let baseline = try Peers.compile("query_baseline", in: directory) {
-            let output = try Peers.run(baseline.path, [directory.appendingPathComponent("plain.db").path, String(days), String(runs)])
+            let output = try Peers.run(
+                baseline.path, [directory.appendingPathComponent("plain.db").path, String(days), String(runs)])
             struct Output: Decodable { var seconds: [Double] }
             let result = try JSONDecoder().decode(Output.self, from: output)
-            rows.append(BenchRow(subject: "plain SQL GROUP BY, row per sample", unit: "ms", runs: result.seconds.map { $0 * 1000 }))
+            rows.append(
+                BenchRow(
+                    subject: "plain SQL GROUP BY, row per sample", unit: "ms", runs: result.seconds.map { $0 * 1000 }))
         }
         return BenchReport(
             scenario: "query", quick: quick, rows: rows,
             notes: [
                 "\(days) days of 1 Hz heart rate (\(Int(samples)) samples), daily avg/min/max, \(runs) runs after a warm-up",
-                String(format: "loading the store took %.1f s (%.0f samples/s); store size %.2f bytes/sample",
+                String(
+                    format: "loading the store took %.1f s (%.0f samples/s); store size %.2f bytes/sample",
                     IngestScenario.seconds(loading), samples / IngestScenario.seconds(loading),
                     Double(IngestScenario.fileBytes(path)) / samples),
                 "target: the one-year daily collection in under 50 ms; lower is better (ratio: time relative to wearhouse)",

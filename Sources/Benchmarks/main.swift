@@ -25,7 +25,8 @@ let scenarios: [String: @Sendable (Bool) async throws -> BenchReport] = [
 let chosen = arguments.isEmpty ? scenarios.keys.sorted() : arguments
 for name in chosen {
     guard let scenario = scenarios[name] else {
-        FileHandle.standardError.write(Data("Error: unknown scenario '\(name)'; known: \(scenarios.keys.sorted().joined(separator: ", "))\n".utf8))
+        FileHandle.standardError.write(
+            Data("Error: unknown scenario '\(name)'; known: \(scenarios.keys.sorted().joined(separator: ", "))\n".utf8))
         exit(64)
     }
     do {

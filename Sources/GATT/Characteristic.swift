@@ -80,7 +80,8 @@ public enum CharacteristicCatalog {
     }
 
     /// Decodes `bytes` as the characteristic `uuid`; `nil` when wearhouse does not know the characteristic.
-    public static func decode(_ bytes: [UInt8], as uuid: BluetoothUUID) -> Result<any CharacteristicValue, DecodeError>? {
+    public static func decode(_ bytes: [UInt8], as uuid: BluetoothUUID) -> Result<any CharacteristicValue, DecodeError>?
+    {
         guard let type = type(for: uuid) else { return nil }
         return decode(bytes, as: type)
     }

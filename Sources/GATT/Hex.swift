@@ -34,7 +34,8 @@ public enum Hex {
                 }
             } else if scalar == " " || scalar == ":" || scalar == "-" || scalar == "\t" || scalar == "," {
                 guard pending == nil else {
-                    throw ParseError(offset: offset, reason: "separator inside a byte (odd digit at character \(pendingOffset + 1))")
+                    throw ParseError(
+                        offset: offset, reason: "separator inside a byte (odd digit at character \(pendingOffset + 1))")
                 }
             } else {
                 throw ParseError(offset: offset, reason: "'\(scalar)' is not a hex digit")

@@ -37,14 +37,16 @@ public struct HealthType: Hashable, Sendable, CustomStringConvertible {
     public var description: String { identifier }
 
     public static let heartRate = HealthType(
-        identifier: "heartRate", canonicalUnit: "count/min", aggregation: .discrete, validRange: 1...300, loinc: "8867-4")
+        identifier: "heartRate", canonicalUnit: "count/min", aggregation: .discrete, validRange: 1...300,
+        loinc: "8867-4")
     public static let heartbeatSeries = HealthType(
         identifier: "heartbeatSeries", canonicalUnit: "ms", aggregation: .series, validRange: 0...65_536)
     public static let heartRateVariabilitySDNN = HealthType(
         identifier: "heartRateVariabilitySDNN", canonicalUnit: "ms", aggregation: .discrete, validRange: 0...10_000,
         loinc: "80404-7")
     public static let stepCount = HealthType(
-        identifier: "stepCount", canonicalUnit: "count", aggregation: .cumulative, validRange: 0...Double.greatestFiniteMagnitude,
+        identifier: "stepCount", canonicalUnit: "count", aggregation: .cumulative,
+        validRange: 0...Double.greatestFiniteMagnitude,
         loinc: "55423-8")
     public static let distanceWalkingRunning = HealthType(
         identifier: "distanceWalkingRunning", canonicalUnit: "m", aggregation: .cumulative,

@@ -39,7 +39,8 @@ public struct Device: Hashable, Sendable, Codable {
 
     /// The identity a priority list and the natural key use: local identifier, else serial, else model.
     public var key: String {
-        localIdentifier ?? serialNumber.map { "serial:\($0)" } ?? [manufacturer, model, name].compactMap { $0 }.joined(separator: "/")
+        localIdentifier ?? serialNumber.map { "serial:\($0)" }
+            ?? [manufacturer, model, name].compactMap { $0 }.joined(separator: "/")
     }
 }
 

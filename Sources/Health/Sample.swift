@@ -63,7 +63,8 @@ public struct QuantitySample: Hashable, Sendable, Identifiable {
             id
             ?? (metadata[MetadataKey.externalUUID] != nil
                 ? .timeOrdered()
-                : Self.derivedID(type: type.identifier, source: source.identifier, device: device?.key, start: start, end: end))
+                : Self.derivedID(
+                    type: type.identifier, source: source.identifier, device: device?.key, start: start, end: end))
         self.type = type
         self.start = start
         self.end = end
@@ -79,7 +80,9 @@ public struct QuantitySample: Hashable, Sendable, Identifiable {
 
     /// Whether ``id`` is the one derived from the natural key (and so need not be stored).
     public var hasDerivedID: Bool {
-        id == Self.derivedID(type: type.identifier, source: source.identifier, device: device?.key, start: start, end: end)
+        id
+            == Self.derivedID(
+                type: type.identifier, source: source.identifier, device: device?.key, start: start, end: end)
     }
 
     /// The id of the sample with this natural key `(type, source, device, start, end)`: the start in milliseconds

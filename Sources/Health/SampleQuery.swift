@@ -50,7 +50,9 @@ public struct SampleQuery: Hashable, Sendable {
     /// Whether a sample with this interval matches the time range of the query.
     public func matchesTime(start: Instant, end: Instant) -> Bool {
         if let from {
-            if strictStart { if start < from { return false } } else if end < from || (end == from && start < end) {
+            if strictStart {
+                if start < from { return false }
+            } else if end < from || (end == from && start < end) {
                 return false
             }
         }

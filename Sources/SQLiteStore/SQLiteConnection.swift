@@ -16,7 +16,8 @@ final class SQLiteConnection {
     /// Opens (creating if needed) the database at `path`, read-write or read-only.
     init(path: String, readOnly: Bool = false) throws(SQLiteError) {
         var db: OpaquePointer?
-        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        let flags =
+            (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
             | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         let result = sqlite3_open_v2(path, &db, flags, nil)
         guard result == SQLITE_OK, let db else {
@@ -110,7 +111,8 @@ final class SQLiteConnection {
 
     func error(_ operation: String, sql: String?) -> SQLiteError {
         SQLiteError(
-            code: sqlite3_extended_errcode(handle), operation: operation, message: String(cString: sqlite3_errmsg(handle)),
+            code: sqlite3_extended_errcode(handle), operation: operation,
+            message: String(cString: sqlite3_errmsg(handle)),
             sql: sql)
     }
 

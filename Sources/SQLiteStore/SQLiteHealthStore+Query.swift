@@ -26,7 +26,8 @@ extension SQLiteHealthStore {
         let sample = QuantitySample(
             id: id, type: type, start: Instant(milliseconds: statement.int64(1)),
             end: Instant(milliseconds: statement.int64(2)), startOffsetSeconds: Int32(clamping: statement.int64(3)),
-            value: statement.double(4), source: Source(identifier: statement.text(5) ?? "", version: version.isEmpty ? nil : version),
+            value: statement.double(4),
+            source: Source(identifier: statement.text(5) ?? "", version: version.isEmpty ? nil : version),
             device: device, subject: statement.text(16), metadata: MetadataCoding.decode(statement.text(17)))
         return Row(sample: sample, seq: statement.int64(18), writer: statement.text(19) ?? "")
     }
@@ -51,10 +52,14 @@ extension SQLiteHealthStore {
             let comparison = ascending ? ">" : "<"
             conditions.add(
                 "(s.start_ms, s.end_ms, s.uuid) \(comparison) (?, ?, ?)",
-                [.integer(cursor.start.milliseconds), .integer(cursor.end.milliseconds), .blob(Self.uuidBytes(cursor.id))])
+                [
+                    .integer(cursor.start.milliseconds), .integer(cursor.end.milliseconds),
+                    .blob(Self.uuidBytes(cursor.id)),
+                ])
         }
         let order = ascending ? "ASC" : "DESC"
-        var sql = "SELECT \(Self.rowColumns) WHERE \(conditions.sql) "
+        var sql =
+            "SELECT \(Self.rowColumns) WHERE \(conditions.sql) "
             + "ORDER BY s.start_ms \(order), s.end_ms \(order), s.uuid \(order)"
         if let limit { sql += " LIMIT \(max(0, limit))" }
         let statement = try conditions.prepare(sql, on: connection)
@@ -110,7 +115,8 @@ extension SQLiteHealthStore {
             cursor = SampleCursor(start: last.sample.start, end: last.sample.end, id: last.sample.id.uuidString)
         }
         try log(caller, .query, type: query.type.identifier, count: matched.count, denied: false)
-        let next = matched.count == wanted && wanted != Int.max
+        let next =
+            matched.count == wanted && wanted != Int.max
             ? matched.last.map { SampleCursor(start: $0.start, end: $0.end, id: $0.id.uuidString) } : nil
         return SamplePage(samples: matched, next: next)
     }
@@ -148,7 +154,8 @@ extension SQLiteHealthStore {
                     }
                 }
             }
-            let merge = CumulativeMerge(priority: try query.priority ?? priority(of: query.type), unranked: query.unranked)
+            let merge = CumulativeMerge(
+                priority: try query.priority ?? priority(of: query.type), unranked: query.unranked)
             return zip(query.buckets, merge.buckets(samples, borders: borders)).map { bucket, merged in
                 StatisticsResult(bucket: bucket, sum: merged.sum, sources: merged.sources.sorted())
             }
@@ -225,7 +232,8 @@ extension SQLiteHealthStore {
         try log(caller, .changes, type: type.identifier, count: kept.count, denied: false)
         return ChangeSet(
             added: rows.filter { $0.seq <= newAnchor }.map(\.sample),
-            deleted: deleted.filter { $0.0 <= newAnchor }.map(\.1), anchor: newAnchor, hasMore: events.count > kept.count)
+            deleted: deleted.filter { $0.0 <= newAnchor }.map(\.1), anchor: newAnchor,
+            hasMore: events.count > kept.count)
     }
 }
 

@@ -18,11 +18,13 @@ extension SQLiteHealthStore {
         defer { connection.resetCachedStatements() }
         let integrity = try integrityCheck()
         let statement = try connection.cached(
-            "SELECT t.identifier, count(*) FROM samples s JOIN types t ON t.id = s.type_id GROUP BY t.identifier ORDER BY 1")
+            "SELECT t.identifier, count(*) FROM samples s JOIN types t ON t.id = s.type_id GROUP BY t.identifier ORDER BY 1"
+        )
         var counts: [String: Int] = [:]
         while try statement.step() { counts[statement.text(0) ?? ""] = Int(statement.int64(1)) }
         let series = try connection.cached(
-            "SELECT t.identifier, sum(c.count) FROM series_chunks c JOIN types t ON t.id = c.type_id GROUP BY t.identifier")
+            "SELECT t.identifier, sum(c.count) FROM series_chunks c JOIN types t ON t.id = c.type_id GROUP BY t.identifier"
+        )
         while try series.step() { counts[series.text(0) ?? "", default: 0] += Int(series.int64(1)) }
         let size = [path, path + "-wal"].compactMap {
             (try? FileManager.default.attributesOfItem(atPath: $0))?[.size] as? NSNumber

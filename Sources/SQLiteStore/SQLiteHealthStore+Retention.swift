@@ -45,7 +45,8 @@ extension SQLiteHealthStore {
                 try rows.step()
                 removed += connection.changes
                 // Whole chunks that ended before the cutoff go at once; a chunk across it is rewritten.
-                let count = try connection.cached("SELECT coalesce(sum(count), 0) FROM series_chunks WHERE type_id = ?1 AND end_ms < ?2")
+                let count = try connection.cached(
+                    "SELECT coalesce(sum(count), 0) FROM series_chunks WHERE type_id = ?1 AND end_ms < ?2")
                 try count.bind(1, typeID)
                 try count.bind(2, cutoff)
                 if try count.step() { removed += Int(count.int64(0)) }
@@ -54,7 +55,8 @@ extension SQLiteHealthStore {
                 try chunks.bind(1, typeID)
                 try chunks.bind(2, cutoff)
                 try chunks.step()
-                let straddling = try connection.cached("SELECT id FROM series_chunks WHERE type_id = ?1 AND start_ms < ?2")
+                let straddling = try connection.cached(
+                    "SELECT id FROM series_chunks WHERE type_id = ?1 AND start_ms < ?2")
                 try straddling.bind(1, typeID)
                 try straddling.bind(2, cutoff)
                 var ids: [Int64] = []
@@ -70,7 +72,8 @@ extension SQLiteHealthStore {
                 try rollups.bind(2, Self.rollupBucket(cutoff))
                 try rollups.step()
                 // The quarter hour the cutoff falls in may have lost some samples: rebuild it.
-                let partial = try connection.cached("SELECT source_id, device_id, subject_id FROM rollups WHERE type_id = ?1 AND bucket_ms = ?2")
+                let partial = try connection.cached(
+                    "SELECT source_id, device_id, subject_id FROM rollups WHERE type_id = ?1 AND bucket_ms = ?2")
                 try partial.bind(1, typeID)
                 try partial.bind(2, Self.rollupBucket(cutoff))
                 var keys: [(Int64, Int64, Int64)] = []

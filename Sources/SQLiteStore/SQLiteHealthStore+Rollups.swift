@@ -55,16 +55,21 @@ extension SQLiteHealthStore {
     }
 
     /// Remembers an inserted discrete sample; ``flushRollups()`` adds it at the end of the write transaction.
-    func noteInserted(typeID: Int64, sourceID: Int64, deviceID: Int64, subjectID: Int64, start: Int64, end: Int64, value: Double) {
+    func noteInserted(
+        typeID: Int64, sourceID: Int64, deviceID: Int64, subjectID: Int64, start: Int64, end: Int64, value: Double
+    ) {
         let key = RollupKey(
-            typeID: typeID, sourceID: sourceID, deviceID: deviceID, subjectID: subjectID, bucket: Self.rollupBucket(start))
+            typeID: typeID, sourceID: sourceID, deviceID: deviceID, subjectID: subjectID,
+            bucket: Self.rollupBucket(start))
         pendingRollups[key, default: RollupValue()].add(start: start, end: end, value: value)
     }
 
     /// Remembers that a sample starting at `start` was removed: its quarter hour is recomputed from the raw data.
     func noteRemoved(typeID: Int64, sourceID: Int64, deviceID: Int64, subjectID: Int64, start: Int64) {
         staleRollups.insert(
-            RollupKey(typeID: typeID, sourceID: sourceID, deviceID: deviceID, subjectID: subjectID, bucket: Self.rollupBucket(start)))
+            RollupKey(
+                typeID: typeID, sourceID: sourceID, deviceID: deviceID, subjectID: subjectID,
+                bucket: Self.rollupBucket(start)))
     }
 
     /// Applies the remembered changes (called by ``writeTransaction(_:)`` before it commits).
@@ -126,14 +131,16 @@ extension SQLiteHealthStore {
         try rows.bind(5, key.deviceID)
         try rows.bind(6, key.subjectID)
         while try rows.step() { value.add(start: rows.int64(0), end: rows.int64(1), value: rows.double(2)) }
-        for chunk in try chunks(typeID: key.typeID, sourceID: key.sourceID, deviceID: key.deviceID, from: key.bucket, to: end)
+        for chunk in try chunks(
+            typeID: key.typeID, sourceID: key.sourceID, deviceID: key.deviceID, from: key.bucket, to: end)
         where chunk.key.subjectID == key.subjectID {
             for point in chunk.points where point.start >= key.bucket && point.start < end {
                 value.add(start: point.start, end: point.start + point.duration, value: point.value)
             }
         }
         let delete = try connection.cached(
-            "DELETE FROM rollups WHERE type_id = ?1 AND bucket_ms = ?2 AND source_id = ?3 AND device_id = ?4 AND subject_id = ?5")
+            "DELETE FROM rollups WHERE type_id = ?1 AND bucket_ms = ?2 AND source_id = ?3 AND device_id = ?4 AND subject_id = ?5"
+        )
         try delete.bind(1, key.typeID)
         try delete.bind(2, key.bucket)
         try delete.bind(3, key.sourceID)
@@ -187,7 +194,9 @@ extension SQLiteHealthStore {
         var bucketIndex = 0
         while try statement.step() {
             let at = statement.int64(0)
-            while bucketIndex < query.buckets.count, at >= query.buckets[bucketIndex].end.milliseconds { bucketIndex += 1 }
+            while bucketIndex < query.buckets.count, at >= query.buckets[bucketIndex].end.milliseconds {
+                bucketIndex += 1
+            }
             guard bucketIndex < query.buckets.count else { break }
             var value = RollupValue()
             value.n = statement.int64(1)
@@ -199,7 +208,9 @@ extension SQLiteHealthStore {
             value.recentValue = statement.double(7)
             let provenance: Provenance? =
                 query.separateBySource ? Provenance(source: statement.text(8) ?? "", device: statement.text(9)) : nil
-            if totals[provenance] == nil { totals[provenance] = Array(repeating: RollupValue(), count: query.buckets.count) }
+            if totals[provenance] == nil {
+                totals[provenance] = Array(repeating: RollupValue(), count: query.buckets.count)
+            }
             totals[provenance]?[bucketIndex].merge(value)
         }
         if !query.separateBySource {
@@ -216,7 +227,8 @@ extension SQLiteHealthStore {
     static func discrete(_ bucket: StatisticsBucket, _ value: RollupValue) -> DiscreteStatistics.Bucket {
         guard value.n > 0 else { return emptyDiscrete(bucket) }
         return DiscreteStatistics.Bucket(
-            start: bucket.start, end: bucket.end, count: Int(value.n), sum: value.sum, average: value.sum / Double(value.n),
+            start: bucket.start, end: bucket.end, count: Int(value.n), sum: value.sum,
+            average: value.sum / Double(value.n),
             minimum: value.min, maximum: value.max, mostRecent: value.recentValue,
             mostRecentEnd: Instant(milliseconds: value.recentEnd), timeWeightedAverage: nil)
     }

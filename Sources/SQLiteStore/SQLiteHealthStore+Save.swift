@@ -112,7 +112,8 @@ extension SQLiteHealthStore {
                 if version == storedVersion {
                     let same =
                         lookup.int64(2) == sample.start.milliseconds && lookup.int64(3) == sample.end.milliseconds
-                        && lookup.double(4) == sample.value && lookup.int64(5) == deviceID && lookup.int64(6) == subjectID
+                        && lookup.double(4) == sample.value && lookup.int64(5) == deviceID
+                        && lookup.int64(6) == subjectID
                     return same ? .duplicate : .conflict
                 }
                 let oldUUID = lookup.blob(0) ?? []
@@ -157,7 +158,9 @@ extension SQLiteHealthStore {
         return (external, version)
     }
 
-    private func storedSample(uuid: UUID) throws -> (typeID: Int64, start: Int64, end: Int64, value: Double, subjectID: Int64)? {
+    private func storedSample(uuid: UUID) throws -> (
+        typeID: Int64, start: Int64, end: Int64, value: Double, subjectID: Int64
+    )? {
         let statement = try connection.cached(
             "SELECT type_id, start_ms, end_ms, value, subject_id FROM samples WHERE uuid = ?1")
         try statement.bind(1, uuid.bytes)
@@ -218,7 +221,8 @@ extension SQLiteHealthStore {
     /// Records that sample `uuid` is gone, for ``changes(of:since:limit:as:)``.
     func tombstone(uuid: [UInt8], typeID: Int64, writer: String, replacedBy: [UInt8]?) throws {
         let tombstone = try connection.cached(
-            "INSERT INTO tombstones (seq, type_id, uuid, writer, deleted_ms, replaced_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
+            "INSERT INTO tombstones (seq, type_id, uuid, writer, deleted_ms, replaced_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+        )
         try tombstone.bind(1, try nextSequence())
         try tombstone.bind(2, typeID)
         try tombstone.bind(3, uuid)

@@ -27,7 +27,8 @@ extension SQLiteHealthStore {
 
     /// Whether `sample`, written by `caller`, goes into a chunk rather than a row.
     func isSeriesSample(_ sample: QuantitySample, _ caller: Caller) -> Bool {
-        caller == .owner && sample.type.aggregation == .discrete && Self.externalID(sample) == nil && sample.hasDerivedID
+        caller == .owner && sample.type.aggregation == .discrete && Self.externalID(sample) == nil
+            && sample.hasDerivedID
     }
 
     /// Saves the stream's samples `samples[members]` (already validated, ids derived), writing each one's outcome
@@ -35,7 +36,9 @@ extension SQLiteHealthStore {
     ///
     /// The samples are walked in natural-key order against what is already stored under the same keys (in
     /// chunks of any subject, and in rows), so duplicates and conflicts are found without hashing each sample.
-    func saveSeries(_ samples: [QuantitySample], members: [Int], key: StreamKey, into outcomes: inout [WriteOutcome]) throws {
+    func saveSeries(_ samples: [QuantitySample], members: [Int], key: StreamKey, into outcomes: inout [WriteOutcome])
+        throws
+    {
         guard !members.isEmpty else { return }
         var order = members
         func naturalKey(_ index: Int) -> (Int64, Int64) {
@@ -49,7 +52,9 @@ extension SQLiteHealthStore {
 
         // What is already stored under these natural keys, sorted by key.
         var stored: [(start: Int64, end: Int64, value: Double, subjectID: Int64)] = []
-        for chunk in try chunks(typeID: key.typeID, sourceID: key.sourceID, deviceID: key.deviceID, from: minStart, to: maxEnd) {
+        for chunk in try chunks(
+            typeID: key.typeID, sourceID: key.sourceID, deviceID: key.deviceID, from: minStart, to: maxEnd)
+        {
             for point in chunk.points where point.start >= minStart && point.start + point.duration <= maxEnd {
                 stored.append((point.start, point.start + point.duration, point.value, chunk.key.subjectID))
             }
@@ -91,7 +96,8 @@ extension SQLiteHealthStore {
             previous = (natural, value)
             outcomes[index] = .inserted
             accepted.append(
-                SeriesChunkCodec.Point(start: natural.0, duration: natural.1 - natural.0, value: value, seq: try nextSequence()))
+                SeriesChunkCodec.Point(
+                    start: natural.0, duration: natural.1 - natural.0, value: value, seq: try nextSequence()))
             // Rollups: accumulate the quarter hour locally, hand it over when the walk leaves it.
             let bucket = Self.rollupBucket(natural.0)
             if let current = rollup, current.bucket != bucket {
@@ -108,10 +114,10 @@ extension SQLiteHealthStore {
 
     private func mergeRollup(_ key: StreamKey, bucket: Int64, _ value: RollupValue) {
         let rollupKey = RollupKey(
-            typeID: key.typeID, sourceID: key.sourceID, deviceID: key.deviceID, subjectID: key.subjectID, bucket: bucket)
+            typeID: key.typeID, sourceID: key.sourceID, deviceID: key.deviceID, subjectID: key.subjectID, bucket: bucket
+        )
         pendingRollups[rollupKey, default: RollupValue()].merge(value)
     }
-
 
     /// Adds points (sorted, all new) to the stream: onto its last chunk when they all come after it, else into
     /// new chunks.
@@ -215,10 +221,15 @@ extension SQLiteHealthStore {
         var lower = from?.milliseconds ?? .min
         var upper = to?.milliseconds ?? .max
         if let cursor {
-            if ascending { lower = max(lower, cursor.start.milliseconds) } else { upper = min(upper, cursor.start.milliseconds) }
+            if ascending {
+                lower = max(lower, cursor.start.milliseconds)
+            } else {
+                upper = min(upper, cursor.start.milliseconds)
+            }
         }
         var conditions = SQLConditions()
-        conditions.add("c.type_id = ? AND c.end_ms >= ? AND c.start_ms <= ?", [.integer(typeID), .integer(lower), .integer(upper)])
+        conditions.add(
+            "c.type_id = ? AND c.end_ms >= ? AND c.start_ms <= ?", [.integer(typeID), .integer(lower), .integer(upper)])
         conditions.add("so.identifier", in: sources)
         conditions.add("d.key", in: devices)
         conditions.add("sj.name", in: subjects)
@@ -260,10 +271,12 @@ extension SQLiteHealthStore {
                 if let (start, end, id) = cursorKey {
                     let key = (sample.start.milliseconds, sample.end.milliseconds, sample.id.bytes)
                     let after =
-                        key.0 != start ? key.0 > start
+                        key.0 != start
+                        ? key.0 > start
                         : key.1 != end ? key.1 > end : id.lexicographicallyPrecedes(key.2)
                     let before =
-                        key.0 != start ? key.0 < start
+                        key.0 != start
+                        ? key.0 < start
                         : key.1 != end ? key.1 < end : key.2.lexicographicallyPrecedes(id)
                     if ascending ? !after : !before { continue }
                 }
@@ -279,7 +292,8 @@ extension SQLiteHealthStore {
         let right = (rhs.start, rhs.end)
         if left != right { return ascending ? left < right : left > right }
         return ascending
-            ? lhs.id.bytes.lexicographicallyPrecedes(rhs.id.bytes) : rhs.id.bytes.lexicographicallyPrecedes(lhs.id.bytes)
+            ? lhs.id.bytes.lexicographicallyPrecedes(rhs.id.bytes)
+            : rhs.id.bytes.lexicographicallyPrecedes(lhs.id.bytes)
     }
 }
 
@@ -380,7 +394,8 @@ extension SQLiteHealthStore {
         return QuantitySample(
             id: UUID(), type: type, start: Instant(milliseconds: 0), end: Instant(milliseconds: 0),
             startOffsetSeconds: chunk.key.offset, value: 0,
-            source: Source(identifier: statement.text(1) ?? "", version: version.isEmpty ? nil : version), device: device,
+            source: Source(identifier: statement.text(1) ?? "", version: version.isEmpty ? nil : version),
+            device: device,
             subject: statement.text(11), metadata: MetadataCoding.decode(chunk.key.metadata))
     }
 }

@@ -63,7 +63,8 @@ public actor SQLiteHealthStore: HealthStore {
         try Self.migrate(connection)
         let accessPath = path + "-access"
         if !FileManager.default.fileExists(atPath: accessPath) {
-            _ = FileManager.default.createFile(atPath: accessPath, contents: nil, attributes: [.posixPermissions: 0o600])
+            _ = FileManager.default.createFile(
+                atPath: accessPath, contents: nil, attributes: [.posixPermissions: 0o600])
         }
         let accessLogConnection = try SQLiteConnection(path: accessPath)
         try accessLogConnection.execute("PRAGMA journal_mode = WAL")
@@ -139,7 +140,8 @@ public actor SQLiteHealthStore: HealthStore {
         if let id = sourceIDs[source] { return id }
         let id = try upsertID(
             select: "SELECT id FROM sources WHERE identifier = ?1 AND version = ?2",
-            insert: "INSERT INTO sources (identifier, version) VALUES (?1, ?2)", [source.identifier, source.version ?? ""])
+            insert: "INSERT INTO sources (identifier, version) VALUES (?1, ?2)",
+            [source.identifier, source.version ?? ""])
         sourceIDs[source] = id
         return id
     }
@@ -166,7 +168,8 @@ public actor SQLiteHealthStore: HealthStore {
         guard let subject else { return 0 }
         if let id = subjectIDs[subject] { return id }
         let id = try upsertID(
-            select: "SELECT id FROM subjects WHERE name = ?1", insert: "INSERT INTO subjects (name) VALUES (?1)", [subject])
+            select: "SELECT id FROM subjects WHERE name = ?1", insert: "INSERT INTO subjects (name) VALUES (?1)",
+            [subject])
         subjectIDs[subject] = id
         return id
     }
@@ -264,7 +267,8 @@ public actor SQLiteHealthStore: HealthStore {
                 try statement.bind(4, Int64(grant.share ? 1 : 0))
                 try statement.step()
             }
-            try log(.owner, grants.contains { $0.read || $0.share } ? .grant : .revoke, type: nil, count: 0, denied: false)
+            try log(
+                .owner, grants.contains { $0.read || $0.share } ? .grant : .revoke, type: nil, count: 0, denied: false)
         }
     }
 
@@ -322,12 +326,16 @@ public actor SQLiteHealthStore: HealthStore {
         let statement = try connection.cached("SELECT source, device FROM priorities WHERE type = ?1 ORDER BY position")
         try statement.bind(1, type.identifier)
         var order: [Provenance] = []
-        while try statement.step() { order.append(Provenance(source: statement.text(0) ?? "", device: statement.text(1))) }
+        while try statement.step() {
+            order.append(Provenance(source: statement.text(0) ?? "", device: statement.text(1)))
+        }
         return order
     }
 }
 
 extension Instant {
     /// The current wall-clock time.
-    public static var now: Instant { Instant(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))) }
+    public static var now: Instant {
+        Instant(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+    }
 }

@@ -133,7 +133,8 @@ enum SeriesChunkCodec {
             for _ in 0..<Int(count) { values.append(Double(bitPattern: try reader.fixed64("value"))) }
         }
         guard reader.isAtEnd else {
-            throw SeriesChunkError(offset: reader.offset, reason: "\(bytes.count - reader.offset) bytes after the last value")
+            throw SeriesChunkError(
+                offset: reader.offset, reason: "\(bytes.count - reader.offset) bytes after the last value")
         }
         return (0..<Int(count)).map {
             Point(start: starts[$0], duration: durations[$0], value: values[$0], seq: seqs[$0])

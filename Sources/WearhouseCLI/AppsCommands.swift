@@ -101,8 +101,10 @@ struct AppsCommand: Command {
                     let read = app.grants.filter(\.read).map { FieldValue.string($0.type) }
                     let write = app.grants.filter(\.share).map { FieldValue.string($0.type) }
                     console.out(
-                        FieldValue.object([Field("app", .string(app.app)), Field("read", .list(read)), Field("write", .list(write))])
-                            .json + "\n")
+                        FieldValue.object([
+                            Field("app", .string(app.app)), Field("read", .list(read)), Field("write", .list(write)),
+                        ])
+                        .json + "\n")
                 }
                 return
             }
@@ -135,7 +137,9 @@ struct StoreCommand: Command {
         """
     }
     let options = OptionTable(
-        valued: [StoreLocation.option, ("type", "type", "The type whose retention to set."), ("days", "n", "Keep n days.")],
+        valued: [
+            StoreLocation.option, ("type", "type", "The type whose retention to set."), ("days", "n", "Keep n days."),
+        ],
         flags: [("json", "Print one JSON object."), ("forever", "Keep the type forever.")])
 
     func run(_ arguments: Arguments, console: Console) async -> ExitCode {
@@ -157,9 +161,12 @@ struct StoreCommand: Command {
             if arguments.flag("json") {
                 console.out(
                     FieldValue.object([
-                        Field("path", .string(store.path)), Field("integrity", .list(report.integrity.map { .string($0) })),
+                        Field("path", .string(store.path)),
+                        Field("integrity", .list(report.integrity.map { .string($0) })),
                         Field("bytes", .int(report.bytes)), Field("schema_version", .int(report.schemaVersion)),
-                        Field("samples", .object(report.counts.sorted { $0.key < $1.key }.map { Field($0.key, .int($0.value)) })),
+                        Field(
+                            "samples",
+                            .object(report.counts.sorted { $0.key < $1.key }.map { Field($0.key, .int($0.value)) })),
                         Field("tombstones", .int(report.tombstones)),
                     ]).json + "\n")
                 return
@@ -168,10 +175,12 @@ struct StoreCommand: Command {
             text += "integrity  \(report.integrity.joined(separator: "; "))\n"
             text += "size       \(report.bytes) bytes\n"
             text += "schema     version \(report.schemaVersion)\n"
-            text += "samples    \(report.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ").nonEmpty ?? "none")\n"
+            text +=
+                "samples    \(report.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ").nonEmpty ?? "none")\n"
             text += "tombstones \(report.tombstones)\n"
             let retention = try await store.retention()
-            text += "retention  \(retention.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value) days" }.joined(separator: ", ").nonEmpty ?? "everything kept")\n"
+            text +=
+                "retention  \(retention.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value) days" }.joined(separator: ", ").nonEmpty ?? "everything kept")\n"
             console.out(text)
         }
         return status == .success && !healthy ? .dataError : status
@@ -183,8 +192,12 @@ extension StoreCommand {
         await withStore(arguments, console: console) { store in
             guard arguments.option("type") != nil else {
                 let periods = try await store.retention()
-                console.out(periods.isEmpty ? "Every type is kept forever.\n" : table(
-                    header: ["TYPE", "DAYS"], rows: periods.sorted { $0.key < $1.key }.map { [$0.key, String($0.value)] }))
+                console.out(
+                    periods.isEmpty
+                        ? "Every type is kept forever.\n"
+                        : table(
+                            header: ["TYPE", "DAYS"],
+                            rows: periods.sorted { $0.key < $1.key }.map { [$0.key, String($0.value)] }))
                 return
             }
             let type = try StoreArguments.type(arguments)
@@ -192,7 +205,8 @@ extension StoreCommand {
                 try await store.setRetention(of: type, days: nil)
             } else {
                 guard let text = arguments.option("days"), let days = Int(text), days > 0 else {
-                    throw StoreArguments.Invalid(message: "give --days with a whole number of days (1 or more), or --forever")
+                    throw StoreArguments.Invalid(
+                        message: "give --days with a whole number of days (1 or more), or --forever")
                 }
                 try await store.setRetention(of: type, days: days)
             }

@@ -22,7 +22,8 @@ public struct OptionTable: Sendable {
     /// Boolean flags with their help text.
     public var flags: [(name: String, help: String)]
 
-    public init(valued: [(name: String, value: String, help: String)] = [], flags: [(name: String, help: String)] = []) {
+    public init(valued: [(name: String, value: String, help: String)] = [], flags: [(name: String, help: String)] = [])
+    {
         self.valued = valued
         self.flags = flags
     }

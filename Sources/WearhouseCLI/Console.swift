@@ -7,7 +7,8 @@ public struct Console: Sendable {
     /// Whether stdout is a terminal (progress bars, colours).
     public var isTerminal: Bool
 
-    public init(out: @escaping @Sendable (String) -> Void, err: @escaping @Sendable (String) -> Void, isTerminal: Bool) {
+    public init(out: @escaping @Sendable (String) -> Void, err: @escaping @Sendable (String) -> Void, isTerminal: Bool)
+    {
         self.out = out
         self.err = err
         self.isTerminal = isTerminal

@@ -36,7 +36,9 @@ struct DecodeCommand: Command {
         guard let type = CharacteristicCatalog.type(named: characteristicName) else {
             console.error(
                 "unknown characteristic '\(characteristicName)'",
-                hint: "Known: \(CharacteristicCatalog.all.map { "\($0.name) (\($0.uuid.shortDescription))" }.joined(separator: ", ")).")
+                hint:
+                    "Known: \(CharacteristicCatalog.all.map { "\($0.name) (\($0.uuid.shortDescription))" }.joined(separator: ", "))."
+            )
             return .usage
         }
         let hexArguments = arguments.positionals.dropFirst()
@@ -65,7 +67,8 @@ struct DecodeCommand: Command {
                 lineNumber += 1
                 let text = line.trimmingSpaces
                 if text.isEmpty || text.hasPrefix("#") { continue }
-                let result = decodeOne(text, as: type, previous: previous, json: json, console: console, line: lineNumber)
+                let result = decodeOne(
+                    text, as: type, previous: previous, json: json, console: console, line: lineNumber)
                 if result != .success { status = result }
             }
             return status
@@ -78,7 +81,9 @@ struct DecodeCommand: Command {
         _ hex: String, as type: any CharacteristicValue.Type, previous: CSCMeasurement?, json: Bool,
         console: Console, line: Int?
     ) -> ExitCode {
-        let header: [Field] = [Field("characteristic", .string(type.name)), Field("uuid", .string(type.uuid.description))]
+        let header: [Field] = [
+            Field("characteristic", .string(type.name)), Field("uuid", .string(type.uuid.description)),
+        ]
         let location = line.map { "line \($0): " } ?? ""
         let bytes: [UInt8]
         do throws(Hex.ParseError) {
@@ -86,10 +91,13 @@ struct DecodeCommand: Command {
         } catch {
             console.error("\(location)\(error)")
             if json {
-                console.out(FieldValue.object(header + [
-                    Field("error", .string("invalid_hex")), Field("offset", .int(error.offset)),
-                    Field("message", .string(error.description)),
-                ]).json + "\n")
+                console.out(
+                    FieldValue.object(
+                        header + [
+                            Field("error", .string("invalid_hex")), Field("offset", .int(error.offset)),
+                            Field("message", .string(error.description)),
+                        ]
+                    ).json + "\n")
             }
             return .dataError
         }
@@ -108,12 +116,15 @@ struct DecodeCommand: Command {
         case .failure(let error):
             console.error("\(location)\(type.name) (\(type.uuid.shortDescription)): \(error)")
             if json {
-                console.out(FieldValue.object(header + [
-                    Field("error", .string(error.kind)),
-                    Field("field", error.field.map { .string($0) } ?? .null),
-                    Field("offset", .int(error.offset)),
-                    Field("message", .string(error.description)),
-                ]).json + "\n")
+                console.out(
+                    FieldValue.object(
+                        header + [
+                            Field("error", .string(error.kind)),
+                            Field("field", error.field.map { .string($0) } ?? .null),
+                            Field("offset", .int(error.offset)),
+                            Field("message", .string(error.description)),
+                        ]
+                    ).json + "\n")
             }
             return .dataError
         }
@@ -140,7 +151,8 @@ struct DecodeCommand: Command {
         case .null: "-"
         case .string(let text): text
         case .list(let values): "[" + values.map(textValue).joined(separator: ", ") + "]"
-        case .object(let fields): "{" + fields.map { "\($0.name): \(textValue($0.value))" }.joined(separator: ", ") + "}"
+        case .object(let fields):
+            "{" + fields.map { "\($0.name): \(textValue($0.value))" }.joined(separator: ", ") + "}"
         default: value.json
         }
     }

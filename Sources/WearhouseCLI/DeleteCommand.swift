@@ -7,12 +7,14 @@ import SQLiteStore
 struct DeleteCommand: Command {
     let name = "delete"
     let abstract = "Delete samples by id, or by type and time range."
-    let usage = "(--id <uuids> | --type <type> --from <time> --to <time> [--subject ..] [--device ..] [--source ..]) [--dry-run]"
+    let usage =
+        "(--id <uuids> | --type <type> --from <time> --to <time> [--subject ..] [--device ..] [--source ..]) [--dry-run]"
     let options = OptionTable(
         valued: [
             StoreLocation.option, ("id", "uuids", "Comma-separated sample ids."), ("type", "type", "The type."),
             ("from", "time", "Range start."), ("to", "time", "Range end (exclusive)."),
-            ("time-zone", "zone", "IANA zone for wall times (default UTC)."), ("subject", "names", "Only these subjects."),
+            ("time-zone", "zone", "IANA zone for wall times (default UTC)."),
+            ("subject", "names", "Only these subjects."),
             ("device", "keys", "Only these devices."), ("source", "ids", "Only these sources."),
         ],
         flags: [("dry-run", "Say how many samples would be deleted, delete nothing.")])
@@ -22,7 +24,9 @@ struct DeleteCommand: Command {
             var ids: [UUID] = []
             if let list = StoreArguments.list(arguments, "id") {
                 for text in list {
-                    guard let id = UUID(uuidString: text) else { throw StoreArguments.Invalid(message: "'\(text)' is not a sample id") }
+                    guard let id = UUID(uuidString: text) else {
+                        throw StoreArguments.Invalid(message: "'\(text)' is not a sample id")
+                    }
                     ids.append(id)
                 }
             }
@@ -34,7 +38,8 @@ struct DeleteCommand: Command {
                 else { throw StoreArguments.Invalid(message: "deleting by type needs both --from and --to") }
                 let query = SampleQuery(
                     type: try StoreArguments.type(arguments), from: from, to: to,
-                    sources: StoreArguments.list(arguments, "source"), devices: StoreArguments.list(arguments, "device"),
+                    sources: StoreArguments.list(arguments, "source"),
+                    devices: StoreArguments.list(arguments, "device"),
                     subjects: StoreArguments.list(arguments, "subject"))
                 ids += try await store.samples(query, as: .owner).samples.map(\.id)
             }

@@ -8,7 +8,8 @@ import SQLiteStore
 struct ExportCommand: Command {
     let name = "export"
     let abstract = "Export samples as CSV, Open mHealth NDJSON or FHIR R4 NDJSON."
-    let usage = "--format csv|ndjson|fhir [--type <types>] [--from <time>] [--to <time>] [--subject <names>] [--out <file>]"
+    let usage =
+        "--format csv|ndjson|fhir [--type <types>] [--from <time>] [--to <time>] [--subject <names>] [--out <file>]"
     var discussion: String {
         """
         ndjson: one Open mHealth data point a line (heart-rate 2.0, step-count 3.0, and a wearhouse schema for the
@@ -40,7 +41,9 @@ struct ExportCommand: Command {
                 }
             }
             let store = try StoreLocation.open(arguments, mustExist: true)
-            var output = format == "csv" ? "uuid,type,start,end,value,unit,source,source_version,device,device_name,subject\n" : ""
+            var output =
+                format == "csv"
+                ? "uuid,type,start,end,value,unit,source,source_version,device,device_name,subject\n" : ""
             var count = 0
             for type in types {
                 var query = SampleQuery(
@@ -52,7 +55,9 @@ struct ExportCommand: Command {
                     for sample in page.samples {
                         switch format {
                         case "csv":
-                            output += SamplesCommand.fields(sample).map { SamplesCommand.csvCell($0.value) }.joined(separator: ",") + "\n"
+                            output +=
+                                SamplesCommand.fields(sample).map { SamplesCommand.csvCell($0.value) }.joined(
+                                    separator: ",") + "\n"
                         case "ndjson": output += FieldValue.object(Self.openMHealth(sample)).json + "\n"
                         default: output += FieldValue.object(Self.fhirObservation(sample)).json + "\n"
                         }
@@ -84,22 +89,27 @@ struct ExportCommand: Command {
     static func timeFrame(_ sample: QuantitySample) -> FieldValue {
         if sample.start == sample.end { return .object([Field("date_time", time(sample.start, sample))]) }
         return .object([
-            Field("time_interval", .object([
-                Field("start_date_time", time(sample.start, sample)), Field("end_date_time", time(sample.end, sample)),
-            ]))
+            Field(
+                "time_interval",
+                .object([
+                    Field("start_date_time", time(sample.start, sample)),
+                    Field("end_date_time", time(sample.end, sample)),
+                ]))
         ])
     }
 
     static func metadata(_ metadata: [String: MetadataValue]) -> FieldValue {
-        .object(metadata.sorted { $0.key < $1.key }.map { key, value in
-            switch value {
-            case .string(let text): Field(key, .string(text))
-            case .number(let number): Field(key, .double(number))
-            case .bool(let flag): Field(key, .bool(flag))
-            case .date(let instant): Field(key, .string(StoreArguments.format(instant, offsetSeconds: 0)))
-            case .quantity(let number, let unit): Field(key, .object([Field("value", .double(number)), Field("unit", .string(unit))]))
-            }
-        })
+        .object(
+            metadata.sorted { $0.key < $1.key }.map { key, value in
+                switch value {
+                case .string(let text): Field(key, .string(text))
+                case .number(let number): Field(key, .double(number))
+                case .bool(let flag): Field(key, .bool(flag))
+                case .date(let instant): Field(key, .string(StoreArguments.format(instant, offsetSeconds: 0)))
+                case .quantity(let number, let unit):
+                    Field(key, .object([Field("value", .double(number)), Field("unit", .string(unit))]))
+                }
+            })
     }
 
     /// An Open mHealth data point; wearhouse's own fields go under `header.wearhouse`.
@@ -130,23 +140,37 @@ struct ExportCommand: Command {
             Field("metadata", metadata(sample.metadata)),
         ]
         return [
-            Field("header", .object([
-                Field("uuid", .string(sample.id.uuidString.lowercased())),
-                Field("schema_id", .object([
-                    Field("namespace", .string(schema.namespace)), Field("name", .string(schema.name)),
-                    Field("version", .string(schema.version)),
+            Field(
+                "header",
+                .object([
+                    Field("uuid", .string(sample.id.uuidString.lowercased())),
+                    Field(
+                        "schema_id",
+                        .object([
+                            Field("namespace", .string(schema.namespace)), Field("name", .string(schema.name)),
+                            Field("version", .string(schema.version)),
+                        ])),
+                    Field("creation_date_time", time(sample.start, sample)),
+                    Field(
+                        "acquisition_provenance",
+                        .object([
+                            Field("source_name", .string(sample.source.identifier)),
+                            Field(
+                                "modality",
+                                .string(
+                                    sample.metadata[MetadataKey.wasUserEntered] == .bool(true)
+                                        ? "self-reported" : "sensed")),
+                        ])),
+                    Field("wearhouse", .object(wearhouse)),
                 ])),
-                Field("creation_date_time", time(sample.start, sample)),
-                Field("acquisition_provenance", .object([
-                    Field("source_name", .string(sample.source.identifier)),
-                    Field("modality", .string(sample.metadata[MetadataKey.wasUserEntered] == .bool(true) ? "self-reported" : "sensed")),
+            Field(
+                "body",
+                .object([
+                    Field(
+                        schema.field,
+                        .object([Field("value", .double(sample.value)), Field("unit", .string(schema.unit))])),
+                    Field("effective_time_frame", timeFrame(sample)),
                 ])),
-                Field("wearhouse", .object(wearhouse)),
-            ])),
-            Field("body", .object([
-                Field(schema.field, .object([Field("value", .double(sample.value)), Field("unit", .string(schema.unit))])),
-                Field("effective_time_frame", timeFrame(sample)),
-            ])),
         ]
     }
 
@@ -155,10 +179,16 @@ struct ExportCommand: Command {
         let ucum: (unit: String, code: String) =
             switch sample.type.canonicalUnit {
             case "count/min": (sample.type.identifier == "heartRate" ? "beats/minute" : "/min", "/min")
-            case "count": (sample.type.identifier == "stepCount" ? "steps" : "count", sample.type.identifier == "stepCount" ? "{steps}" : "1")
+            case "count":
+                (
+                    sample.type.identifier == "stepCount" ? "steps" : "count",
+                    sample.type.identifier == "stepCount" ? "{steps}" : "1"
+                )
             default: (sample.type.canonicalUnit, sample.type.canonicalUnit)
             }
-        let category = sample.type.identifier == "heartRate" || sample.type.identifier == "heartRateVariabilitySDNN" ? "vital-signs" : "activity"
+        let category =
+            sample.type.identifier == "heartRate" || sample.type.identifier == "heartRateVariabilitySDNN"
+            ? "vital-signs" : "activity"
         var coding: [FieldValue] = []
         if let loinc = sample.type.loinc {
             coding.append(.object([Field("system", .string("http://loinc.org")), Field("code", .string(loinc))]))
@@ -166,29 +196,58 @@ struct ExportCommand: Command {
         var fields: [Field] = [
             Field("resourceType", .string("Observation")),
             Field("id", .string(sample.id.uuidString.lowercased())),
-            Field("identifier", .list([.object([
-                Field("system", .string("urn:ietf:rfc:3986")), Field("value", .string("urn:uuid:\(sample.id.uuidString.lowercased())")),
-            ])])),
+            Field(
+                "identifier",
+                .list([
+                    .object([
+                        Field("system", .string("urn:ietf:rfc:3986")),
+                        Field("value", .string("urn:uuid:\(sample.id.uuidString.lowercased())")),
+                    ])
+                ])),
             Field("status", .string("final")),
-            Field("category", .list([.object([Field("coding", .list([.object([
-                Field("system", .string("http://terminology.hl7.org/CodeSystem/observation-category")),
-                Field("code", .string(category)),
-            ])]))])])),
+            Field(
+                "category",
+                .list([
+                    .object([
+                        Field(
+                            "coding",
+                            .list([
+                                .object([
+                                    Field(
+                                        "system", .string("http://terminology.hl7.org/CodeSystem/observation-category")),
+                                    Field("code", .string(category)),
+                                ])
+                            ]))
+                    ])
+                ])),
             Field("code", .object([Field("coding", .list(coding)), Field("text", .string(sample.type.identifier))])),
         ]
-        if let subject = sample.subject { fields.append(Field("subject", .object([Field("display", .string(subject))]))) }
+        if let subject = sample.subject {
+            fields.append(Field("subject", .object([Field("display", .string(subject))])))
+        }
         if sample.start == sample.end {
             fields.append(Field("effectiveDateTime", time(sample.start, sample)))
         } else {
-            fields.append(Field("effectivePeriod", .object([Field("start", time(sample.start, sample)), Field("end", time(sample.end, sample))])))
+            fields.append(
+                Field(
+                    "effectivePeriod",
+                    .object([Field("start", time(sample.start, sample)), Field("end", time(sample.end, sample))])))
         }
         if let device = sample.device {
-            fields.append(Field("device", .object([Field("display", .string([device.name, device.key].compactMap { $0 }.joined(separator: " ")))])))
+            fields.append(
+                Field(
+                    "device",
+                    .object([
+                        Field("display", .string([device.name, device.key].compactMap { $0 }.joined(separator: " ")))
+                    ])))
         }
-        fields.append(Field("valueQuantity", .object([
-            Field("value", .double(sample.value)), Field("unit", .string(ucum.unit)),
-            Field("system", .string("http://unitsofmeasure.org")), Field("code", .string(ucum.code)),
-        ])))
+        fields.append(
+            Field(
+                "valueQuantity",
+                .object([
+                    Field("value", .double(sample.value)), Field("unit", .string(ucum.unit)),
+                    Field("system", .string("http://unitsofmeasure.org")), Field("code", .string(ucum.code)),
+                ])))
         return fields
     }
 }

@@ -18,7 +18,9 @@ struct ImportSamplesCommand: Command {
         twice stores nothing new.
         """
     }
-    let options = OptionTable(valued: [StoreLocation.option, ("source", "id", "Source for lines without one (default: wearhouse.import).")])
+    let options = OptionTable(valued: [
+        StoreLocation.option, ("source", "id", "Source for lines without one (default: wearhouse.import)."),
+    ])
 
     struct LineError: Error { var line: Int; var message: String }
 
@@ -42,7 +44,8 @@ struct ImportSamplesCommand: Command {
             let trimmed = String(line).trimmingSpaces
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
             do {
-                samples.append(try Self.sample(from: trimmed, defaultSource: arguments.option("source") ?? "wearhouse.import"))
+                samples.append(
+                    try Self.sample(from: trimmed, defaultSource: arguments.option("source") ?? "wearhouse.import"))
             } catch {
                 console.error("\(file == "-" ? "stdin" : file):\(index + 1): \(error.message); nothing was imported")
                 return .dataError
@@ -120,12 +123,15 @@ struct ImportSamplesCommand: Command {
             device = Device(
                 name: fields["name"] as? String, manufacturer: fields["manufacturer"] as? String,
                 model: fields["model"] as? String, hardwareVersion: fields["hardware_version"] as? String,
-                firmwareVersion: fields["firmware_version"] as? String, softwareVersion: fields["software_version"] as? String,
-                serialNumber: fields["serial_number"] as? String, localIdentifier: fields["local_identifier"] as? String)
+                firmwareVersion: fields["firmware_version"] as? String,
+                softwareVersion: fields["software_version"] as? String,
+                serialNumber: fields["serial_number"] as? String, localIdentifier: fields["local_identifier"] as? String
+            )
         }
         return QuantitySample(
             id: id, type: type, start: start, end: end, startOffsetSeconds: offset, value: value,
-            source: Source(identifier: object["source"] as? String ?? defaultSource, version: object["source_version"] as? String),
+            source: Source(
+                identifier: object["source"] as? String ?? defaultSource, version: object["source_version"] as? String),
             device: device, subject: object["subject"] as? String, metadata: metadata)
     }
 
@@ -144,7 +150,10 @@ struct ImportSamplesCommand: Command {
         for key in ["source_version", "device", "subject", "metadata"] where !(extra[key] is NSNull) {
             flat[key] = extra[key]
         }
-        guard let (_, measure) = body.first(where: { $0.key != "effective_time_frame" && ($0.value as? [String: Any])?["value"] != nil }),
+        guard
+            let (_, measure) = body.first(where: {
+                $0.key != "effective_time_frame" && ($0.value as? [String: Any])?["value"] != nil
+            }),
             let quantity = measure as? [String: Any]
         else { throw fail("body has no {\"value\", \"unit\"} measure") }
         flat["value"] = quantity["value"]

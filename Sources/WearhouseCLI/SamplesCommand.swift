@@ -7,7 +7,8 @@ import SQLiteStore
 struct SamplesCommand: Command {
     let name = "samples"
     let abstract = "List stored samples of one type."
-    let usage = "--type <type> [--from <time>] [--to <time>] [--subject <names>] [--device <keys>] [--source <ids>] [--limit <n>] [--format table|json|csv]"
+    let usage =
+        "--type <type> [--from <time>] [--to <time>] [--subject <names>] [--device <keys>] [--source <ids>] [--limit <n>] [--format table|json|csv]"
     var discussion: String {
         """
         Times are ISO 8601: with Z or an offset they are instants, without they are wall time in --time-zone
@@ -23,7 +24,8 @@ struct SamplesCommand: Command {
             StoreLocation.option, ("type", "type", "The type (see 'wearhouse types')."),
             ("from", "time", "Range start."), ("to", "time", "Range end (exclusive)."),
             ("time-zone", "zone", "IANA zone for wall times (default UTC)."),
-            ("subject", "names", "Only these subjects."), ("device", "keys", "Only these devices (BLE address or key)."),
+            ("subject", "names", "Only these subjects."),
+            ("device", "keys", "Only these devices (BLE address or key)."),
             ("source", "ids", "Only these sources."), ("limit", "n", "At most n samples (default 1000, 0 for all)."),
             ("format", "format", "table (default), json (one object per line) or csv."),
         ])
@@ -76,15 +78,17 @@ struct SamplesCommand: Command {
             return samples.map { FieldValue.object(fields($0)).json + "\n" }.joined()
         case "csv":
             let header = "uuid,type,start,end,value,unit,source,source_version,device,device_name,subject\n"
-            return header + samples.map { sample in
-                fields(sample).map { csvCell($0.value) }.joined(separator: ",") + "\n"
-            }.joined()
+            return header
+                + samples.map { sample in
+                    fields(sample).map { csvCell($0.value) }.joined(separator: ",") + "\n"
+                }.joined()
         default:
             guard !samples.isEmpty else { return "No samples.\n" }
             let rows = samples.map { sample in
                 [
                     StoreArguments.format(sample.start, offsetSeconds: sample.startOffsetSeconds),
-                    sample.end == sample.start ? "" : StoreArguments.format(sample.end, offsetSeconds: sample.startOffsetSeconds),
+                    sample.end == sample.start
+                        ? "" : StoreArguments.format(sample.end, offsetSeconds: sample.startOffsetSeconds),
                     "\(DecodeCommand.textValue(.double(sample.value))) \(sample.type.canonicalUnit)",
                     sample.device?.name ?? sample.device?.key ?? "-", sample.subject ?? "-", sample.source.identifier,
                 ]
@@ -107,7 +111,11 @@ struct SamplesCommand: Command {
 /// Left-aligned columns separated by two spaces.
 func table(header: [String], rows: [[String]]) -> String {
     var widths = header.map(\.count)
-    for row in rows { for (index, cell) in row.enumerated() where index < widths.count { widths[index] = max(widths[index], cell.count) } }
+    for row in rows {
+        for (index, cell) in row.enumerated() where index < widths.count {
+            widths[index] = max(widths[index], cell.count)
+        }
+    }
     func line(_ cells: [String]) -> String {
         cells.enumerated().map { index, cell in
             index == cells.count - 1 ? cell : cell.padding(toLength: widths[index] + 2, withPad: " ", startingAt: 0)

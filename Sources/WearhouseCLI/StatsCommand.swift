@@ -8,7 +8,8 @@ import SQLiteStore
 struct StatsCommand: Command {
     let name = "stats"
     let abstract = "Statistics per interval (sums merged across sources, or avg/min/max)."
-    let usage = "--type <type> --interval <15m|1h|1d|1w> [--from <time>] [--to <time>] [--statistic <list>] [--by-source] [--time-zone <zone>] [--json]"
+    let usage =
+        "--type <type> --interval <15m|1h|1d|1w> [--from <time>] [--to <time>] [--statistic <list>] [--by-source] [--time-zone <zone>] [--json]"
     var discussion: String {
         """
         Days and weeks are calendar days and weeks (Monday first) in --time-zone, so a DST day has 23 or 25
@@ -32,7 +33,9 @@ struct StatsCommand: Command {
             ("subject", "names", "Only these subjects."), ("device", "keys", "Only these devices."),
             ("source", "ids", "Only these sources."),
         ],
-        flags: [("by-source", "Separate results by source and device, unmerged."), ("json", "One JSON object per bucket.")])
+        flags: [
+            ("by-source", "Separate results by source and device, unmerged."), ("json", "One JSON object per bucket."),
+        ])
 
     func run(_ arguments: Arguments, console: Console) async -> ExitCode {
         await runStoreCommand(console) {
@@ -48,12 +51,14 @@ struct StatsCommand: Command {
                 return .usage
             }
             let to = try StoreArguments.instant(arguments, "to", zone: zone) ?? Instant.now
-            let from = try StoreArguments.instant(arguments, "from", zone: zone) ?? to.adding(milliseconds: -7 * 86_400_000)
+            let from =
+                try StoreArguments.instant(arguments, "from", zone: zone) ?? to.adding(milliseconds: -7 * 86_400_000)
             guard from <= to else {
                 console.error("--from is after --to")
                 return .usage
             }
-            let statistics = StoreArguments.list(arguments, "statistic")
+            let statistics =
+                StoreArguments.list(arguments, "statistic")
                 ?? (type.aggregation == .cumulative ? ["sum"] : ["count", "avg", "min", "max"])
             let known = ["sum", "count", "avg", "min", "max", "recent"]
             if let unknown = statistics.first(where: { !known.contains($0) }) {
@@ -70,7 +75,9 @@ struct StatsCommand: Command {
             if arguments.flag("json") {
                 for result in results { console.out(FieldValue.object(Self.fields(result, statistics)).json + "\n") }
             } else {
-                console.out(Self.render(results, statistics, byProvenance: arguments.flag("by-source"), unit: type.canonicalUnit))
+                console.out(
+                    Self.render(
+                        results, statistics, byProvenance: arguments.flag("by-source"), unit: type.canonicalUnit))
             }
             return .success
         }
@@ -90,22 +97,29 @@ struct StatsCommand: Command {
 
     static func fields(_ result: StatisticsResult, _ statistics: [String]) -> [Field] {
         var fields = [
-            Field("start", .string(StoreArguments.format(result.bucket.start, offsetSeconds: result.bucket.startOffsetSeconds))),
-            Field("end", .string(StoreArguments.format(result.bucket.end, offsetSeconds: result.bucket.endOffsetSeconds))),
+            Field(
+                "start",
+                .string(StoreArguments.format(result.bucket.start, offsetSeconds: result.bucket.startOffsetSeconds))),
+            Field(
+                "end", .string(StoreArguments.format(result.bucket.end, offsetSeconds: result.bucket.endOffsetSeconds))),
             Field("duration_s", .double(result.bucket.durationSeconds)),
         ]
         if let provenance = result.provenance {
             fields.append(Field("source", .string(provenance.source)))
             fields.append(Field("device", provenance.device.map { .string($0) } ?? .null))
         }
-        for statistic in statistics { fields.append(Field(statistic, value(result, statistic).map { .double($0) } ?? .null)) }
+        for statistic in statistics {
+            fields.append(Field(statistic, value(result, statistic).map { .double($0) } ?? .null))
+        }
         if result.discrete == nil, result.provenance == nil {
             fields.append(Field("sources", .list(result.sources.map { .string($0.description) })))
         }
         return fields
     }
 
-    static func render(_ results: [StatisticsResult], _ statistics: [String], byProvenance: Bool, unit: String) -> String {
+    static func render(_ results: [StatisticsResult], _ statistics: [String], byProvenance: Bool, unit: String)
+        -> String
+    {
         guard !results.isEmpty else { return "No buckets.\n" }
         var header = ["START"]
         if byProvenance { header.append("SOURCE") }

@@ -5,7 +5,11 @@ import SQLiteStore
 /// Where the store is: `--store PATH`, `sqlite:PATH` or `postgresql://...`, else `$WEARHOUSE_STORE`, else the
 /// per-user default `$XDG_DATA_HOME/wearhouse/health.db` (`~/.local/share/wearhouse/health.db`).
 enum StoreLocation {
-    static let option = (name: "store", value: "url", help: "The store: a path, sqlite:PATH or postgresql://... (default: $WEARHOUSE_STORE, else ~/.local/share/wearhouse/health.db).")
+    static let option = (
+        name: "store", value: "url",
+        help:
+            "The store: a path, sqlite:PATH or postgresql://... (default: $WEARHOUSE_STORE, else ~/.local/share/wearhouse/health.db)."
+    )
 
     struct Failure: Error {
         var message: String
@@ -18,7 +22,8 @@ enum StoreLocation {
         let url = arguments.option("store") ?? environment["WEARHOUSE_STORE"] ?? defaultPath(environment)
         if url.hasPrefix("postgresql://") || url.hasPrefix("postgres://") {
             throw Failure(
-                message: "the PostgreSQL engine is not available in this build yet; use a SQLite path", code: .unavailable)
+                message: "the PostgreSQL engine is not available in this build yet; use a SQLite path",
+                code: .unavailable)
         }
         let path = url.hasPrefix("sqlite:") ? String(url.dropFirst("sqlite:".count)) : url
         guard !path.isEmpty else { throw Failure(message: "empty store path", code: .usage) }
@@ -50,9 +55,13 @@ enum StoreArguments {
     struct Invalid: Error { var message: String }
 
     static func type(_ arguments: Arguments) throws(Invalid) -> HealthType {
-        guard let name = arguments.option("type") else { throw Invalid(message: "missing --type (see 'wearhouse types')") }
+        guard let name = arguments.option("type") else {
+            throw Invalid(message: "missing --type (see 'wearhouse types')")
+        }
         guard let type = HealthTypeCatalog.type(name) else {
-            throw Invalid(message: "unknown type '\(name)'; known: \(HealthTypeCatalog.all.map(\.identifier).joined(separator: ", "))")
+            throw Invalid(
+                message:
+                    "unknown type '\(name)'; known: \(HealthTypeCatalog.all.map(\.identifier).joined(separator: ", "))")
         }
         return type
     }
@@ -89,7 +98,8 @@ enum StoreArguments {
         formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ss.SSS"
         let sign = offsetSeconds < 0 ? "-" : "+"
         let magnitude = abs(Int(offsetSeconds))
-        let offset = offsetSeconds == 0 ? "Z" : String(format: "%@%02d:%02d", sign, magnitude / 3600, magnitude % 3600 / 60)
+        let offset =
+            offsetSeconds == 0 ? "Z" : String(format: "%@%02d:%02d", sign, magnitude / 3600, magnitude % 3600 / 60)
         return formatter.string(from: local) + offset
     }
 }

@@ -16,7 +16,8 @@ struct TypesCommand: Command {
             return .success
         }
         let width = (HealthTypeCatalog.all.map { $0.identifier.count }.max() ?? 0) + 2
-        console.out("TYPE".padding(to: width) + "UNIT".padding(to: 11) + "AGGREGATION".padding(to: 13) + "VALID RANGE\n")
+        console.out(
+            "TYPE".padding(to: width) + "UNIT".padding(to: 11) + "AGGREGATION".padding(to: 13) + "VALID RANGE\n")
         for type in HealthTypeCatalog.all {
             let range = type.validRange.map { "\(Self.number($0.lowerBound))...\(Self.number($0.upperBound))" } ?? "any"
             console.out(
@@ -32,7 +33,11 @@ struct TypesCommand: Command {
             Field("unit", .string(type.canonicalUnit)),
             Field("aggregation", .string(type.aggregation.rawValue)),
             Field("min", type.validRange.map { .double($0.lowerBound) } ?? .null),
-            Field("max", type.validRange.flatMap { $0.upperBound.isFinite && $0.upperBound < 1e300 ? .double($0.upperBound) : nil } ?? .null),
+            Field(
+                "max",
+                type.validRange.flatMap {
+                    $0.upperBound.isFinite && $0.upperBound < 1e300 ? .double($0.upperBound) : nil
+                } ?? .null),
             Field("loinc", type.loinc.map { .string($0) } ?? .null),
         ]
     }

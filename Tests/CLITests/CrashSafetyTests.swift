@@ -6,7 +6,8 @@ import Testing
 /// when all batches are written again.
 @Suite struct CrashSafetyTests {
     @Test func sigkillDuringWritesNeverCorruptsOrLosesCommittedBatches() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-kill-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "wearhouse-kill-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = directory.appendingPathComponent("health.db").path

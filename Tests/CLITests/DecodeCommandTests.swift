@@ -138,7 +138,9 @@ import Testing
     func commandHelp(_ arguments: [String]) throws {
         let result = try WearhouseRunner.run(arguments)
         #expect(result.status == 0)
-        #expect(result.stdout.hasPrefix("OVERVIEW: Decode a characteristic value given as hex.\n\nUSAGE: wearhouse decode "))
+        #expect(
+            result.stdout.hasPrefix("OVERVIEW: Decode a characteristic value given as hex.\n\nUSAGE: wearhouse decode ")
+        )
         #expect(result.stdout.contains("OPTIONS:\n"))
     }
 

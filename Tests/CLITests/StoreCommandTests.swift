@@ -46,15 +46,20 @@ import Testing
     @Test func samplesAsJSONCarryUnitsAndProvenance() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         try importFixture()
-        let result = try WearhouseRunner.run(["samples", "--store", store, "--type", "distanceWalkingRunning", "--format", "json"])
+        let result = try WearhouseRunner.run([
+            "samples", "--store", store, "--type", "distanceWalkingRunning", "--format", "json",
+        ])
         #expect(result.status == 0)
         let sample = try WearhouseRunner.json(result.stdout)
         #expect(sample["value"] as? Double == 800)  // 0.8 km, stored in metres
         #expect(sample["unit"] as? String == "m")
         #expect(sample["start"] as? String == "2025-03-30T10:00:00.000+02:00")
-        let csv = try WearhouseRunner.run(["samples", "--store", store, "--type", "heartRate", "--format", "csv", "--subject", "alice"])
+        let csv = try WearhouseRunner.run([
+            "samples", "--store", store, "--type", "heartRate", "--format", "csv", "--subject", "alice",
+        ])
         #expect(csv.stdout.split(separator: "\n").count == 3)
-        #expect(csv.stdout.hasPrefix("uuid,type,start,end,value,unit,source,source_version,device,device_name,subject\n"))
+        #expect(
+            csv.stdout.hasPrefix("uuid,type,start,end,value,unit,source,source_version,device,device_name,subject\n"))
     }
 
     @Test func dailyStatisticsFollowTheTimeZonesCalendar() throws {
@@ -89,7 +94,10 @@ import Testing
 
     @Test func grantRevokeAndApps() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
-        #expect(try WearhouseRunner.run(["grant", "my.app", "--store", store, "--read", "heartRate,stepCount", "--write", "stepCount"]).status == 0)
+        #expect(
+            try WearhouseRunner.run([
+                "grant", "my.app", "--store", store, "--read", "heartRate,stepCount", "--write", "stepCount",
+            ]).status == 0)
         #expect(try WearhouseRunner.run(["revoke", "my.app", "--store", store, "--read", "stepCount"]).status == 0)
         let apps = try WearhouseRunner.json(try WearhouseRunner.run(["apps", "--store", store, "--json"]).stdout)
         #expect(apps["read"] as? [String] == ["heartRate"])
@@ -106,10 +114,14 @@ import Testing
         #expect(check.status == 0)
         #expect(check.stdout.contains("integrity  ok\n"))
         #expect(check.stdout.contains("samples    distanceWalkingRunning 1, heartRate 2, stepCount 2\n"))
-        let missing = try WearhouseRunner.run(["samples", "--type", "heartRate", "--store", directory.appendingPathComponent("nope.db").path])
+        let missing = try WearhouseRunner.run([
+            "samples", "--type", "heartRate", "--store", directory.appendingPathComponent("nope.db").path,
+        ])
         #expect(missing.status == 66)
         #expect(missing.stderr.hasPrefix("Error: no store at "))
-        let postgres = try WearhouseRunner.run(["samples", "--type", "heartRate", "--store", "postgresql://localhost/x"])
+        let postgres = try WearhouseRunner.run([
+            "samples", "--type", "heartRate", "--store", "postgresql://localhost/x",
+        ])
         #expect(postgres.status == 69)
     }
 
@@ -129,7 +141,9 @@ import Testing
         // Importing the export into a second store gives the same samples, ids included.
         let copy = directory.appendingPathComponent("copy.db").path
         let imported = try WearhouseRunner.run(["import-samples", "--store", copy, "-"], stdin: ndjson.stdout)
-        #expect(imported.stdout == "5 samples: 5 inserted, 0 duplicate, 0 conflict, 0 replaced, 0 stale\n", "\(imported.stderr)")
+        #expect(
+            imported.stdout == "5 samples: 5 inserted, 0 duplicate, 0 conflict, 0 replaced, 0 stale\n",
+            "\(imported.stderr)")
         for type in ["heartRate", "stepCount", "distanceWalkingRunning"] {
             let original = try WearhouseRunner.run(["samples", "--store", store, "--type", type, "--format", "csv"])
             let copied = try WearhouseRunner.run(["samples", "--store", copy, "--type", type, "--format", "csv"])
@@ -144,7 +158,8 @@ import Testing
         #expect((observation["valueQuantity"] as? [String: Any])?["code"] as? String == "/min")
 
         let dryRun = try WearhouseRunner.run([
-            "delete", "--store", store, "--type", "heartRate", "--from", "2025-03-29", "--to", "2025-04-01", "--dry-run",
+            "delete", "--store", store, "--type", "heartRate", "--from", "2025-03-29", "--to", "2025-04-01",
+            "--dry-run",
         ])
         #expect(dryRun.stdout == "would delete 2 samples\n")
         let deleted = try WearhouseRunner.run([
@@ -173,14 +188,17 @@ import Testing
         try writer.run()
         var reads = 0
         while writer.isRunning || reads < 3 {
-            let result = try WearhouseRunner.run(["samples", "--store", store, "--type", "heartRate", "--format", "csv"])
+            let result = try WearhouseRunner.run([
+                "samples", "--store", store, "--type", "heartRate", "--format", "csv",
+            ])
             #expect(result.status == 0, "\(result.stderr)")
             #expect(result.stdout.split(separator: "\n").count == 3)
             reads += 1
         }
         writer.waitUntilExit()
         #expect(writer.terminationStatus == 0)
-        let check = try WearhouseRunner.json(try WearhouseRunner.run(["store", "check", "--store", store, "--json"]).stdout)
+        let check = try WearhouseRunner.json(
+            try WearhouseRunner.run(["store", "check", "--store", store, "--json"]).stdout)
         #expect((check["samples"] as? [String: Int])?["stepCount"] == 20_002)
     }
 }

@@ -127,7 +127,8 @@ import Testing
     }
 
     @Test func ordering() {
-        let sorted = [BluetoothUUID.heartRateMeasurement, .batteryLevel, .infiniTimeStepCount, .heartRateService].sorted()
+        let sorted = [BluetoothUUID.heartRateMeasurement, .batteryLevel, .infiniTimeStepCount, .heartRateService]
+            .sorted()
         #expect(sorted == [.heartRateService, .batteryLevel, .heartRateMeasurement, .infiniTimeStepCount])
         #expect(BluetoothUUID(high: 1, low: 0) > BluetoothUUID(high: 0, low: .max))
     }

@@ -158,18 +158,30 @@ import Testing
 
     static let errorCases: [(DecodeError, String, String?, Int, String)] = [
         (.empty, "empty", nil, 0, "empty value: no bytes at all"),
-        (.truncated(field: "energy_expended", offset: 2, needed: 2, available: 0), "truncated", "energy_expended", 2,
-         "truncated: field 'energy_expended' at byte offset 2 needs 2 bytes, 0 left"),
-        (.truncated(field: "heart_rate", offset: 1, needed: 1, available: 0), "truncated", "heart_rate", 1,
-         "truncated: field 'heart_rate' at byte offset 1 needs 1 byte, 0 left"),
-        (.malformed(field: "rr_interval", offset: 4, reason: "odd"), "malformed", "rr_interval", 4,
-         "malformed: field 'rr_interval' at byte offset 4: odd"),
-        (.invalidLength(expected: 1, actual: 0), "invalid_length", nil, 0,
-         "invalid length: expected exactly 1 byte, got 0"),
-        (.invalidLength(expected: 8, actual: 9), "invalid_length", nil, 8,
-         "invalid length: expected exactly 8 bytes, got 9"),
-        (.outOfRange(field: "battery_level", offset: 0, value: 101), "out_of_range", "battery_level", 0,
-         "out of range: field 'battery_level' at byte offset 0 holds 101"),
+        (
+            .truncated(field: "energy_expended", offset: 2, needed: 2, available: 0), "truncated", "energy_expended", 2,
+            "truncated: field 'energy_expended' at byte offset 2 needs 2 bytes, 0 left"
+        ),
+        (
+            .truncated(field: "heart_rate", offset: 1, needed: 1, available: 0), "truncated", "heart_rate", 1,
+            "truncated: field 'heart_rate' at byte offset 1 needs 1 byte, 0 left"
+        ),
+        (
+            .malformed(field: "rr_interval", offset: 4, reason: "odd"), "malformed", "rr_interval", 4,
+            "malformed: field 'rr_interval' at byte offset 4: odd"
+        ),
+        (
+            .invalidLength(expected: 1, actual: 0), "invalid_length", nil, 0,
+            "invalid length: expected exactly 1 byte, got 0"
+        ),
+        (
+            .invalidLength(expected: 8, actual: 9), "invalid_length", nil, 8,
+            "invalid length: expected exactly 8 bytes, got 9"
+        ),
+        (
+            .outOfRange(field: "battery_level", offset: 0, value: 101), "out_of_range", "battery_level", 0,
+            "out of range: field 'battery_level' at byte offset 0 holds 101"
+        ),
     ]
 
     @Test(arguments: errorCases)

@@ -46,8 +46,10 @@ import Testing
         ("02 05", .truncated(field: "cumulative_crank_revolutions", offset: 1, needed: 2, available: 1)),
         ("02 05 00 00", .truncated(field: "last_crank_event_time", offset: 3, needed: 2, available: 1)),
         ("03 10 00 00 00 00 04", .truncated(field: "cumulative_crank_revolutions", offset: 7, needed: 2, available: 0)),
-        ("03 10 00 00 00 00 04 05 00 00",
-         .truncated(field: "last_crank_event_time", offset: 9, needed: 2, available: 1)),
+        (
+            "03 10 00 00 00 00 04 05 00 00",
+            .truncated(field: "last_crank_event_time", offset: 9, needed: 2, available: 1)
+        ),
     ]
 
     @Test(arguments: errors)
@@ -57,10 +59,11 @@ import Testing
 
     @Test func fields() throws {
         let value = try CSCMeasurement(decoding: h("02 05 00 00 08"))
-        #expect(FieldValue.object(value.fields).json == """
-            {"flags":2,"cumulative_wheel_revolutions":null,"last_wheel_event_time":null,\
-            "cumulative_crank_revolutions":5,"last_crank_event_time":2048,"reserved_flags":0}
-            """)
+        #expect(
+            FieldValue.object(value.fields).json == """
+                {"flags":2,"cumulative_wheel_revolutions":null,"last_wheel_event_time":null,\
+                "cumulative_crank_revolutions":5,"last_crank_event_time":2048,"reserved_flags":0}
+                """)
     }
 
     @Test func encodes() {
@@ -148,26 +151,29 @@ import Testing
 
     @Test func deltaFields() {
         let delta = Self.measurement(crank: (0x0001, 0x0200)).delta(since: Self.measurement(crank: (0xFFFF, 0xFE00)))
-        #expect(FieldValue.object(delta.fields).json == """
-            {"wheel_revolutions":null,"wheel_event_time":null,"crank_revolutions":2,"crank_event_time":1024,\
-            "wheel_revolutions_per_second":null,"crank_cadence":120.0}
-            """)
+        #expect(
+            FieldValue.object(delta.fields).json == """
+                {"wheel_revolutions":null,"wheel_event_time":null,"crank_revolutions":2,"crank_event_time":1024,\
+                "wheel_revolutions_per_second":null,"crank_cadence":120.0}
+                """)
     }
 
     // MARK: CSC Feature
 
     @Test func featureBits() throws {
         let all = try CSCFeature(decoding: h("07 00"))
-        #expect(all == [.wheelRevolutionDataSupported, .crankRevolutionDataSupported, .multipleSensorLocationsSupported])
+        #expect(
+            all == [.wheelRevolutionDataSupported, .crankRevolutionDataSupported, .multipleSensorLocationsSupported])
         #expect(try CSCFeature(decoding: h("01 00")) == .wheelRevolutionDataSupported)
         #expect(try CSCFeature(decoding: h("02 00")) == .crankRevolutionDataSupported)
         let reserved = try CSCFeature(decoding: h("f8 ff"))
         #expect(reserved.isDisjoint(with: all))
         #expect(reserved.fields.first { $0.name == "reserved_bits" }?.value == .integer(0xFFF8))
-        #expect(FieldValue.object(try CSCFeature(decoding: h("03 00")).fields).json == """
-            {"value":3,"wheel_revolution_data_supported":true,"crank_revolution_data_supported":true,\
-            "multiple_sensor_locations_supported":false,"reserved_bits":0}
-            """)
+        #expect(
+            FieldValue.object(try CSCFeature(decoding: h("03 00")).fields).json == """
+                {"value":3,"wheel_revolution_data_supported":true,"crank_revolution_data_supported":true,\
+                "multiple_sensor_locations_supported":false,"reserved_bits":0}
+                """)
     }
 
     @Test(arguments: ["", "07", "07 00 00"])

@@ -50,8 +50,10 @@ import Testing
     @Test func decodeThroughTheCatalog() throws {
         let heartRate = try #require(CharacteristicCatalog.decode(h("16 3c 11 04"), as: .heartRateMeasurement))
         let value = try heartRate.get()
-        #expect(value as? HeartRateMeasurement == HeartRateMeasurement(
-            heartRate: 60, sensorContact: .detected, rrIntervals: [1041]))
+        #expect(
+            value as? HeartRateMeasurement
+                == HeartRateMeasurement(
+                    heartRate: 60, sensorContact: .detected, rrIntervals: [1041]))
         let battery = try #require(CharacteristicCatalog.decode(h("65"), as: .batteryLevel))
         #expect(throws: DecodeError.outOfRange(field: "battery_level", offset: 0, value: 101)) { try battery.get() }
         #expect(CharacteristicCatalog.decode(h("00"), as: BluetoothUUID(UInt16(0x2A00))) == nil)

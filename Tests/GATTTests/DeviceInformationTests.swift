@@ -60,8 +60,9 @@ import Testing
         let value = try FirmwareRevisionString(decoding: h("56312e302e392e3730"))
         #expect(value.fields == [Field("value", .string("V1.0.9.70"))])
         #expect(FieldValue.object(value.fields).json == #"{"value":"V1.0.9.70"}"#)
-        #expect(FieldValue.object(ManufacturerNameString("Say \"hi\"\n").fields).json
-            == #"{"value":"Say \"hi\"\n"}"#)
+        #expect(
+            FieldValue.object(ManufacturerNameString("Say \"hi\"\n").fields).json
+                == #"{"value":"Say \"hi\"\n"}"#)
         #expect(ModelNumberString("").encoded() == [])
         #expect(ModelNumberString("❤").encoded() == h("e2 9d a4"))
     }
@@ -90,12 +91,14 @@ import Testing
         #expect(value.manufacturerIdentifier == 0xFF_FE9A_BCDE)
         #expect(value.organizationallyUniqueIdentifier == 0x12_3456)
         #expect(value.value == 0x1234_56FF_FE9A_BCDE)
-        #expect(FieldValue.object(value.fields).json == """
-            {"manufacturer_identifier":\(0xFF_FE9A_BCDE as UInt64),"organizationally_unique_identifier":\
-            \(0x12_3456 as UInt32),"value":"123456fffe9abcde"}
-            """)
-        #expect(SystemID(manufacturerIdentifier: 0xFF_FE9A_BCDE, organizationallyUniqueIdentifier: 0x12_3456).encoded()
-            == h("de bc 9a fe ff 56 34 12"))
+        #expect(
+            FieldValue.object(value.fields).json == """
+                {"manufacturer_identifier":\(0xFF_FE9A_BCDE as UInt64),"organizationally_unique_identifier":\
+                \(0x12_3456 as UInt32),"value":"123456fffe9abcde"}
+                """)
+        #expect(
+            SystemID(manufacturerIdentifier: 0xFF_FE9A_BCDE, organizationallyUniqueIdentifier: 0x12_3456).encoded()
+                == h("de bc 9a fe ff 56 34 12"))
     }
 
     @Test func systemIDFromTheMiBand4IsNotRepaired() throws {
@@ -133,10 +136,11 @@ import Testing
         let value = try PnPID(decoding: h("01 57 01 24 00 01 01"))
         #expect(value == PnPID(vendorIDSource: 1, vendorID: 0x0157, productID: 0x0024, productVersion: 0x0101))
         #expect(value.vendorIDSourceName == "bluetooth_sig")
-        #expect(FieldValue.object(value.fields).json == """
-            {"vendor_id_source":1,"vendor_id_source_name":"bluetooth_sig","vendor_id":343,"product_id":36,\
-            "product_version":257}
-            """)
+        #expect(
+            FieldValue.object(value.fields).json == """
+                {"vendor_id_source":1,"vendor_id_source_name":"bluetooth_sig","vendor_id":343,"product_id":36,\
+                "product_version":257}
+                """)
         #expect(value.encoded() == h("01 57 01 24 00 01 01"))
     }
 

@@ -55,8 +55,9 @@ import Testing
         // Energy expended, saturated at 0xFFFF (a valid value).
         Expected(hex: "08 3c 10 00", heartRate: 60, contact: .notSupported, energy: 16),
         Expected(hex: "08 3c ff ff", heartRate: 60, contact: .notSupported, energy: 0xFFFF),
-        Expected(hex: "19 2c 01 ff ff 11 04", heartRate: 300, format: .uint16, contact: .notSupported, energy: 0xFFFF,
-                 rr: [1041]),
+        Expected(
+            hex: "19 2c 01 ff ff 11 04", heartRate: 300, format: .uint16, contact: .notSupported, energy: 0xFFFF,
+            rr: [1041]),
         // RR flag clear: bytes after the last field are ignored (policy).
         Expected(hex: "06 3c ff ee dd", heartRate: 60, contact: .detected),
         Expected(hex: "0e 3c 10 00 aa", heartRate: 60, contact: .detected, energy: 16),
@@ -100,11 +101,18 @@ import Testing
         ("17 01 01", .truncated(field: "rr_interval", offset: 3, needed: 2, available: 0)),  // Nordic's invalid vector
         ("18 3c 10 00", .truncated(field: "rr_interval", offset: 4, needed: 2, available: 0)),
         // Odd trailing RR byte: malformed, at the offset of the lone byte.
-        ("10 3c 11", .malformed(field: "rr_interval", offset: 2, reason: "one byte left over after 0 whole RR intervals")),
-        ("10 3c 11 04 f5",
-         .malformed(field: "rr_interval", offset: 4, reason: "one byte left over after 1 whole RR intervals")),
-        ("1f 2c 01 10 00 11 04 f5 03 00",
-         .malformed(field: "rr_interval", offset: 9, reason: "one byte left over after 2 whole RR intervals")),
+        (
+            "10 3c 11",
+            .malformed(field: "rr_interval", offset: 2, reason: "one byte left over after 0 whole RR intervals")
+        ),
+        (
+            "10 3c 11 04 f5",
+            .malformed(field: "rr_interval", offset: 4, reason: "one byte left over after 1 whole RR intervals")
+        ),
+        (
+            "1f 2c 01 10 00 11 04 f5 03 00",
+            .malformed(field: "rr_interval", offset: 9, reason: "one byte left over after 2 whole RR intervals")
+        ),
     ]
 
     @Test(arguments: errors)
@@ -151,7 +159,9 @@ import Testing
         let saturated = try HeartRateMeasurement(decoding: h("08 3c ff ff"))
         #expect(saturated.energyExpended == HeartRateMeasurement.energySaturated)
         #expect(saturated.isEnergySaturated)
-        #expect(FieldValue.object(saturated.fields).json.contains(#""energy_expended":65535,"energy_expended_saturated":true"#))
+        #expect(
+            FieldValue.object(saturated.fields).json.contains(
+                #""energy_expended":65535,"energy_expended_saturated":true"#))
         let below = try HeartRateMeasurement(decoding: h("08 3c fe ff"))
         #expect(!below.isEnergySaturated)
         #expect(try !HeartRateMeasurement(decoding: h("00 3c")).isEnergySaturated)
@@ -159,19 +169,21 @@ import Testing
 
     @Test func fieldsOfAPolarH7Notification() throws {
         let value = try HeartRateMeasurement(decoding: h("16 3c 11 04"))
-        #expect(value.fields.map(\.name) == [
-            "flags", "heart_rate", "heart_rate_format", "sensor_contact", "sensor_contact_supported",
-            "sensor_contact_detected", "energy_expended", "energy_expended_saturated", "rr_intervals",
-            "rr_intervals_ms", "reserved_flags",
-        ])
+        #expect(
+            value.fields.map(\.name) == [
+                "flags", "heart_rate", "heart_rate_format", "sensor_contact", "sensor_contact_supported",
+                "sensor_contact_detected", "energy_expended", "energy_expended_saturated", "rr_intervals",
+                "rr_intervals_ms", "reserved_flags",
+            ])
         #expect(value.fields.first { $0.name == "heart_rate" }?.unit == "count/min")
         #expect(value.fields.first { $0.name == "energy_expended" }?.unit == "kJ")
-        #expect(FieldValue.object(value.fields).json == """
-            {"flags":22,"heart_rate":60,"heart_rate_format":"uint8","sensor_contact":"detected",\
-            "sensor_contact_supported":true,"sensor_contact_detected":true,"energy_expended":null,\
-            "energy_expended_saturated":false,"rr_intervals":[1041],"rr_intervals_ms":[1016.6015625],\
-            "reserved_flags":0}
-            """)
+        #expect(
+            FieldValue.object(value.fields).json == """
+                {"flags":22,"heart_rate":60,"heart_rate_format":"uint8","sensor_contact":"detected",\
+                "sensor_contact_supported":true,"sensor_contact_detected":true,"energy_expended":null,\
+                "energy_expended_saturated":false,"rr_intervals":[1041],"rr_intervals_ms":[1016.6015625],\
+                "reserved_flags":0}
+                """)
     }
 
     @Test(arguments: [
@@ -198,15 +210,18 @@ import Testing
     // MARK: Encoding
 
     @Test func encodesWithFlagsDerivedFromTheFields() {
-        #expect(HeartRateMeasurement(heartRate: 60, sensorContact: .detected, rrIntervals: [1041]).encoded()
-            == h("16 3c 11 04"))
+        #expect(
+            HeartRateMeasurement(heartRate: 60, sensorContact: .detected, rrIntervals: [1041]).encoded()
+                == h("16 3c 11 04"))
         #expect(HeartRateMeasurement(heartRate: 68).encoded() == h("00 44"))
         #expect(HeartRateMeasurement(heartRate: 300).encoded() == h("01 2c 01"))
         #expect(HeartRateMeasurement(heartRate: 60, format: .uint16).encoded() == h("01 3c 00"))
-        #expect(HeartRateMeasurement(heartRate: 60, sensorContact: .notDetected, energyExpended: 0xFFFF).encoded()
-            == h("0c 3c ff ff"))
-        #expect(HeartRateMeasurement(heartRate: 60, energyExpended: 16, rrIntervals: [1041, 1013]).encoded()
-            == h("18 3c 10 00 11 04 f5 03"))
+        #expect(
+            HeartRateMeasurement(heartRate: 60, sensorContact: .notDetected, energyExpended: 0xFFFF).encoded()
+                == h("0c 3c ff ff"))
+        #expect(
+            HeartRateMeasurement(heartRate: 60, energyExpended: 16, rrIntervals: [1041, 1013]).encoded()
+                == h("18 3c 10 00 11 04 f5 03"))
         #expect(HeartRateMeasurement(heartRate: 60, reservedFlags: 0xFF).encoded() == h("e0 3c"))
     }
 

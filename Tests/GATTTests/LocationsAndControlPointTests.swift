@@ -169,10 +169,11 @@ import Testing
         let names = try ["01 00 00 00 00", "02", "03 00", "04", "10 01 01", "07"].map {
             try SCControlPoint(decoding: h($0)).opName
         }
-        #expect(names == [
-            "set_cumulative_value", "start_sensor_calibration", "update_sensor_location",
-            "request_supported_sensor_locations", "response_code", "reserved",
-        ])
+        #expect(
+            names == [
+                "set_cumulative_value", "start_sensor_calibration", "update_sensor_location",
+                "request_supported_sensor_locations", "response_code", "reserved",
+            ])
     }
 
     @Test(arguments: [
@@ -188,11 +189,12 @@ import Testing
         let locations = try #require(value.supportedSensorLocations)
         #expect(locations == [.topOfShoe, .inShoe, .chest, SensorLocation(rawValue: 17)])
         #expect(locations.map(\.name) == ["top_of_shoe", "in_shoe", "chest", "reserved"])
-        #expect(FieldValue.object(value.fields).json == """
-            {"op_code":16,"op_name":"response_code","request_op_code":4,"response_value":1,"response":"success",\
-            "parameter":[1,2,14,17],"supported_sensor_locations":[{"value":1,"name":"top_of_shoe"},\
-            {"value":2,"name":"in_shoe"},{"value":14,"name":"chest"},{"value":17,"name":"reserved"}]}
-            """)
+        #expect(
+            FieldValue.object(value.fields).json == """
+                {"op_code":16,"op_name":"response_code","request_op_code":4,"response_value":1,"response":"success",\
+                "parameter":[1,2,14,17],"supported_sensor_locations":[{"value":1,"name":"top_of_shoe"},\
+                {"value":2,"name":"in_shoe"},{"value":14,"name":"chest"},{"value":17,"name":"reserved"}]}
+                """)
         // A successful op 4 with no parameter: an empty list, not "unknown".
         #expect(try SCControlPoint(decoding: h("10 04 01")).supportedSensorLocations == [])
     }
@@ -207,14 +209,19 @@ import Testing
     }
 
     @Test func requestFields() throws {
-        #expect(FieldValue.object(try SCControlPoint(decoding: h("01 10 27 00 00")).fields).json
-            == #"{"op_code":1,"op_name":"set_cumulative_value","cumulative_value":10000}"#)
-        #expect(FieldValue.object(try SCControlPoint(decoding: h("03 05")).fields).json
-            == #"{"op_code":3,"op_name":"update_sensor_location","sensor_location":{"value":5,"name":"left_crank"}}"#)
-        #expect(FieldValue.object(try SCControlPoint(decoding: h("02")).fields).json
-            == #"{"op_code":2,"op_name":"start_sensor_calibration"}"#)
-        #expect(FieldValue.object(try SCControlPoint(decoding: h("20 01")).fields).json
-            == #"{"op_code":32,"op_name":"reserved","parameter":[1]}"#)
+        #expect(
+            FieldValue.object(try SCControlPoint(decoding: h("01 10 27 00 00")).fields).json
+                == #"{"op_code":1,"op_name":"set_cumulative_value","cumulative_value":10000}"#)
+        #expect(
+            FieldValue.object(try SCControlPoint(decoding: h("03 05")).fields).json
+                == #"{"op_code":3,"op_name":"update_sensor_location","sensor_location":{"value":5,"name":"left_crank"}}"#
+        )
+        #expect(
+            FieldValue.object(try SCControlPoint(decoding: h("02")).fields).json
+                == #"{"op_code":2,"op_name":"start_sensor_calibration"}"#)
+        #expect(
+            FieldValue.object(try SCControlPoint(decoding: h("20 01")).fields).json
+                == #"{"op_code":32,"op_name":"reserved","parameter":[1]}"#)
     }
 
     static let controlPointErrors: [(String, DecodeError)] = [
@@ -245,9 +252,13 @@ import Testing
         #expect(SCControlPoint.uuid == BluetoothUUID(UInt16(0x2A55)))
         #expect(BatteryLevel.uuid == BluetoothUUID(UInt16(0x2A19)))
         #expect(
-            [BodySensorLocation.name, HeartRateControlPoint.name, SensorLocation.name, SCControlPoint.name,
-             BatteryLevel.name]
-                == ["body-sensor-location", "heart-rate-control-point", "sensor-location", "sc-control-point",
-                    "battery-level"])
+            [
+                BodySensorLocation.name, HeartRateControlPoint.name, SensorLocation.name, SCControlPoint.name,
+                BatteryLevel.name,
+            ]
+                == [
+                    "body-sensor-location", "heart-rate-control-point", "sensor-location", "sc-control-point",
+                    "battery-level",
+                ])
     }
 }

@@ -19,11 +19,12 @@ import Testing
         #expect(value.wornDuration == 3600)
         #expect(value.totalSteps == 11_484)
         #expect(value.reservedFlags == 0)
-        #expect(FieldValue.object(value.fields).json == """
-            {"header":128,"flags":31,"session_id":1,"sub_session_id":2,"relative_timestamp":3600,\
-            "sequence_number":5,"normal_walking_steps":10972,"intensity_steps":500,"floor_steps":12,\
-            "distance":7874,"worn_duration":3600,"total_steps":11484}
-            """)
+        #expect(
+            FieldValue.object(value.fields).json == """
+                {"header":128,"flags":31,"session_id":1,"sub_session_id":2,"relative_timestamp":3600,\
+                "sequence_number":5,"normal_walking_steps":10972,"intensity_steps":500,"floor_steps":12,\
+                "distance":7874,"worn_duration":3600,"total_steps":11484}
+                """)
     }
 
     @Test func noOptionalFields() throws {
@@ -80,13 +81,22 @@ import Testing
         ("80 00 01", .truncated(field: "session_id", offset: 2, needed: 2, available: 1)),
         ("80 00 01 00 02", .truncated(field: "sub_session_id", offset: 4, needed: 2, available: 1)),
         ("80 00 01 00 02 00 10 0e", .truncated(field: "relative_timestamp", offset: 6, needed: 4, available: 2)),
-        ("80 00 01 00 02 00 10 0e 00 00 05 00 00",
-         .truncated(field: "sequence_number", offset: 10, needed: 4, available: 3)),
-        ("80 01 01 00 02 00 10 0e 00 00 05 00 00 00 dc 2a",
-         .truncated(field: "normal_walking_steps", offset: 14, needed: 3, available: 2)),
-        ("80 1f 01 00 02 00 10 0e 00 00 05 00 00 00 dc 2a 00 f4 01 00 0c 00 00 c2 1e 00 10 0e",
-         .truncated(field: "worn_duration", offset: 26, needed: 3, available: 2)),
-        ("80 08 01 00 02 00 10 0e 00 00 05 00 00 00", .truncated(field: "distance", offset: 14, needed: 3, available: 0)),
+        (
+            "80 00 01 00 02 00 10 0e 00 00 05 00 00",
+            .truncated(field: "sequence_number", offset: 10, needed: 4, available: 3)
+        ),
+        (
+            "80 01 01 00 02 00 10 0e 00 00 05 00 00 00 dc 2a",
+            .truncated(field: "normal_walking_steps", offset: 14, needed: 3, available: 2)
+        ),
+        (
+            "80 1f 01 00 02 00 10 0e 00 00 05 00 00 00 dc 2a 00 f4 01 00 0c 00 00 c2 1e 00 10 0e",
+            .truncated(field: "worn_duration", offset: 26, needed: 3, available: 2)
+        ),
+        (
+            "80 08 01 00 02 00 10 0e 00 00 05 00 00 00",
+            .truncated(field: "distance", offset: 14, needed: 3, available: 0)
+        ),
     ]
 
     @Test(arguments: errors)

@@ -115,7 +115,8 @@ private func checkPrefixes<T: TestableCharacteristic>(_ type: T.Type) {
 /// Why `error` is the wrong error for a strict prefix of `length` bytes, or `nil` when it is right.
 private func prefixErrorProblem(_ error: DecodeError, length: Int, fixedLength: Int?) -> String? {
     if let fixedLength {
-        return error == .invalidLength(expected: fixedLength, actual: length) ? nil : "\(error), expected invalid_length"
+        return error == .invalidLength(expected: fixedLength, actual: length)
+            ? nil : "\(error), expected invalid_length"
     }
     if length == 0 { return error == .empty ? nil : "\(error), expected empty" }
     switch error {

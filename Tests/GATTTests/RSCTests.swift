@@ -84,25 +84,30 @@ import Testing
 
     @Test func fieldsUseSIUnitsAndNullForAbsentFields() throws {
         let value = try RSCMeasurement(decoding: h("02 00 05 50 ff ff 00 01"))
-        #expect(value.fields.map(\.name) == [
-            "flags", "instantaneous_speed", "instantaneous_cadence", "instantaneous_stride_length", "total_distance",
-            "walking_or_running", "reserved_flags",
-        ])
+        #expect(
+            value.fields.map(\.name) == [
+                "flags", "instantaneous_speed", "instantaneous_cadence", "instantaneous_stride_length",
+                "total_distance",
+                "walking_or_running", "reserved_flags",
+            ])
         #expect(value.fields.map(\.unit) == [nil, "m/s", "count/min", "m", "m", nil, nil])
-        #expect(FieldValue.object(value.fields).json == """
-            {"flags":2,"instantaneous_speed":5.0,"instantaneous_cadence":80,"instantaneous_stride_length":null,\
-            "total_distance":1684275.1,"walking_or_running":"walking","reserved_flags":0}
-            """)
+        #expect(
+            FieldValue.object(value.fields).json == """
+                {"flags":2,"instantaneous_speed":5.0,"instantaneous_cadence":80,"instantaneous_stride_length":null,\
+                "total_distance":1684275.1,"walking_or_running":"walking","reserved_flags":0}
+                """)
         let running = try RSCMeasurement(decoding: h("05 00 05 50 7d 00"))
         #expect(running.fields.first { $0.name == "walking_or_running" }?.value == .string("running"))
         #expect(running.fields.first { $0.name == "instantaneous_stride_length" }?.value == .double(1.25))
     }
 
     @Test func encodesWithFlagsDerivedFromTheFields() {
-        #expect(RSCMeasurement(speed: 0x0500, cadence: 80, totalDistance: 0x0100_FFFF).encoded()
-            == h("02 00 05 50 ff ff 00 01"))
-        #expect(RSCMeasurement(speed: 0x0500, cadence: 80, strideLength: 125, totalDistance: 10_000, isRunning: true)
-            .encoded() == h("07 00 05 50 7d 00 10 27 00 00"))
+        #expect(
+            RSCMeasurement(speed: 0x0500, cadence: 80, totalDistance: 0x0100_FFFF).encoded()
+                == h("02 00 05 50 ff ff 00 01"))
+        #expect(
+            RSCMeasurement(speed: 0x0500, cadence: 80, strideLength: 125, totalDistance: 10_000, isRunning: true)
+                .encoded() == h("07 00 05 50 7d 00 10 27 00 00"))
         #expect(RSCMeasurement(speed: 0, cadence: 0, reservedFlags: 0xFF).encoded() == h("f8 00 00 00"))
         #expect(RSCMeasurement(speed: 0, cadence: 0, reservedFlags: 0x07).reservedFlags == 0)
     }
@@ -116,10 +121,12 @@ import Testing
         #expect(all.contains(.walkingOrRunningStatusSupported))
         #expect(all.contains(.calibrationSupported))
         #expect(all.contains(.multipleSensorLocationsSupported))
-        #expect(all == [
-            .strideLengthSupported, .totalDistanceSupported, .walkingOrRunningStatusSupported, .calibrationSupported,
-            .multipleSensorLocationsSupported,
-        ])
+        #expect(
+            all == [
+                .strideLengthSupported, .totalDistanceSupported, .walkingOrRunningStatusSupported,
+                .calibrationSupported,
+                .multipleSensorLocationsSupported,
+            ])
         let walkingOnly = try RSCFeature(decoding: h("04 00"))
         #expect(walkingOnly == .walkingOrRunningStatusSupported)
         #expect(!walkingOnly.contains(.strideLengthSupported))
@@ -132,11 +139,12 @@ import Testing
         #expect(value.rawValue == 0xFFE0)
         #expect(!value.contains(.strideLengthSupported))
         #expect(value.fields.first { $0.name == "reserved_bits" }?.value == .integer(0xFFE0))
-        #expect(FieldValue.object(try RSCFeature(decoding: h("05 00")).fields).json == """
-            {"value":5,"stride_length_supported":true,"total_distance_supported":false,\
-            "walking_or_running_status_supported":true,"calibration_supported":false,\
-            "multiple_sensor_locations_supported":false,"reserved_bits":0}
-            """)
+        #expect(
+            FieldValue.object(try RSCFeature(decoding: h("05 00")).fields).json == """
+                {"value":5,"stride_length_supported":true,"total_distance_supported":false,\
+                "walking_or_running_status_supported":true,"calibration_supported":false,\
+                "multiple_sensor_locations_supported":false,"reserved_bits":0}
+                """)
     }
 
     @Test(arguments: ["", "1f", "1f 00 00", "1f 00 00 00 00"])

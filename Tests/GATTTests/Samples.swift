@@ -82,7 +82,9 @@ extension BodySensorLocation: TestableCharacteristic {
 extension HeartRateControlPoint: TestableCharacteristic {
     static var canonicalSamples: [String] { ["01", "00", "02", "ff"] }
     static var fixedLength: Int? { 1 }
-    static func random(using rng: inout SplitMix64) -> HeartRateControlPoint { HeartRateControlPoint(opCode: rng.uint8()) }
+    static func random(using rng: inout SplitMix64) -> HeartRateControlPoint {
+        HeartRateControlPoint(opCode: rng.uint8())
+    }
 }
 
 // MARK: - Running and cycling
@@ -203,7 +205,9 @@ extension TestableCharacteristic where Self: DeviceInformationString {
     }
 
     static func random(using rng: inout SplitMix64) -> Self {
-        let ranges: [ClosedRange<UInt32>] = [0x01...0x7F, 0x20...0x7E, 0xA0...0x2FF, 0x4E00...0x9FFF, 0x1F300...0x1FAFF]
+        let ranges: [ClosedRange<UInt32>] = [
+            0x01...0x7F, 0x20...0x7E, 0xA0...0x2FF, 0x4E00...0x9FFF, 0x1F300...0x1FAFF,
+        ]
         var text = String.UnicodeScalarView()
         for _ in 0..<Int.random(in: 0...24, using: &rng) {
             let range = ranges[Int.random(in: 0..<ranges.count, using: &rng)]
@@ -250,7 +254,8 @@ extension PnPID: TestableCharacteristic {
     }
     static var fixedLength: Int? { 7 }
     static func random(using rng: inout SplitMix64) -> PnPID {
-        PnPID(vendorIDSource: rng.uint8(), vendorID: rng.uint16(), productID: rng.uint16(), productVersion: rng.uint16())
+        PnPID(
+            vendorIDSource: rng.uint8(), vendorID: rng.uint16(), productID: rng.uint16(), productVersion: rng.uint16())
     }
 }
 

@@ -5,7 +5,6 @@ import Testing
 
 // MARK: - Helpers shared by the statistics tests
 
-
 // MARK: - The vectors of store.md §2.3
 
 /// A record as store.md §2.3 writes it: `(start, end, value, priority, lastModified)`.

@@ -3,7 +3,6 @@ import Health
 import TestSupport
 import Testing
 
-
 @Suite struct DiscreteStatisticsTests {
     let strap = Provenance(source: "org.wearhouse.gateway", device: "strap")
     let watch = Provenance(source: "org.wearhouse.gateway", device: "watch")

@@ -354,4 +354,3 @@ import Testing
         #expect(try Rational(Int64.max, 3) > Rational(Int64.max - 1, 3))
     }
 }
-

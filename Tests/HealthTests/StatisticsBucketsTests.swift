@@ -387,4 +387,3 @@ import Testing
         }
     }
 }
-

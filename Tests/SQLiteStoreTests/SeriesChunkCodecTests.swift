@@ -19,7 +19,8 @@ import Testing
     @Test func decimalsAndIntervalsRoundTripExactly() throws {
         let points = [
             Point(start: 0, duration: 600_000, value: 812.5), Point(start: 600_000, duration: 600_000, value: 0.1),
-            Point(start: 1_200_000, duration: 5, value: 1_000_000.25), Point(start: 1_200_001, duration: 0, value: -3.75),
+            Point(start: 1_200_000, duration: 5, value: 1_000_000.25),
+            Point(start: 1_200_001, duration: 0, value: -3.75),
         ]
         let bytes = SeriesChunkCodec.encode(points)
         #expect(try SeriesChunkCodec.decode(bytes) == points)
@@ -51,7 +52,9 @@ import Testing
         #expect(throws: SeriesChunkError.self) { try SeriesChunkCodec.decode(bytes + [0]) }
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<5_000 {
-            let random = (0..<Int.random(in: 0...40, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let random = (0..<Int.random(in: 0...40, using: &generator)).map { _ in
+                UInt8.random(in: 0...255, using: &generator)
+            }
             _ = try? SeriesChunkCodec.decode([1] + random)  // must not trap
         }
     }

@@ -11,15 +11,19 @@ import Testing
     static let strap = Device(
         name: "Polar H10", manufacturer: "Polar Electro Oy", model: "H10", firmwareVersion: "3.0.35",
         serialNumber: "690A1321", localIdentifier: "A0:9E:1A:00:00:01")
-    static let watch = Device(name: "PineTime", manufacturer: "Pine64", model: "PineTime", localIdentifier: "C7:00:00:00:00:02")
+    static let watch = Device(
+        name: "PineTime", manufacturer: "Pine64", model: "PineTime", localIdentifier: "C7:00:00:00:00:02")
 
     func makeStore() throws -> (SQLiteHealthStore, URL) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-tests-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "wearhouse-tests-\(UUID().uuidString)")
         let path = directory.appendingPathComponent("health.db").path
         return (try SQLiteHealthStore(path: path), directory)
     }
 
-    func heartRate(_ second: Int64, _ bpm: Double, subject: String? = "alice", device: Device? = strap) -> QuantitySample {
+    func heartRate(_ second: Int64, _ bpm: Double, subject: String? = "alice", device: Device? = strap)
+        -> QuantitySample
+    {
         QuantitySample(
             type: .heartRate, start: Instant(seconds: second), end: Instant(seconds: second), value: bpm,
             source: Self.gateway, device: device, subject: subject,
@@ -58,7 +62,8 @@ import Testing
         let app = Source(identifier: "com.example.logger")
         func steps(_ value: Double, version: Double) -> QuantitySample {
             QuantitySample(
-                type: .stepCount, start: Instant(seconds: 1_000), end: Instant(seconds: 1_600), value: value, source: app,
+                type: .stepCount, start: Instant(seconds: 1_000), end: Instant(seconds: 1_600), value: value,
+                source: app,
                 metadata: [MetadataKey.externalUUID: .string("walk-1"), MetadataKey.syncVersion: .number(version)])
         }
         let first = steps(100, version: 1)
@@ -91,8 +96,10 @@ import Testing
         _ = try await store.save([heartRate(1, 60), heartRate(2, 61)], as: .owner)
         let reader = Caller.app("reader.service")
         let writer = Caller.app("writer.service")
-        try await store.setAuthorization(app: "writer.service", [TypeAuthorization(type: "heartRate", read: false, share: true)])
-        try await store.setAuthorization(app: "reader.service", [TypeAuthorization(type: "heartRate", read: true, share: false)])
+        try await store.setAuthorization(
+            app: "writer.service", [TypeAuthorization(type: "heartRate", read: false, share: true)])
+        try await store.setAuthorization(
+            app: "reader.service", [TypeAuthorization(type: "heartRate", read: true, share: false)])
 
         // A writer without read permission sees only its own samples, and no error.
         let own = QuantitySample(
@@ -149,7 +156,8 @@ import Testing
         let day = try #require(buckets.first)
         #expect(buckets.count == 1)
         #expect(day.durationMilliseconds == 82_800_000)
-        let result = try #require(try await store.statistics(StatisticsQuery(type: .heartRate, buckets: buckets), as: .owner).first)
+        let result = try #require(
+            try await store.statistics(StatisticsQuery(type: .heartRate, buckets: buckets), as: .owner).first)
         #expect(result.discrete?.count == 23)
         #expect(result.discrete?.minimum == 60)
         #expect(result.discrete?.maximum == 82)
@@ -188,7 +196,8 @@ import Testing
         }
         #expect(seen == samples)
         query = SampleQuery(type: .heartRate, ascending: false, limit: 3)
-        #expect(try await store.samples(query, as: .owner).samples.map(\.start.milliseconds) == [24_000, 23_000, 22_000])
+        #expect(
+            try await store.samples(query, as: .owner).samples.map(\.start.milliseconds) == [24_000, 23_000, 22_000])
     }
 
     @Test func fileIsPrivateAndPassesIntegrityCheckAfterReopening() async throws {
@@ -232,7 +241,8 @@ import Testing
         #expect(try await store.save([again], as: .owner) == [.duplicate])
         // Deleting a chunked sample by id works and leaves a tombstone.
         #expect(try await store.delete([series[1_234].id], as: .owner) == 1)
-        let remaining = try await store.samples(SampleQuery(type: .heartRate, from: Instant(seconds: 1_234), to: Instant(seconds: 1_235)), as: .owner)
+        let remaining = try await store.samples(
+            SampleQuery(type: .heartRate, from: Instant(seconds: 1_234), to: Instant(seconds: 1_235)), as: .owner)
         #expect(remaining.samples.isEmpty)
         // Writing everything again changes nothing but restores the deleted one.
         let outcomes = try await store.save(series, as: .owner)
@@ -256,7 +266,8 @@ import Testing
         try await store.setAuthorization(app: "app", [TypeAuthorization(type: "heartRate", read: true, share: true)])
         let app = (0..<50).map {
             QuantitySample(
-                type: .heartRate, start: Instant(seconds: Int64($0) * 4_000 + 7), end: Instant(seconds: Int64($0) * 4_000 + 7),
+                type: .heartRate, start: Instant(seconds: Int64($0) * 4_000 + 7),
+                end: Instant(seconds: Int64($0) * 4_000 + 7),
                 value: 120, source: Source(identifier: "app"))
         }
         _ = try await store.save(strap, as: .owner)
@@ -270,7 +281,8 @@ import Testing
             let fast = try await store.statistics(
                 StatisticsQuery(type: .heartRate, buckets: buckets, separateBySource: separate), as: .owner)
             let exact = try await store.statistics(
-                StatisticsQuery(type: .heartRate, buckets: buckets, separateBySource: separate, exact: true), as: .owner)
+                StatisticsQuery(type: .heartRate, buckets: buckets, separateBySource: separate, exact: true), as: .owner
+            )
             #expect(fast.count == exact.count)
             for (a, b) in zip(fast, exact) {
                 #expect(a.provenance == b.provenance)
@@ -288,7 +300,8 @@ import Testing
     }
 
     @Test func retentionPrunesOldSamplesChunksAndRollups() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-tests-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "wearhouse-tests-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let now = Instant(seconds: 10 * 86_400)
         let store = try SQLiteHealthStore(path: directory.appendingPathComponent("health.db").path, now: { now })
@@ -297,7 +310,8 @@ import Testing
         try await store.setAuthorization(app: "app", [TypeAuthorization(type: "heartRate", read: true, share: true)])
         let rows = (0..<10).map {
             QuantitySample(
-                type: .heartRate, start: Instant(seconds: Int64($0) * 86_400 + 1), end: Instant(seconds: Int64($0) * 86_400 + 1),
+                type: .heartRate, start: Instant(seconds: Int64($0) * 86_400 + 1),
+                end: Instant(seconds: Int64($0) * 86_400 + 1),
                 value: 99, source: Source(identifier: "app"))
         }
         _ = try await store.save(readings, as: .owner)

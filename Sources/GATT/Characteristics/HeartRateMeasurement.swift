@@ -142,7 +142,8 @@ public struct HeartRateMeasurement: CharacteristicValue {
             Field("heart_rate_format", .string(format == .uint8 ? "uint8" : "uint16")),
             Field("sensor_contact", .string(sensorContact.name)),
             Field("sensor_contact_supported", .bool(sensorContact != .notSupported)),
-            Field("sensor_contact_detected", sensorContact == .notSupported ? .null : .bool(sensorContact == .detected)),
+            Field(
+                "sensor_contact_detected", sensorContact == .notSupported ? .null : .bool(sensorContact == .detected)),
             Field("energy_expended", .optional(energyExpended), unit: "kJ"),
             Field("energy_expended_saturated", .bool(isEnergySaturated)),
             Field("rr_intervals", .list(rrIntervals.map { .int($0) }), unit: "1/1024 s"),

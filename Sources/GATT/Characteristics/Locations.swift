@@ -146,7 +146,9 @@ public struct InfiniTimeStepCount: CharacteristicValue, Hashable {
         return writer.bytes
     }
 
-    public var fields: [Field] { [Field("value", .int(steps), unit: "count"), Field("steps", .int(steps), unit: "count")] }
+    public var fields: [Field] {
+        [Field("value", .int(steps), unit: "count"), Field("steps", .int(steps), unit: "count")]
+    }
 }
 
 /// Fixed-size characteristics: exactly `count` bytes, or ``DecodeError/invalidLength(expected:actual:)``.
