@@ -1,0 +1,124 @@
+internal import BlueZ
+internal import GATT
+
+/// GattCharacteristic1 methods and notification delivery.
+extension FakeBlueZ {
+    static let characteristic1 = "org.bluez.GattCharacteristic1"
+
+    /// The device path and characteristic served at `path`.
+    private func characteristic(at path: String) -> (device: String, info: FakeBlueZCharacteristic)? {
+        guard let service = DBusObjectPathParent.parent(of: path),
+            let device = DBusObjectPathParent.parent(of: service), let info = devices[device]?.characteristics[path]
+        else { return nil }
+        return (device, info)
+    }
+
+    func handleCharacteristic(_ call: DBusMethodCall) -> DBusReply {
+        guard let (devicePath, info) = characteristic(at: call.path), let device = devices[devicePath] else {
+            return .error(name: BlueZErrorName.unknownObject, message: "Unknown object \(call.path)")
+        }
+        switch call.member {
+        case "ReadValue":
+            guard device.connected else { return .error(name: BlueZErrorName.failed, message: "Not connected") }
+            guard info.properties.contains(.read) else {
+                return .error(name: BlueZErrorName.notPermitted, message: "Read not permitted")
+            }
+            if device.peripheral.requiresPairing && !device.paired { return Self.reply(.insufficientAuthentication) }
+            do throws(ATTError) {
+                guard let value = try devices[devicePath]?.peripheral.read(info.uuid) else { return .empty }
+                // A read updates the cached Value too (bluez.md 9.5).
+                setValue(value, at: call.path)
+                return .values([.bytes(value)])
+            } catch {
+                return Self.reply(error)
+            }
+        case "WriteValue":
+            guard device.connected else { return .error(name: BlueZErrorName.failed, message: "Not connected") }
+            let value = call.arguments.first?.bytesValue ?? []
+            let type = call.arguments.dropFirst().first?.stringKeyedValue?["type"]?.stringValue
+            let withResponse = type.map { $0 != "command" } ?? info.properties.contains(.write)
+            guard info.properties.contains(withResponse ? .write : .writeWithoutResponse) else {
+                return .error(name: BlueZErrorName.notPermitted, message: "Write not permitted")
+            }
+            if device.peripheral.requiresPairing && !device.paired { return Self.reply(.insufficientAuthentication) }
+            do throws(ATTError) {
+                try devices[devicePath]?.peripheral.write(value, to: info.uuid)
+            } catch {
+                if withResponse { return Self.reply(error) }
+            }
+            // Deliver what the write made the peripheral send (a control point's indication).
+            let emissions = devices[devicePath]?.peripheral.advance(to: now) ?? []
+            for emission in emissions { deliver(emission, from: devicePath) }
+            return .empty
+        case "StartNotify":
+            guard !info.properties.isDisjoint(with: [.notify, .indicate]) else {
+                return .error(name: BlueZErrorName.notSupported, message: "Operation is not supported")
+            }
+            guard let sender = call.sender else { return .error(name: BlueZErrorName.failed, message: "No sender") }
+            if info.notifySenders.contains(sender) { return .empty }
+            devices[devicePath]?.characteristics[call.path]?.notifySenders.insert(sender)
+            if info.notifySenders.isEmpty { setNotifying(true, at: call.path) }
+            return .empty
+        case "StopNotify":
+            guard let sender = call.sender, info.notifySenders.contains(sender) else {
+                return .error(name: BlueZErrorName.failed, message: "No notify session started")
+            }
+            devices[devicePath]?.characteristics[call.path]?.notifySenders.remove(sender)
+            if info.notifySenders.count == 1 { setNotifying(false, at: call.path) }
+            return .empty
+        default:
+            return .error(name: BlueZErrorName.notSupported, message: "Operation is not supported")
+        }
+    }
+
+    /// One emission: one `PropertiesChanged(Value)` on the characteristic, if someone has a notify session and
+    /// the device is connected and resolved.
+    func deliver(_ emission: PeripheralEmission, from devicePath: String) {
+        guard let device = devices[devicePath], device.connected, device.servicesResolved else { return }
+        for (path, info) in device.characteristics
+        where info.uuid == emission.characteristic && !info.notifySenders.isEmpty {
+            setValue(emission.value, at: path)
+        }
+    }
+
+    func setValue(_ value: [UInt8], at path: String) {
+        emit("Value at \(path)") { bus in
+            try bus.updateProperties(["Value": .bytes(value)], interface: Self.characteristic1, path: path)
+        }
+    }
+
+    func setNotifying(_ notifying: Bool, at path: String) {
+        emit("Notifying at \(path)") { bus in
+            try bus.updateProperties(["Notifying": .boolean(notifying)], interface: Self.characteristic1, path: path)
+        }
+    }
+
+    /// BlueZ 5.66's answer to an ATT error (`src/gatt-client.c` create_gatt_dbus_error).
+    static func reply(_ error: ATTError) -> DBusReply {
+        switch error.code {
+        case ATTError.readNotPermitted.code:
+            .error(name: BlueZErrorName.notPermitted, message: "Read not permitted")
+        case ATTError.writeNotPermitted.code:
+            .error(name: BlueZErrorName.notPermitted, message: "Write not permitted")
+        case ATTError.insufficientAuthentication.code, ATTError.insufficientEncryption.code, 0x08, 0x0C:
+            .error(name: BlueZErrorName.notAuthorized, message: "Operation Not Authorized")
+        case 0x07:
+            .error(name: "org.bluez.Error.InvalidOffset", message: "Invalid offset")
+        case ATTError.requestNotSupported.code:
+            .error(name: BlueZErrorName.notSupported, message: "Operation is not supported")
+        default:
+            .error(
+                name: BlueZErrorName.failed,
+                message: "Operation failed with ATT error: 0x" + String(hex4(Int(error.code)).suffix(2)))
+        }
+    }
+}
+
+/// Object path arithmetic.
+enum DBusObjectPathParent {
+    /// `/a/b` → `/a`; `nil` for `/`.
+    static func parent(of path: String) -> String? {
+        guard path != "/", let slash = path.lastIndex(of: "/") else { return nil }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+}

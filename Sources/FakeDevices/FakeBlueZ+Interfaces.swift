@@ -1,0 +1,80 @@
+public import BlueZ
+
+/// The org.bluez interface descriptions FakeBlueZ serves, with BlueZ 5.66's member names and D-Bus types
+/// (`bluez.md` sections 1.3-1.7 and 9: GATT client objects have no `Handle` property in 5.66).
+extension FakeBlueZ {
+    /// `org.bluez.AgentManager1` on `/org/bluez`.
+    public static let agentManagerInterface = DBusInterface(
+        name: "org.bluez.AgentManager1",
+        methods: [
+            .init("RegisterAgent", inputs: [.init("agent", .objectPath), .init("capability", .string)]),
+            .init("UnregisterAgent", inputs: [.init("agent", .objectPath)]),
+            .init("RequestDefaultAgent", inputs: [.init("agent", .objectPath)]),
+        ])
+
+    /// `org.bluez.Adapter1` on `/org/bluez/hci0`.
+    public static let adapterInterface = DBusInterface(
+        name: "org.bluez.Adapter1",
+        methods: [
+            .init("StartDiscovery"),
+            .init("StopDiscovery"),
+            .init("SetDiscoveryFilter", inputs: [.init("properties", .dictionary(key: .string, value: .variant))]),
+            .init("RemoveDevice", inputs: [.init("device", .objectPath)]),
+            .init("GetDiscoveryFilters", outputs: [.init("filters", .array(.string))]),
+        ],
+        properties: [
+            .init("Address", .string), .init("AddressType", .string), .init("Name", .string),
+            .init("Alias", .string, access: .readwrite), .init("Class", .uint32),
+            .init("Powered", .boolean, access: .readwrite), .init("Discoverable", .boolean, access: .readwrite),
+            .init("DiscoverableTimeout", .uint32, access: .readwrite),
+            .init("Pairable", .boolean, access: .readwrite), .init("PairableTimeout", .uint32, access: .readwrite),
+            .init("Discovering", .boolean), .init("UUIDs", .array(.string)), .init("Modalias", .string),
+            .init("Roles", .array(.string)),
+        ])
+
+    /// `org.bluez.Device1` on `/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF`.
+    public static let deviceInterface = DBusInterface(
+        name: "org.bluez.Device1",
+        methods: [
+            .init("Disconnect"), .init("Connect"),
+            .init("ConnectProfile", inputs: [.init("UUID", .string)]),
+            .init("DisconnectProfile", inputs: [.init("UUID", .string)]),
+            .init("Pair"), .init("CancelPairing"),
+        ],
+        properties: [
+            .init("Address", .string), .init("AddressType", .string), .init("Name", .string),
+            .init("Alias", .string, access: .readwrite), .init("Appearance", .uint16), .init("Icon", .string),
+            .init("Paired", .boolean), .init("Bonded", .boolean), .init("Trusted", .boolean, access: .readwrite),
+            .init("Blocked", .boolean, access: .readwrite), .init("LegacyPairing", .boolean),
+            .init("RSSI", .int16), .init("Connected", .boolean), .init("UUIDs", .array(.string)),
+            .init("Adapter", .objectPath), .init("ServicesResolved", .boolean),
+            .init("WakeAllowed", .boolean, access: .readwrite),
+        ])
+
+    /// `org.bluez.GattService1` on `…/serviceXXXX`.
+    public static let gattServiceInterface = DBusInterface(
+        name: "org.bluez.GattService1",
+        properties: [
+            .init("UUID", .string), .init("Device", .objectPath), .init("Primary", .boolean),
+            .init("Includes", .array(.objectPath)),
+        ])
+
+    /// `org.bluez.GattCharacteristic1` on `…/serviceXXXX/charYYYY`.
+    public static let gattCharacteristicInterface = DBusInterface(
+        name: "org.bluez.GattCharacteristic1",
+        methods: [
+            .init(
+                "ReadValue", inputs: [.init("options", .dictionary(key: .string, value: .variant))],
+                outputs: [.init("value", .array(.byte))]),
+            .init(
+                "WriteValue",
+                inputs: [
+                    .init("value", .array(.byte)), .init("options", .dictionary(key: .string, value: .variant)),
+                ]),
+            .init("StartNotify"), .init("StopNotify"),
+        ],
+        properties: [
+            .init("UUID", .string), .init("Service", .objectPath), .init("Value", .array(.byte)),
+            .init("Notifying", .boolean), .init("Flags", .array(.string)), .init("MTU", .uint16),
+        ])
+}
