@@ -19,6 +19,7 @@ public enum WearhouseCLI {
         ImportSamplesCommand(),
         DeleteCommand(),
         ExportCommand(),
+        FakeBlueZCommand(),
     ]
 
     /// Runs one command line (without the program name) and returns the exit code.

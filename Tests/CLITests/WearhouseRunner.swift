@@ -40,6 +40,24 @@ struct WearhouseRunner {
             stderr: String(decoding: errData, as: UTF8.self))
     }
 
+    /// Runs another program (busctl) to completion.
+    static func runTool(_ path: String, _ arguments: [String]) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self))
+    }
+
     /// Parses one line of JSON output into a dictionary.
     static func json(_ line: some StringProtocol) throws -> [String: Any] {
         let object = try JSONSerialization.jsonObject(with: Data(line.utf8))

@@ -1,6 +1,7 @@
 import BlueZ
 import FakeDevices
 import Foundation
+import TestSupport
 import Testing
 
 /// FakeBlueZ's fault API, seen from a plain D-Bus client.

@@ -2,6 +2,7 @@ import BlueZ
 import FakeDevices
 import Foundation
 import GATT
+import TestSupport
 import Testing
 
 /// FakeBlueZ: pairing, agents, device removal, changed services, session lifetimes and the real-time clock.

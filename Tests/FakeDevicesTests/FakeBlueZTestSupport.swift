@@ -2,84 +2,7 @@ import BlueZ
 import FakeDevices
 import Foundation
 import Synchronization
-
-/// A private dbus-daemon for the FakeBlueZ tests (a copy of BlueZTests' launcher, which is not shared): its own
-/// config (type system, allow everything) and socket in a fresh temporary directory.
-final class FakeBusDaemon: Sendable {
-    let address: String
-    let directory: URL
-    let pid: Int32
-
-    private init(address: String, directory: URL, pid: Int32) {
-        self.address = address
-        self.directory = directory
-        self.pid = pid
-    }
-
-    static func start() async throws -> FakeBusDaemon {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("wearhouse-fakebluez-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let config = directory.appendingPathComponent("bus.conf")
-        try configuration(socket: directory.appendingPathComponent("bus").path)
-            .write(to: config, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        process.arguments = ["--config-file=\(config.path)", "--nofork", "--nopidfile", "--print-address=1"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let reader = output.fileHandleForReading.fileDescriptor
-        _ = fcntl(reader, F_SETFL, fcntl(reader, F_GETFL) | O_NONBLOCK)
-        var printed: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 512)
-        let deadline = ContinuousClock.now + .seconds(5)
-        while !printed.contains(UInt8(ascii: "\n")) {
-            let count = read(reader, &buffer, buffer.count)
-            if count > 0 {
-                printed += buffer[0..<count]
-            } else if count == 0 || ContinuousClock.now > deadline || !process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-                throw FakeBlueZError(message: "dbus-daemon did not print its address")
-            } else {
-                try await Task.sleep(for: .milliseconds(5))
-            }
-        }
-        let line = String(decoding: printed.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
-        return FakeBusDaemon(address: line, directory: directory, pid: process.processIdentifier)
-    }
-
-    /// SIGKILL: the daemon inherits the test runner's blocked signal mask, so SIGTERM would stay pending.
-    func stop() {
-        kill(pid, SIGKILL)
-        var status: Int32 = 0
-        _ = waitpid(pid, &status, 0)
-        try? FileManager.default.removeItem(at: directory)
-    }
-
-    static func configuration(socket: String) -> String {
-        """
-        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-        <busconfig>
-          <type>system</type>
-          <listen>unix:path=\(socket)</listen>
-          <auth>EXTERNAL</auth>
-          <policy context="default">
-            <allow user="*"/>
-            <allow own="*"/>
-            <allow send_type="method_call"/>
-            <allow send_destination="*" eavesdrop="true"/>
-            <allow receive_type="*"/>
-            <allow eavesdrop="true"/>
-          </policy>
-        </busconfig>
-
-        """
-    }
-}
+import TestSupport
 
 /// Every signal FakeBlueZ emits, as a client receives them, in order.
 final class SignalLog: Sendable {
@@ -137,13 +60,13 @@ extension DBusSignal {
 
 /// A private bus with FakeBlueZ serving `scenario` and a plain client connection listening to its signals.
 struct FakeBlueZFixture {
-    let daemon: FakeBusDaemon
+    let daemon: PrivateBus
     let fake: FakeBlueZ
     let client: DBusConnection
     let log: SignalLog
 
     static func run<T>(_ scenario: FakeBlueZScenario, _ body: (FakeBlueZFixture) async throws -> T) async throws -> T {
-        let daemon = try await FakeBusDaemon.start()
+        let daemon = try await PrivateBus.start()
         defer { daemon.stop() }
         let fake = try await FakeBlueZ.start(on: .address(daemon.address), scenario: scenario)
         let client: DBusConnection

@@ -2,6 +2,7 @@ import BlueZ
 import FakeDevices
 import Foundation
 import GATT
+import TestSupport
 import Testing
 
 /// FakeBlueZ on a private dbus-daemon, driven by a plain DBusConnection client.

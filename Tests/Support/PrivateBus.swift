@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A private `dbus-daemon` for tests: its own config (type system, allow everything) and socket in a fresh
 /// temporary directory. Tests never touch the machine's real system bus.
@@ -10,19 +10,19 @@ import Foundation
 /// }
 /// ```
 ///
-/// Reusable by later suites (the org.bluez client, FakeBlueZ): move it to a shared test-support target then.
-final class PrivateBus: @unchecked Sendable {
+/// Shared by every suite that needs a bus (D-Bus layer, FakeBlueZ, the CLI).
+public final class PrivateBus: @unchecked Sendable {
     // @unchecked Sendable: `process` and `directory` are set in init; `stopped` is guarded by `lock`.
     /// The address to connect to (`unix:path=…/bus,guid=…`).
-    let address: String
+    public let address: String
     /// The temporary directory holding the config, the socket and the daemon's log.
-    let directory: URL
+    public let directory: URL
     private let process: Process
     private let lock = NSLock()
     private var stopped = false
 
     /// Starts a daemon and waits (up to 5 s, without blocking a thread) until it has printed its address.
-    static func start() async throws -> PrivateBus {
+    public static func start() async throws -> PrivateBus {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("wearhouse-bus-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -74,7 +74,7 @@ final class PrivateBus: @unchecked Sendable {
     }
 
     /// Terminates the daemon and removes its directory. Idempotent.
-    func stop() {
+    public func stop() {
         let alreadyStopped = lock.withLock {
             defer { stopped = true }
             return stopped
@@ -110,36 +110,15 @@ final class PrivateBus: @unchecked Sendable {
     }
 }
 
-struct PrivateBusError: Error, CustomStringConvertible {
-    let message: String
-    var description: String { message }
+public struct PrivateBusError: Error, CustomStringConvertible {
+    public let message: String
+    public init(message: String) { self.message = message }
+    public var description: String { message }
 }
 
 /// Runs `body` with a fresh private bus, stopped afterwards whatever happens.
-func withPrivateBus<Result>(_ body: (PrivateBus) async throws -> Result) async throws -> Result {
+public func withPrivateBus<Result>(_ body: (PrivateBus) async throws -> Result) async throws -> Result {
     let bus = try await PrivateBus.start()
     defer { bus.stop() }
     return try await body(bus)
-}
-
-/// Runs a command to completion and returns its exit status and output (for `busctl` checks).
-func run(
-    _ executable: String, _ arguments: [String], environment: [String: String]? = nil
-) throws -> (status: Int32, output: String, error: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    let output = Pipe()
-    let error = Pipe()
-    process.standardOutput = output
-    process.standardError = error
-    try process.run()
-    let outputData = output.fileHandleForReading.readDataToEndOfFile()
-    let errorData = error.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (
-        process.terminationStatus, String(decoding: outputData, as: UTF8.self),
-        String(decoding: errorData, as: UTF8.self)
-    )
 }
