@@ -18,8 +18,8 @@ struct FakeBlueZCommand: Command {
 
         The scenario file is JSON: {"adapterAddress": "00:AA:01:00:00:01", "peripherals": [{"kind": "chestStrap",
         "address": "C0:FF:EE:00:00:01", "seed": 7, "nearby": true, "faults": {"duplicateEvery": 3}}]}; kinds are
-        chestStrap, wristMonitor, footpod, stepCounter, infiniTime. Without one, two chest straps, a wrist monitor
-        and a footpod are served. Sensors run in real time until the process is stopped or --duration passes.
+        chestStrap, wristMonitor, footpod, stepCounter, infiniTime. Without one, two chest straps (known, as if
+        paired before) and a wrist monitor and a footpod (found by discovery) are served. Sensors run in real time until the process is stopped or --duration passes.
         """
     }
     let options = OptionTable(valued: [
@@ -31,8 +31,10 @@ struct FakeBlueZCommand: Command {
 
     /// What is served without a scenario file.
     static let defaultScenario = FakeBlueZScenario(peripherals: [
-        .init(kind: .chestStrap, address: "C0:FF:EE:00:00:01", name: "Chest strap A", seed: 1, nearby: true),
-        .init(kind: .chestStrap, address: "C0:FF:EE:00:00:02", name: "Chest strap B", seed: 2, nearby: true),
+        .init(
+            kind: .chestStrap, address: "C0:FF:EE:00:00:01", name: "Chest strap A", seed: 1, nearby: true, known: true),
+        .init(
+            kind: .chestStrap, address: "C0:FF:EE:00:00:02", name: "Chest strap B", seed: 2, nearby: true, known: true),
         .init(kind: .wristMonitor, address: "C0:FF:EE:00:00:03", name: "Wrist monitor", seed: 3, nearby: true),
         .init(kind: .footpod, address: "C0:FF:EE:00:00:04", name: "Footpod", seed: 4, nearby: true),
     ])
