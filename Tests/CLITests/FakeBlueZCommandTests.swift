@@ -32,6 +32,20 @@ import Testing
                 "/usr/bin/busctl", ["--address=\(bus.address)", "introspect", "org.bluez", "/org/bluez/hci0"])
             #expect(introspect.stdout.contains("org.bluez.Adapter1"))
             #expect(introspect.stdout.contains("StartDiscovery"))
+
+            // The real bluetoothctl (Debian's bluez, installed by make deps), pointed at the fake, sees the
+            // adapter and the known devices as it would on real hardware.
+            let environment = ["DBUS_SYSTEM_BUS_ADDRESS": bus.address, "PATH": "/usr/bin:/bin"]
+            let list = try WearhouseRunner.runTool("/usr/bin/bluetoothctl", ["list"], environment: environment)
+            #expect(list.stdout.contains("Controller 00:AA:01:00:00:01 fakebluez [default]"))
+            let devices = try WearhouseRunner.runTool("/usr/bin/bluetoothctl", ["devices"], environment: environment)
+            #expect(devices.stdout.contains("Device C0:FF:EE:00:00:01 Chest strap A"))
+            #expect(devices.stdout.contains("Device C0:FF:EE:00:00:02 Chest strap B"))
+            let info = try WearhouseRunner.runTool(
+                "/usr/bin/bluetoothctl", ["info", "C0:FF:EE:00:00:01"], environment: environment)
+            #expect(info.stdout.contains("Name: Chest strap A"))
+            #expect(info.stdout.contains("Connected: no"))
+            #expect(info.stdout.contains("UUID: Heart Rate"))
         }
     }
 

@@ -41,10 +41,11 @@ struct WearhouseRunner {
     }
 
     /// Runs another program (busctl) to completion.
-    static func runTool(_ path: String, _ arguments: [String]) throws -> Result {
+    static func runTool(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
