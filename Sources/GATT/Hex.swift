@@ -8,21 +8,17 @@ public enum Hex {
         public var description: String { "invalid hex at character \(offset + 1): \(reason)" }
     }
 
-    /// Parses `163c1104`, `16 3c 11 04`, `16:3c:11:04`, `0x163C1104` or `16-3c`; separators may appear between
-    /// bytes, never inside one. An empty string (or one of separators only) is zero bytes.
+    /// Parses `163c1104`, `16 3c 11 04`, `16:3c:11:04`, `0x163C1104`, `0x16, 0x3c` or `16-3c`; separators may
+    /// appear between bytes, never inside one, and each separated group may start with `0x`. An empty string
+    /// (or one of separators only) is zero bytes.
     public static func bytes(_ text: String) throws(ParseError) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count / 2)
         var pending: UInt8?
         var pendingOffset = 0
-        var scalars = Array(text.unicodeScalars)
-        var skip = 0
-        if scalars.count >= 2, scalars[0] == "0", scalars[1] == "x" || scalars[1] == "X" {
-            skip = 2
-            scalars.removeFirst(2)
-        }
-        for (index, scalar) in scalars.enumerated() {
-            let offset = index + skip
+        var atGroupStart = true
+        var pendingStartsGroup = false
+        for (offset, scalar) in text.unicodeScalars.enumerated() {
             if scalar.isASCII, UInt8(scalar.value).isHexDigit {
                 let nibble = UInt8(scalar.value).hexValue
                 if let high = pending {
@@ -31,12 +27,17 @@ public enum Hex {
                 } else {
                     pending = nibble
                     pendingOffset = offset
+                    pendingStartsGroup = atGroupStart
                 }
+                atGroupStart = false
+            } else if scalar == "x" || scalar == "X", pending == 0, pendingStartsGroup {
+                pending = nil  // the "0x" in front of a group
             } else if scalar == " " || scalar == ":" || scalar == "-" || scalar == "\t" || scalar == "," {
                 guard pending == nil else {
                     throw ParseError(
                         offset: offset, reason: "separator inside a byte (odd digit at character \(pendingOffset + 1))")
                 }
+                atGroupStart = true
             } else {
                 throw ParseError(offset: offset, reason: "'\(scalar)' is not a hex digit")
             }

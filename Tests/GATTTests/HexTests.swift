@@ -20,6 +20,8 @@ import Testing
         ("   ", []),
         ("00", [0x00]),
         ("0x00", [0x00]),
+        ("0x16 0x3c", [0x16, 0x3C]),  // each group may start with 0x (C array style)
+        ("0x16, 0x3C, 0x11", [0x16, 0x3C, 0x11]),
         ("ff", [0xFF]),
     ]
 
@@ -42,7 +44,8 @@ import Testing
         ("0x16g0", 4),
         ("16.3c", 2),
         ("16_3c", 2),
-        ("0x16 0x3c", 6),  // only one leading 0x
+        ("00x1", 2),  // 0x only in front of a group
+        ("1x", 1),
         ("1é", 1),
     ]
 
