@@ -90,11 +90,7 @@ import Testing
 
     @Test func timeoutIsDistinguishableFromNoReply() async throws {
         try await withPeers { peers in
-            let (received, arrived) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .unbounded)
-            _ = try await peers.server.addRawHandler(at: "/slow") { _, _ in
-                arrived.yield()
-                return .deferred
-            }
+            var calls = try await serveSlowObject(peers)
             let clock = ContinuousClock()
             let start = clock.now
             let timedOut = await #expect(throws: DBusError.self) {
@@ -113,7 +109,6 @@ import Testing
                     timeout: .seconds(20))
             }
             // Close only once the second call has reached the server (else the bus answers that the name is gone).
-            var calls = received.makeAsyncIterator()
             _ = await calls.next()  // the first call
             _ = await calls.next()  // the second
             await peers.server.close()
@@ -165,13 +160,13 @@ import Testing
 
     @Test func cancellationEndsAWaitingCall() async throws {
         try await withPeers { peers in
-            _ = try await peers.server.addRawHandler(at: "/slow") { _, _ in .deferred }
+            var calls = try await serveSlowObject(peers)
             let client = peers.client
             let serverName = peers.serverName
             let waiting = Task {
                 try await client.call(serverName, path: "/slow", interface: "org.example.Slow", member: "Wait")
             }
-            try await Task.sleep(for: .milliseconds(100))
+            _ = await calls.next()  // the call has reached the server
             waiting.cancel()
             let error = await #expect(throws: DBusError.self) { try await waiting.value }
             #expect(error?.kind == .cancelled)
@@ -183,13 +178,13 @@ import Testing
 
     @Test func closeFailsPendingAndLaterCalls() async throws {
         try await withPeers { peers in
-            _ = try await peers.server.addRawHandler(at: "/slow") { _, _ in .deferred }
+            var calls = try await serveSlowObject(peers)
             let client = peers.client
             let serverName = peers.serverName
             let waiting = Task {
                 try await client.call(serverName, path: "/slow", interface: "org.example.Slow", member: "Wait")
             }
-            try await Task.sleep(for: .milliseconds(100))
+            _ = await calls.next()  // the call has reached the server
             await client.close()
             let pending = await #expect(throws: DBusError.self) { try await waiting.value }
             #expect(pending?.kind == .closed)
@@ -223,13 +218,13 @@ import Testing
 
     @Test func daemonDeathFailsPendingCalls() async throws {
         try await withPeers { peers in
-            _ = try await peers.server.addRawHandler(at: "/slow") { _, _ in .deferred }
+            var calls = try await serveSlowObject(peers)
             let client = peers.client
             let serverName = peers.serverName
             let waiting = Task {
                 try await client.call(serverName, path: "/slow", interface: "org.example.Slow", member: "Wait")
             }
-            try await Task.sleep(for: .milliseconds(100))
+            _ = await calls.next()  // the call has reached the server
             peers.bus.stop()
             let error = await #expect(throws: DBusError.self) { try await waiting.value }
             #expect(error?.kind == .noReply)
@@ -285,4 +280,16 @@ final class Counter: Sendable {
     private let storage = Mutex(0)
     func increment() { storage.withLock { $0 += 1 } }
     var value: Int { storage.withLock { $0 } }
+}
+
+/// Serves `/slow` on the server: every call to it is received and never answered (`.deferred`). The returned
+/// iterator yields once per call that has reached the server, so a test can act after a call has arrived
+/// instead of sleeping and hoping it has.
+private func serveSlowObject(_ peers: Peers) async throws -> AsyncStream<Void>.Iterator {
+    let (received, arrived) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .unbounded)
+    _ = try await peers.server.addRawHandler(at: "/slow") { _, _ in
+        arrived.yield()
+        return .deferred
+    }
+    return received.makeAsyncIterator()
 }
