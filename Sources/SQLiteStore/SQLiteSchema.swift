@@ -76,6 +76,19 @@ enum SQLiteSchema {
         """
         DROP TABLE access_log;
         """,
+        // 6: heartbeat series, one row each with its beats in a blob (HeartbeatCodec). The natural key
+        // (source, device, start, end) is the primary key, so rows cluster by start time and a replayed series
+        // is found with one lookup; the index on end_ms bounds overlap queries from below.
+        """
+        CREATE TABLE heartbeat_series (
+            start_ms INTEGER NOT NULL, source_id INTEGER NOT NULL, device_id INTEGER NOT NULL, end_ms INTEGER NOT NULL,
+            uuid BLOB NOT NULL, start_offset_s INTEGER NOT NULL, subject_id INTEGER NOT NULL, writer TEXT NOT NULL,
+            seq INTEGER NOT NULL, metadata TEXT, beat_count INTEGER NOT NULL, beats BLOB NOT NULL,
+            PRIMARY KEY (start_ms, source_id, device_id, end_ms), CHECK (end_ms >= start_ms)) STRICT, WITHOUT ROWID;
+        CREATE UNIQUE INDEX heartbeat_series_uuid ON heartbeat_series (uuid);
+        CREATE INDEX heartbeat_series_end ON heartbeat_series (end_ms);
+        CREATE INDEX heartbeat_series_seq ON heartbeat_series (seq);
+        """,
     ]
 
     /// The access log's own database, `<store>-access`: written by every call, reads included.
