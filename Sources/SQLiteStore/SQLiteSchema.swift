@@ -71,7 +71,7 @@ enum SQLiteSchema {
         """
         CREATE TABLE retention (type TEXT PRIMARY KEY, days INTEGER NOT NULL CHECK (days > 0)) STRICT, WITHOUT ROWID;
         """,
-        // 5: the access log moves to its own file (see `accessLogSchema`), so that logging a read never waits
+        // 5: the access log moves to its own file (see `sideSchema`), so that logging a read never waits
         // for the lock of a long write transaction in another process.
         """
         DROP TABLE access_log;
@@ -89,13 +89,28 @@ enum SQLiteSchema {
         CREATE INDEX heartbeat_series_end ON heartbeat_series (end_ms);
         CREATE INDEX heartbeat_series_seq ON heartbeat_series (seq);
         """,
+        // 7: the sensor registry (`wearhouse pair`), and its version: a counter bumped by every change, which a
+        // running gateway polls. Sensor statuses live in the side file (`sideSchema`).
+        """
+        CREATE TABLE sensors (
+            address TEXT PRIMARY KEY, adapter TEXT, name TEXT, label TEXT, subject TEXT, location TEXT, device TEXT,
+            services TEXT NOT NULL, paired INTEGER NOT NULL, notify_mode TEXT NOT NULL, enrolled_ms INTEGER NOT NULL
+            ) STRICT, WITHOUT ROWID;
+        INSERT INTO counters (name, value) VALUES ('registry', 0);
+        """,
     ]
 
-    /// The access log's own database, `<store>-access`: written by every call, reads included.
-    static let accessLogSchema = """
+    /// The side file, `<store>-access`, for what is written often and must never wait for (or hold up) a write
+    /// transaction on the samples: the access log, written by every call, reads included, and the sensor
+    /// statuses the gateway reports every few seconds. Created when missing, on every open.
+    static let sideSchema = """
         CREATE TABLE IF NOT EXISTS access_log (
             id INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL, caller TEXT NOT NULL, operation TEXT NOT NULL,
             type TEXT, count INTEGER NOT NULL, denied INTEGER NOT NULL) STRICT;
+        CREATE TABLE IF NOT EXISTS sensor_status (
+            address TEXT PRIMARY KEY, state TEXT NOT NULL, battery INTEGER, last_sample_ms INTEGER,
+            notifications INTEGER NOT NULL, samples INTEGER NOT NULL, malformed INTEGER NOT NULL,
+            dropped INTEGER NOT NULL, reconnects INTEGER NOT NULL, updated_ms INTEGER NOT NULL) STRICT, WITHOUT ROWID;
         """
 
     static var currentVersion: Int { migrations.count }
