@@ -13,18 +13,31 @@ public protocol HealthStore: Sendable {
     /// nothing of it is written. Writing the same batch twice reports duplicates, never errors.
     func save(_ samples: [QuantitySample], as caller: Caller) async throws -> [WriteOutcome]
 
-    /// The samples matching `query` that `caller` may read, one page at a time.
+    /// The samples matching `query` that `caller` may read, one page at a time. Heartbeat series are not
+    /// quantity samples: for `heartbeatSeries` this returns nothing (use ``heartbeatSeries(_:as:)``).
     func samples(_ query: SampleQuery, as caller: Caller) async throws -> SamplePage
+
+    /// Saves heartbeat series under the rules of quantity samples' `save`: the batch is atomic
+    /// (``HeartbeatSeriesSample/invalidityReason`` rejects it with ``InvalidSampleError``), an app needs share
+    /// permission for `heartbeatSeries` (``NotAuthorizedError``), and the natural key `(source, device, start,
+    /// end)` is unique: writing a series again reports `duplicate` (same beats and subject) or `conflict`, and
+    /// the first write stands. Series have no `externalUUID` versions: such metadata is kept, not interpreted.
+    func save(_ series: [HeartbeatSeriesSample], as caller: Caller) async throws -> [WriteOutcome]
+
+    /// The heartbeat series matching `query` that `caller` may read, one page at a time, with the filters and
+    /// paging of ``samples(_:as:)``; `query.type` must be `heartbeatSeries`, or nothing matches.
+    func heartbeatSeries(_ query: SampleQuery, as caller: Caller) async throws -> HeartbeatSeriesPage
 
     /// Statistics per bucket (store.md §6): merged sums for cumulative types, count/avg/min/max/recent/twa for
     /// discrete ones, over the samples `caller` may read, filters applied before the merge.
     func statistics(_ query: StatisticsQuery, as caller: Caller) async throws -> [StatisticsResult]
 
-    /// Deletes samples by id; returns how many were deleted. Each leaves a tombstone for ``changes(of:since:limit:as:)``.
+    /// Deletes samples (quantity samples and heartbeat series) by id; returns how many were deleted. Each leaves a tombstone for ``changes(of:since:limit:as:)``.
     /// Apps may delete only their own samples.
     func delete(_ ids: [UUID], as caller: Caller) async throws -> Int
 
-    /// New and deleted samples of `type` since `anchor` (nil: from the beginning), for apps that sync.
+    /// New and deleted samples of `type` since `anchor` (nil: from the beginning), for apps that sync. New
+    /// heartbeat series come in ``ChangeSet/heartbeatSeries``.
     func changes(of type: HealthType, since anchor: Int64?, limit: Int, as caller: Caller) async throws -> ChangeSet
 
     /// Sets an app's grants for the given types (owner only).
@@ -48,6 +61,18 @@ public struct SamplePage: Hashable, Sendable {
 
     public init(samples: [QuantitySample], next: SampleCursor?) {
         self.samples = samples
+        self.next = next
+    }
+}
+
+/// One page of a heartbeat series query.
+public struct HeartbeatSeriesPage: Hashable, Sendable {
+    public var series: [HeartbeatSeriesSample]
+    /// Pass as ``SampleQuery/cursor`` to get the next page; `nil` when this was the last.
+    public var next: SampleCursor?
+
+    public init(series: [HeartbeatSeriesSample], next: SampleCursor?) {
+        self.series = series
         self.next = next
     }
 }
@@ -118,6 +143,8 @@ public struct StatisticsResult: Hashable, Sendable {
 /// What changed since an anchor.
 public struct ChangeSet: Hashable, Sendable {
     public var added: [QuantitySample]
+    /// New heartbeat series, when the changes are of `heartbeatSeries` (``added`` is then empty).
+    public var heartbeatSeries: [HeartbeatSeriesSample]
     /// Ids of deleted (or replaced) samples.
     public var deleted: [UUID]
     /// Pass back as the next anchor.
@@ -125,8 +152,12 @@ public struct ChangeSet: Hashable, Sendable {
     /// More changes remain after `anchor`.
     public var hasMore: Bool
 
-    public init(added: [QuantitySample], deleted: [UUID], anchor: Int64, hasMore: Bool) {
+    public init(
+        added: [QuantitySample], heartbeatSeries: [HeartbeatSeriesSample] = [], deleted: [UUID], anchor: Int64,
+        hasMore: Bool
+    ) {
         self.added = added
+        self.heartbeatSeries = heartbeatSeries
         self.deleted = deleted
         self.anchor = anchor
         self.hasMore = hasMore

@@ -39,8 +39,11 @@ public struct HealthType: Hashable, Sendable, CustomStringConvertible {
     public static let heartRate = HealthType(
         identifier: "heartRate", canonicalUnit: "count/min", aggregation: .discrete, validRange: 1...300,
         loinc: "8867-4")
+    /// RR intervals in ms. The range is heart rate's (1-300 count/min) as intervals: 200 ms to 60 s. Values a BLE
+    /// strap can send outside it (0, or up to 64 s) are artifacts: a writer drops them and marks the next beat as
+    /// preceded by a gap.
     public static let heartbeatSeries = HealthType(
-        identifier: "heartbeatSeries", canonicalUnit: "ms", aggregation: .series, validRange: 0...65_536)
+        identifier: "heartbeatSeries", canonicalUnit: "ms", aggregation: .series, validRange: 200...60_000)
     public static let heartRateVariabilitySDNN = HealthType(
         identifier: "heartRateVariabilitySDNN", canonicalUnit: "ms", aggregation: .discrete, validRange: 0...10_000,
         loinc: "80404-7")

@@ -140,6 +140,11 @@ public struct Beat: Hashable, Sendable {
 }
 
 /// Beat-to-beat data: HealthKit's `HKHeartbeatSeriesSample`.
+///
+/// Beats are measured from ``start``: a beat's offset is the time since the series start, its RR interval the
+/// time since the beat before it, as the sensor reported it (BLE Heart Rate Measurement gives RR in 1/1024 s, so
+/// the gateway's values are multiples of 0.9765625 ms, and its offsets cumulative sums of them, restarting after
+/// a gap). The store keeps such values exactly (see the SQLite engine's `HeartbeatCodec`).
 public struct HeartbeatSeriesSample: Hashable, Sendable, Identifiable {
     public var id: UUID
     public var start: Instant
@@ -151,11 +156,13 @@ public struct HeartbeatSeriesSample: Hashable, Sendable, Identifiable {
     public var subject: String?
     public var metadata: [String: MetadataValue]
 
+    /// A series. Without an `id` it gets ``derivedID(source:device:start:end:)``, so that writing the same series
+    /// twice (a replayed trace) names the same sample and is stored once.
     public init(
-        id: UUID = .timeOrdered(), start: Instant, end: Instant, startOffsetSeconds: Int32 = 0, beats: [Beat],
+        id: UUID? = nil, start: Instant, end: Instant, startOffsetSeconds: Int32 = 0, beats: [Beat],
         source: Source, device: Device? = nil, subject: String? = nil, metadata: [String: MetadataValue] = [:]
     ) {
-        self.id = id
+        self.id = id ?? Self.derivedID(source: source.identifier, device: device?.key, start: start, end: end)
         self.start = start
         self.end = end
         self.startOffsetSeconds = startOffsetSeconds
@@ -167,4 +174,54 @@ public struct HeartbeatSeriesSample: Hashable, Sendable, Identifiable {
     }
 
     public var provenance: Provenance { Provenance(source: source.identifier, device: device?.key) }
+
+    /// The id of the series with this natural key `(heartbeatSeries, source, device, start, end)`, made as
+    /// ``QuantitySample/derivedID(type:source:device:start:end:)`` makes a quantity sample's.
+    public static func derivedID(source: String, device: String?, start: Instant, end: Instant) -> UUID {
+        QuantitySample.derivedID(
+            type: HealthType.heartbeatSeries.identifier, source: source, device: device, start: start, end: end)
+    }
+
+    /// Whether ``id`` is the one derived from the natural key.
+    public var hasDerivedID: Bool {
+        id == Self.derivedID(source: source.identifier, device: device?.key, start: start, end: end)
+    }
+
+    /// The RR intervals a store accepts, in ms: the catalog's range for `heartbeatSeries`, 200-60,000 ms, which
+    /// is the heart rate range a store accepts (1-300 count/min) seen as beat-to-beat intervals.
+    public static var validRRMilliseconds: ClosedRange<Double> {
+        HealthType.heartbeatSeries.validRange ?? 200...60_000
+    }
+
+    /// Why a store would reject this series, or `nil` when it is valid: at least one beat; `end >= start`;
+    /// offsets finite, strictly increasing and inside `[0, end - start]`; every RR interval in
+    /// ``validRRMilliseconds``. Writers (the gateway) can check before saving, since one invalid series rejects
+    /// its whole batch.
+    public var invalidityReason: String? {
+        guard end >= start else {
+            return "end (\(end.milliseconds) ms) is before start (\(start.milliseconds) ms)"
+        }
+        guard !beats.isEmpty else { return "a heartbeat series needs at least one beat" }
+        let duration = Double(end.milliseconds - start.milliseconds)
+        let range = Self.validRRMilliseconds
+        var previous = -Double.infinity
+        for (index, beat) in beats.enumerated() {
+            guard beat.offsetMilliseconds.isFinite, beat.rrMilliseconds.isFinite else {
+                return "beat \(index + 1): offset and RR interval must be finite numbers"
+            }
+            guard beat.offsetMilliseconds > previous else {
+                return "beat \(index + 1): offsets must increase (\(beat.offsetMilliseconds) ms after \(previous) ms)"
+            }
+            guard beat.offsetMilliseconds >= 0, beat.offsetMilliseconds <= duration else {
+                return
+                    "beat \(index + 1): offset \(beat.offsetMilliseconds) ms is outside the series (0...\(duration) ms)"
+            }
+            guard range.contains(beat.rrMilliseconds) else {
+                return "beat \(index + 1): RR interval \(beat.rrMilliseconds) ms is outside "
+                    + "\(range.lowerBound)...\(range.upperBound) ms"
+            }
+            previous = beat.offsetMilliseconds
+        }
+        return nil
+    }
 }

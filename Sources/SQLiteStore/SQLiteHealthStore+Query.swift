@@ -183,6 +183,10 @@ extension SQLiteHealthStore {
                 let lookup = try connection.cached("SELECT type_id, writer FROM samples WHERE uuid = ?1")
                 try lookup.bind(1, id.bytes)
                 guard try lookup.step() else {
+                    if let found = try deleteHeartbeatSeries(id, caller: caller) {
+                        if found { deleted += 1 }
+                        continue
+                    }
                     // Not a row: a chunked series sample, which only the owner may delete.
                     if caller == .owner, try deleteSeriesSample(id, writer: caller.description) { deleted += 1 }
                     continue
@@ -204,16 +208,23 @@ extension SQLiteHealthStore {
             return ChangeSet(added: [], deleted: [], anchor: start, hasMore: false)
         }
         let readAll = try canRead(caller, type)
-        let ownOnly = readAll ? "" : " AND s.writer = ?3"
-        let added = try connection.prepare(
-            "SELECT \(Self.rowColumns) WHERE s.type_id = ?1 AND s.seq > ?2\(ownOnly) ORDER BY s.seq LIMIT \(limit + 1)")
-        try added.bind(1, typeID)
-        try added.bind(2, start)
-        if !readAll { try added.bind(3, caller.description) }
         var rows: [Row] = []
-        while try added.step() { if let row = readRow(added, type: type) { rows.append(row) } }
-        if readAll {
-            rows = (rows + (try seriesChanges(of: type, typeID: typeID, after: start))).sorted { $0.seq < $1.seq }
+        var heartbeats: [HeartbeatRow] = []
+        if type.aggregation == .series {
+            heartbeats = try heartbeatChanges(
+                after: start, limit: limit + 1, writer: readAll ? nil : caller.description)
+        } else {
+            let ownOnly = readAll ? "" : " AND s.writer = ?3"
+            let added = try connection.prepare(
+                "SELECT \(Self.rowColumns) WHERE s.type_id = ?1 AND s.seq > ?2\(ownOnly) ORDER BY s.seq LIMIT \(limit + 1)"
+            )
+            try added.bind(1, typeID)
+            try added.bind(2, start)
+            if !readAll { try added.bind(3, caller.description) }
+            while try added.step() { if let row = readRow(added, type: type) { rows.append(row) } }
+            if readAll {
+                rows = (rows + (try seriesChanges(of: type, typeID: typeID, after: start))).sorted { $0.seq < $1.seq }
+            }
         }
         let tombstones = try connection.prepare(
             "SELECT seq, uuid FROM tombstones WHERE type_id = ?1 AND seq > ?2\(readAll ? "" : " AND writer = ?3") "
@@ -226,12 +237,14 @@ extension SQLiteHealthStore {
             if let id = tombstones.blob(1).flatMap(UUID.init(bytes:)) { deleted.append((tombstones.int64(0), id)) }
         }
         // Merge both streams by sequence and cut at `limit`.
-        let events = (rows.map { ($0.seq, true) } + deleted.map { ($0.0, false) }).sorted { $0.0 < $1.0 }
+        let events = (rows.map { ($0.seq, true) } + heartbeats.map { ($0.seq, true) } + deleted.map { ($0.0, false) })
+            .sorted { $0.0 < $1.0 }
         let kept = events.prefix(max(0, limit))
         let newAnchor = kept.last?.0 ?? start
         try log(caller, .changes, type: type.identifier, count: kept.count, denied: false)
         return ChangeSet(
             added: rows.filter { $0.seq <= newAnchor }.map(\.sample),
+            heartbeatSeries: heartbeats.filter { $0.seq <= newAnchor }.map(\.series),
             deleted: deleted.filter { $0.0 <= newAnchor }.map(\.1), anchor: newAnchor,
             hasMore: events.count > kept.count)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Health
 
 /// What `wearhouse store check` shows.
 public struct StoreReport: Hashable, Sendable {
@@ -26,6 +27,8 @@ extension SQLiteHealthStore {
             "SELECT t.identifier, sum(c.count) FROM series_chunks c JOIN types t ON t.id = c.type_id GROUP BY t.identifier"
         )
         while try series.step() { counts[series.text(0) ?? "", default: 0] += Int(series.int64(1)) }
+        let heartbeats = try connection.scalarInt("SELECT count(*) FROM heartbeat_series") ?? 0
+        if heartbeats > 0 { counts[HealthType.heartbeatSeries.identifier, default: 0] += Int(heartbeats) }
         let size = [path, path + "-wal"].compactMap {
             (try? FileManager.default.attributesOfItem(atPath: $0))?[.size] as? NSNumber
         }.reduce(Int64(0)) { $0 + $1.int64Value }

@@ -44,6 +44,12 @@ extension SQLiteHealthStore {
                 try rows.bind(2, cutoff)
                 try rows.step()
                 removed += connection.changes
+                if identifier == HealthType.heartbeatSeries.identifier {
+                    let series = try connection.cached("DELETE FROM heartbeat_series WHERE end_ms < ?1")
+                    try series.bind(1, cutoff)
+                    try series.step()
+                    removed += connection.changes
+                }
                 // Whole chunks that ended before the cutoff go at once; a chunk across it is rewritten.
                 let count = try connection.cached(
                     "SELECT coalesce(sum(count), 0) FROM series_chunks WHERE type_id = ?1 AND end_ms < ?2")

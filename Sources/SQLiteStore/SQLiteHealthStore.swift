@@ -10,7 +10,7 @@ public actor SQLiteHealthStore: HealthStore {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     let connection: SQLiteConnection
-    /// The access log, in its own file beside the store (`<path>-access`).
+    /// The side file beside the store (`<path>-access`): the access log and the sensor statuses.
     let accessLogConnection: SQLiteConnection
     /// The database file.
     public nonisolated let path: String
@@ -68,7 +68,7 @@ public actor SQLiteHealthStore: HealthStore {
         }
         let accessLogConnection = try SQLiteConnection(path: accessPath)
         try accessLogConnection.execute("PRAGMA journal_mode = WAL")
-        try accessLogConnection.execute(SQLiteSchema.accessLogSchema)
+        try accessLogConnection.execute(SQLiteSchema.sideSchema)
         self.connection = connection
         self.accessLogConnection = accessLogConnection
         self.path = path

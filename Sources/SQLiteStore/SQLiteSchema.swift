@@ -71,18 +71,46 @@ enum SQLiteSchema {
         """
         CREATE TABLE retention (type TEXT PRIMARY KEY, days INTEGER NOT NULL CHECK (days > 0)) STRICT, WITHOUT ROWID;
         """,
-        // 5: the access log moves to its own file (see `accessLogSchema`), so that logging a read never waits
+        // 5: the access log moves to its own file (see `sideSchema`), so that logging a read never waits
         // for the lock of a long write transaction in another process.
         """
         DROP TABLE access_log;
         """,
+        // 6: heartbeat series, one row each with its beats in a blob (HeartbeatCodec). The natural key
+        // (source, device, start, end) is the primary key, so rows cluster by start time and a replayed series
+        // is found with one lookup; the index on end_ms bounds overlap queries from below.
+        """
+        CREATE TABLE heartbeat_series (
+            start_ms INTEGER NOT NULL, source_id INTEGER NOT NULL, device_id INTEGER NOT NULL, end_ms INTEGER NOT NULL,
+            uuid BLOB NOT NULL, start_offset_s INTEGER NOT NULL, subject_id INTEGER NOT NULL, writer TEXT NOT NULL,
+            seq INTEGER NOT NULL, metadata TEXT, beat_count INTEGER NOT NULL, beats BLOB NOT NULL,
+            PRIMARY KEY (start_ms, source_id, device_id, end_ms), CHECK (end_ms >= start_ms)) STRICT, WITHOUT ROWID;
+        CREATE UNIQUE INDEX heartbeat_series_uuid ON heartbeat_series (uuid);
+        CREATE INDEX heartbeat_series_end ON heartbeat_series (end_ms);
+        CREATE INDEX heartbeat_series_seq ON heartbeat_series (seq);
+        """,
+        // 7: the sensor registry (`wearhouse pair`), and its version: a counter bumped by every change, which a
+        // running gateway polls. Sensor statuses live in the side file (`sideSchema`).
+        """
+        CREATE TABLE sensors (
+            address TEXT PRIMARY KEY, adapter TEXT, name TEXT, label TEXT, subject TEXT, location TEXT, device TEXT,
+            services TEXT NOT NULL, paired INTEGER NOT NULL, notify_mode TEXT NOT NULL, enrolled_ms INTEGER NOT NULL
+            ) STRICT, WITHOUT ROWID;
+        INSERT INTO counters (name, value) VALUES ('registry', 0);
+        """,
     ]
 
-    /// The access log's own database, `<store>-access`: written by every call, reads included.
-    static let accessLogSchema = """
+    /// The side file, `<store>-access`, for what is written often and must never wait for (or hold up) a write
+    /// transaction on the samples: the access log, written by every call, reads included, and the sensor
+    /// statuses the gateway reports every few seconds. Created when missing, on every open.
+    static let sideSchema = """
         CREATE TABLE IF NOT EXISTS access_log (
             id INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL, caller TEXT NOT NULL, operation TEXT NOT NULL,
             type TEXT, count INTEGER NOT NULL, denied INTEGER NOT NULL) STRICT;
+        CREATE TABLE IF NOT EXISTS sensor_status (
+            address TEXT PRIMARY KEY, state TEXT NOT NULL, battery INTEGER, last_sample_ms INTEGER,
+            notifications INTEGER NOT NULL, samples INTEGER NOT NULL, malformed INTEGER NOT NULL,
+            dropped INTEGER NOT NULL, reconnects INTEGER NOT NULL, updated_ms INTEGER NOT NULL) STRICT, WITHOUT ROWID;
         """
 
     static var currentVersion: Int { migrations.count }

@@ -172,24 +172,36 @@ enum SeriesChunkCodec {
     }
 }
 
-/// A chunk that does not decode: where and why.
+/// A blob that does not decode (a series chunk, a heartbeat series' beats): which, where and why.
 struct SeriesChunkError: Error, Equatable, CustomStringConvertible {
     var offset: Int
     var reason: String
-    var description: String { "series chunk: \(reason) at byte \(offset)" }
+    /// What kind of blob it was.
+    var blob = "series chunk"
+    var description: String { "\(blob): \(reason) at byte \(offset)" }
 }
 
-/// Bounds-checked reading of varints and fixed fields.
-private struct VarintReader {
+/// Bounds-checked reading of varints and fixed fields, shared by the blob codecs.
+struct VarintReader {
     let bytes: [UInt8]
     private(set) var offset = 0
+    /// Names the blob in errors.
+    private let blob: String
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    init(_ bytes: [UInt8], blob: String = "series chunk") {
+        self.bytes = bytes
+        self.blob = blob
+    }
 
     var isAtEnd: Bool { offset == bytes.count }
 
+    /// An error at `offset` in this blob.
+    func error(_ reason: String, at offset: Int? = nil) -> SeriesChunkError {
+        SeriesChunkError(offset: offset ?? self.offset, reason: reason, blob: blob)
+    }
+
     mutating func byte(_ field: String) throws(SeriesChunkError) -> UInt8 {
-        guard offset < bytes.count else { throw SeriesChunkError(offset: offset, reason: "\(field) missing") }
+        guard offset < bytes.count else { throw error("\(field) missing") }
         defer { offset += 1 }
         return bytes[offset]
     }
@@ -201,7 +213,7 @@ private struct VarintReader {
             let start = offset
             let byte = try byte(field)
             guard shift < 64, !(shift == 63 && byte > 1) else {
-                throw SeriesChunkError(offset: start, reason: "\(field) varint longer than 64 bits")
+                throw error("\(field) varint longer than 64 bits", at: start)
             }
             value |= UInt64(byte & 0x7F) << shift
             if byte & 0x80 == 0 { return value }
@@ -215,7 +227,7 @@ private struct VarintReader {
     }
 
     mutating func fixed64(_ field: String) throws(SeriesChunkError) -> UInt64 {
-        guard bytes.count - offset >= 8 else { throw SeriesChunkError(offset: offset, reason: "\(field) truncated") }
+        guard bytes.count - offset >= 8 else { throw error("\(field) truncated") }
         var value: UInt64 = 0
         for shift in stride(from: 0, to: 64, by: 8) {
             value |= UInt64(try byte(field)) << UInt64(shift)

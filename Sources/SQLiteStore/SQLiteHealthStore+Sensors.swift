@@ -1,0 +1,177 @@
+import Foundation
+public import Health
+
+/// The sensor registry: sensors in the store's `sensors` table, their version in the `registry` counter (bumped
+/// in the same transaction as each change), statuses in the side file.
+///
+/// Why a counter and not `PRAGMA data_version`: that pragma moves on every commit of another connection to the
+/// file, so a gateway writing samples would see it change every second, and it never moves for the
+/// connection's own commits; the counter moves exactly when the registry does, whoever changed it.
+///
+/// Why statuses live in the side file (`<store>-access`): they are rewritten every few seconds, so in the
+/// store's file they would queue behind (and hold up) the write transactions of samples, and each would cost a
+/// durable commit. In the side file they commit with `synchronous=NORMAL`: no fsync, and a power cut loses at
+/// most the last few reports, which the next one replaces anyway.
+extension SQLiteHealthStore: SensorRegistry {
+    public func register(_ sensor: RegisteredSensor) throws {
+        defer { connection.resetCachedStatements() }
+        var sensor = sensor
+        sensor.address = try Self.address(sensor.address)
+        if let adapter = sensor.adapter { sensor.adapter = try Self.address(adapter) }
+        try connection.transaction {
+            let existing = try connection.cached("SELECT \(Self.sensorColumns) FROM sensors WHERE address = ?1")
+            try existing.bind(1, sensor.address)
+            if try existing.step(), try Self.readSensor(existing) == sensor { return }
+            existing.reset()
+            let insert = try connection.cached(
+                """
+                INSERT OR REPLACE INTO sensors (address, adapter, name, label, subject, location, device, services,
+                    paired, notify_mode, enrolled_ms)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                """)
+            try insert.bind(1, sensor.address)
+            try insert.bind(2, sensor.adapter)
+            try insert.bind(3, sensor.name)
+            try insert.bind(4, sensor.label)
+            try insert.bind(5, sensor.subject)
+            try insert.bind(6, sensor.location)
+            try insert.bind(7, try sensor.device.map { try Self.json($0) })
+            try insert.bind(8, try Self.json(sensor.services))
+            try insert.bind(9, Int64(sensor.paired ? 1 : 0))
+            try insert.bind(10, sensor.notifyMode.rawValue)
+            try insert.bind(11, sensor.enrolledAt.milliseconds)
+            try insert.step()
+            try bumpRegistryVersion()
+        }
+    }
+
+    public func registeredSensors() throws -> [RegisteredSensor] {
+        defer { connection.resetCachedStatements() }
+        let statement = try connection.cached("SELECT \(Self.sensorColumns) FROM sensors ORDER BY address")
+        var sensors: [RegisteredSensor] = []
+        while try statement.step() { sensors.append(try Self.readSensor(statement)) }
+        return sensors
+    }
+
+    public func forgetSensor(_ address: String) throws -> Bool {
+        defer {
+            connection.resetCachedStatements()
+            accessLogConnection.resetCachedStatements()
+        }
+        let address = try Self.address(address)
+        let existed = try connection.transaction {
+            let delete = try connection.cached("DELETE FROM sensors WHERE address = ?1")
+            try delete.bind(1, address)
+            try delete.step()
+            guard connection.changes > 0 else { return false }
+            try bumpRegistryVersion()
+            return true
+        }
+        // A separate file, so a separate transaction: a crash in between leaves a status without a sensor, which
+        // the next forget (or nothing at all) cleans up.
+        let status = try accessLogConnection.cached("DELETE FROM sensor_status WHERE address = ?1")
+        try status.bind(1, address)
+        try status.step()
+        return existed
+    }
+
+    public func updateStatus(_ statuses: [SensorStatus]) throws {
+        defer { accessLogConnection.resetCachedStatements() }
+        guard !statuses.isEmpty else { return }
+        let addresses = try statuses.map { try Self.address($0.address) }
+        // Statuses are volatile: commit without an fsync (see the type's discussion), then restore.
+        let previous = try accessLogConnection.scalarInt("PRAGMA synchronous") ?? 2
+        try accessLogConnection.execute("PRAGMA synchronous = NORMAL")
+        defer { try? accessLogConnection.execute("PRAGMA synchronous = \(previous)") }
+        try accessLogConnection.transaction {
+            let upsert = try accessLogConnection.cached(
+                """
+                INSERT OR REPLACE INTO sensor_status (address, state, battery, last_sample_ms, notifications, samples,
+                    malformed, dropped, reconnects, updated_ms)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                """)
+            for (status, address) in zip(statuses, addresses) {
+                upsert.reset()
+                try upsert.bind(1, address)
+                try upsert.bind(2, status.state)
+                try upsert.bind(3, status.batteryPercent.map(Int64.init))
+                try upsert.bind(4, status.lastSampleAt?.milliseconds)
+                try upsert.bind(5, status.notifications)
+                try upsert.bind(6, status.samples)
+                try upsert.bind(7, status.malformed)
+                try upsert.bind(8, status.dropped)
+                try upsert.bind(9, status.reconnects)
+                try upsert.bind(10, status.updatedAt.milliseconds)
+                try upsert.step()
+            }
+        }
+    }
+
+    public func sensorStatuses() throws -> [SensorStatus] {
+        defer { accessLogConnection.resetCachedStatements() }
+        let statement = try accessLogConnection.cached(
+            """
+            SELECT address, state, battery, last_sample_ms, notifications, samples, malformed, dropped, reconnects,
+                updated_ms
+            FROM sensor_status ORDER BY address
+            """)
+        var statuses: [SensorStatus] = []
+        while try statement.step() {
+            statuses.append(
+                SensorStatus(
+                    address: statement.text(0) ?? "", state: statement.text(1) ?? "",
+                    batteryPercent: statement.optionalInt64(2).map { Int(clamping: $0) },
+                    lastSampleAt: statement.optionalInt64(3).map(Instant.init(milliseconds:)),
+                    notifications: statement.int64(4), samples: statement.int64(5), malformed: statement.int64(6),
+                    dropped: statement.int64(7), reconnects: statement.int64(8),
+                    updatedAt: Instant(milliseconds: statement.int64(9))))
+        }
+        return statuses
+    }
+
+    public func registryVersion() throws -> Int64 {
+        defer { connection.resetCachedStatements() }
+        let statement = try connection.cached("SELECT value FROM counters WHERE name = 'registry'")
+        return try statement.step() ? statement.int64(0) : 0
+    }
+
+    private func bumpRegistryVersion() throws {
+        let bump = try connection.cached("UPDATE counters SET value = value + 1 WHERE name = 'registry'")
+        try bump.step()
+    }
+
+    private static let sensorColumns =
+        "address, adapter, name, label, subject, location, device, services, paired, notify_mode, enrolled_ms"
+
+    private static func readSensor(_ statement: SQLiteStatement) throws -> RegisteredSensor {
+        let address = statement.text(0) ?? ""
+        func decode<Value: Decodable>(_ type: Value.Type, _ column: Int32) throws -> Value? {
+            guard let text = statement.text(column) else { return nil }
+            do {
+                return try JSONDecoder().decode(type, from: Data(text.utf8))
+            } catch {
+                throw SQLiteError(code: 11, operation: "read", message: "sensor \(address): unreadable \(type)")
+            }
+        }
+        return RegisteredSensor(
+            address: address, adapter: statement.text(1), name: statement.text(2), label: statement.text(3),
+            subject: statement.text(4), location: statement.text(5), device: try decode(Device.self, 6),
+            services: try decode([String].self, 7) ?? [], paired: statement.int64(8) != 0,
+            // A mode written by a newer wearhouse falls back to the default.
+            notifyMode: RegisteredSensor.NotifyMode(rawValue: statement.text(9) ?? "") ?? .properties,
+            enrolledAt: Instant(milliseconds: statement.int64(10)))
+    }
+
+    private static func address(_ text: String) throws -> String {
+        guard let address = RegisteredSensor.normalizedAddress(text) else {
+            throw InvalidSensorAddressError(address: text)
+        }
+        return address
+    }
+
+    private static func json(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+}
