@@ -68,5 +68,6 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["wearhouse", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FakeDevicesTests", dependencies: ["FakeDevices", "GATT", "BlueZ", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "GATT", "Health", "SQLiteStore", "BlueZ", "FakeDevices", "TestSupport"], swiftSettings: strict),
     ]
 )
