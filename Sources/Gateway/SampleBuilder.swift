@@ -78,7 +78,7 @@ public struct SampleBuilder: Sendable {
         self.settings = settings
         self.timeline = timeline
         self.beats = HeartbeatAccumulator(
-            window: settings.seriesWindow.milliseconds, gapThreshold: settings.gapThreshold.milliseconds)
+            window: settings.seriesWindow.wholeMilliseconds, gapThreshold: settings.gapThreshold.wholeMilliseconds)
     }
 
     /// Builds the samples of one notification.
@@ -190,7 +190,7 @@ public struct SampleBuilder: Sendable {
             }
         }
         if let last = lastRSC, at > last.at,
-            at.milliseconds - last.at.milliseconds <= settings.gapThreshold.milliseconds
+            at.milliseconds - last.at.milliseconds <= settings.gapThreshold.wholeMilliseconds
         {
             let steps = Double(last.cadence) * Double(at.milliseconds - last.at.milliseconds) / 60_000
             if steps > 0 {
@@ -234,7 +234,7 @@ public struct SampleBuilder: Sendable {
 
 extension Duration {
     /// Whole milliseconds (rounded down).
-    var milliseconds: Int64 {
+    var wholeMilliseconds: Int64 {
         let (seconds, attoseconds) = components
         return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }

@@ -107,6 +107,8 @@ public struct SensorSessionState: Sendable, Equatable {
     var phaseSince: Duration = .zero
     var lastData: Duration = .zero
     var removedForLayout = false
+    /// Streamed since the last connection: losing the link now counts as a reconnection.
+    var streamedThisConnection = false
     var backoff: Backoff
     let settings: Settings
 
@@ -167,10 +169,13 @@ public struct SensorSessionState: Sendable, Equatable {
                 return []
             }
             resolved = false
+            if streamedThisConnection {
+                streamedThisConnection = false
+                reconnects += 1
+            }
             switch phase {
             case .resolving, .subscribing, .streaming:
                 let wasLive = phase != .resolving
-                if phase == .streaming { reconnects += 1 }
                 return (wasLive ? [.linkLost] : []) + retry(now)
             default:
                 return []
@@ -192,6 +197,7 @@ public struct SensorSessionState: Sendable, Equatable {
             guard phase == .subscribing else { return [] }
             lastData = now
             removedForLayout = false
+            streamedThisConnection = true
             return enter(.streaming, now)
 
         case .subscribeFailed(let kind, let servicesChanged):
@@ -215,6 +221,7 @@ public struct SensorSessionState: Sendable, Equatable {
             case .streaming where now - lastData >= settings.watchdog:
                 watchdogTrips += 1
                 reconnects += 1
+                streamedThisConnection = false
                 return [.linkLost] + retry(now) + [.disconnect]
             case .resolving where now - phaseSince >= settings.resolveTimeout:
                 return retry(now) + [.disconnect]
