@@ -61,7 +61,7 @@ let package = Package(
         .executableTarget(name: "Benchmarks", dependencies: ["GATT", "Health", "SQLiteStore"], swiftSettings: strict),
 
         // Helpers shared by the test targets (a seedable generator, tolerant comparison).
-        .target(name: "TestSupport", path: "Tests/Support", swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["FakeDevices"], path: "Tests/Support", swiftSettings: strict),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HealthTests", dependencies: ["Health", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Health", "TestSupport"], swiftSettings: strict),
