@@ -19,8 +19,9 @@ extension Doctor {
             ]
         }
         let path = url.hasPrefix("sqlite:") ? String(url.dropFirst("sqlite:".count)) : url
-        var status = stat()
-        guard stat(path, &status) == 0 else {
+        // FileManager rather than stat(2): which module `struct stat` comes from depends on what else the
+        // module imports (Glibc or CDispatch), and MemberImportVisibility then refuses its fields.
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
             let directory = (path as NSString).deletingLastPathComponent
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
@@ -34,7 +35,8 @@ extension Doctor {
             }
             return [.ok("store", "no store at \(path) yet; it is created on the first write")]
         }
-        guard status.st_mode & S_IFMT == S_IFREG else {
+        let owner = (attributes[.ownerAccountID] as? NSNumber).map { uid_t($0.uint32Value) } ?? 0
+        guard attributes[.type] as? FileAttributeType == .typeRegular else {
             return [.error("store", "\(path) is not a regular file", fix: "Point [store] url at a file.")]
         }
         guard let header = FileManager.default.contents(atPath: path)?.prefix(16) else {
@@ -53,11 +55,11 @@ extension Doctor {
         }
         var findings: [DoctorFinding] = []
         if let service = getpwnam(serviceUser), path.hasPrefix("/var/lib/wearhouse/"),
-            status.st_uid != service.pointee.pw_uid
+            owner != service.pointee.pw_uid
         {
             findings.append(
                 .error(
-                    "store", "\(path) is owned by \(userName(status.st_uid)), but the service runs as \(serviceUser)",
+                    "store", "\(path) is owned by \(userName(owner)), but the service runs as \(serviceUser)",
                     fix: "chown \(serviceUser):\(serviceUser) \(path)*"))
         }
         if access(path, W_OK) != 0 {
@@ -69,9 +71,9 @@ extension Doctor {
         }
         // Opening creates -wal, -shm and -access files: only open what this user owns, so that they get the
         // store's owner.
-        guard status.st_uid == geteuid() else {
+        guard owner == geteuid() else {
             findings.append(
-                .ok("store", "\(path) is a SQLite database (not opened: it belongs to \(userName(status.st_uid)))"))
+                .ok("store", "\(path) is a SQLite database (not opened: it belongs to \(userName(owner)))"))
             return findings
         }
         do {
