@@ -52,7 +52,7 @@ extension GatewayConfiguration {
         integer("writer", "batch-size", 1...100_000, \.writer.batchSize),
         Key(
             section: "writer", name: "flush-interval",
-            read: { String($0.writer.flushInterval.components.seconds * 1000 + $0.writer.flushInterval.milliseconds) }
+            read: { String(wholeMilliseconds($0.writer.flushInterval)) }
         ) { configuration, text throws(InvalidValue) in
             guard let milliseconds = Int(text), (1...1000).contains(milliseconds) else {
                 throw InvalidValue(expected: "milliseconds from 1 to 1000 (a sample is durable within a second)")
@@ -121,8 +121,14 @@ extension GatewayConfiguration {
 
     /// Seconds as the file spells them: `40`, `0.25`.
     static func seconds(_ duration: Duration) -> String {
-        let milliseconds = duration.components.seconds * 1000 + duration.milliseconds
-        return number(Double(milliseconds) / 1000)
+        number(Double(wholeMilliseconds(duration)) / 1000)
+    }
+
+    /// The duration in whole milliseconds (a static function rather than a `Duration` extension, so that it
+    /// cannot collide with one elsewhere in the module).
+    private static func wholeMilliseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 
     private static func number(_ value: Double) -> String {
@@ -152,9 +158,4 @@ extension GatewayConfiguration {
         case .address(let text): text
         }
     }
-}
-
-extension Duration {
-    /// The sub-second part in whole milliseconds.
-    fileprivate var milliseconds: Int64 { components.attoseconds / 1_000_000_000_000_000 }
 }

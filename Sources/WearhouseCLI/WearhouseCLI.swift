@@ -20,6 +20,7 @@ public enum WearhouseCLI {
         DeleteCommand(),
         ExportCommand(),
         FakeBlueZCommand(),
+        DoctorCommand(),
     ]
 
     /// Runs one command line (without the program name) and returns the exit code.
