@@ -72,7 +72,7 @@ bench: deps
 
 demo: deps
 	$(SWIFT) build --product wearhouse
-	@sh Scripts/demo.sh .build/debug/wearhouse
+	.build/debug/wearhouse demo
 
 # Where the system files go. With PREFIX=/usr (a package), the distribution's directories; otherwise (the default
 # /usr/local) the unit goes where systemd looks for the administrator's units, and the rest under /etc, because

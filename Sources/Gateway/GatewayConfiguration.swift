@@ -106,7 +106,8 @@ public struct GatewayConfiguration: Equatable, Sendable {
     public static func load(path: String, required: Bool = false) throws(ConfigurationError) -> GatewayConfiguration {
         let text: String
         do {
-            guard let data = FileManager.default.contents(atPath: path) else {
+            // FileHandle reads special files too (/dev/null, a pipe), which FileManager.contents does not.
+            guard let data = FileHandle(forReadingAtPath: path).flatMap({ try? $0.readToEnd() ?? Data() }) else {
                 if !FileManager.default.fileExists(atPath: path) {
                     if required { throw ConfigurationError(location: path, message: "no such file") }
                     return GatewayConfiguration()

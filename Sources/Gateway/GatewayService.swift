@@ -449,17 +449,13 @@ public actor GatewayService {
 
     struct Subscription: Sendable {
         var subscribed: [CharacteristicInfo] = []
-        var device = Device()
-        var bodySensorLocation: UInt8?
-        var sensorLocation: UInt8?
-        var reportsWalkingOrRunning = false
-        var battery: Int?
+        var metadata = SensorMetadata()
         var failure: CentralError?
         var servicesChanged = false
     }
 
-    /// Looks the characteristics up by UUID (R12), reads Device Information, locations, RSC features and
-    /// battery, and starts notifications on every measurement characteristic (R11).
+    /// Looks the characteristics up by UUID (R12), reads the sensor's metadata, and starts notifications on
+    /// every measurement characteristic (R11).
     static func subscribe(
         _ id: PeripheralID, registered: RegisteredSensor, mode: NotifyMode, central: any Central
     ) async -> Subscription {
@@ -471,34 +467,7 @@ public actor GatewayService {
             result.failure = error
             return result
         }
-        func find(_ uuid: BluetoothUUID) -> CharacteristicInfo? { characteristics.first { $0.uuid == uuid } }
-        func readString(_ uuid: BluetoothUUID) async -> String? {
-            guard let characteristic = find(uuid), let bytes = try? await central.read(characteristic, of: id) else {
-                return nil
-            }
-            let text = String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
-            return text.isEmpty ? nil : text
-        }
-        func readByte(_ uuid: BluetoothUUID) async -> UInt8? {
-            guard let characteristic = find(uuid), let bytes = try? await central.read(characteristic, of: id) else {
-                return nil
-            }
-            return bytes.first
-        }
-        result.device = Device(
-            name: registered.label ?? registered.name, manufacturer: await readString(.manufacturerNameString),
-            model: await readString(.modelNumberString), hardwareVersion: await readString(.hardwareRevisionString),
-            firmwareVersion: await readString(.firmwareRevisionString),
-            softwareVersion: await readString(.softwareRevisionString),
-            serialNumber: await readString(.serialNumberString), localIdentifier: registered.address)
-        result.bodySensorLocation = await readByte(.bodySensorLocation)
-        result.sensorLocation = await readByte(.sensorLocation)
-        if let feature = find(.rscFeature), let bytes = try? await central.read(feature, of: id),
-            let value = try? RSCFeature(decoding: bytes)
-        {
-            result.reportsWalkingOrRunning = value.contains(.walkingOrRunningStatusSupported)
-        }
-        result.battery = await readByte(.batteryLevel).map(Int.init)
+        result.metadata = await SensorMetadata.read(from: id, characteristics: characteristics, central: central)
         let found = characteristics.filter {
             Self.measurements.contains($0.uuid) && !$0.properties.isDisjoint(with: [.notify, .indicate])
         }
@@ -524,29 +493,28 @@ public actor GatewayService {
         guard var runtime = sensors[address] else { return }
         if let failure = result.failure {
             log.info("sensor \(address: address): \(failure)", fields: [.sensor(address)])
-            sensors[address] = runtime
             deliver(.subscribeFailed(failure.kind, servicesChanged: result.servicesChanged), to: address)
             return
         }
+        let metadata = result.metadata
+        if let refusal = metadata.refusal {
+            log.warning(
+                "sensor \(address: address) refuses reads (\(refusal)); pair it again with 'wearhouse pair'",
+                fields: [.sensor(address)])
+        }
         runtime.subscribed = result.subscribed
-        runtime.battery = result.battery ?? runtime.battery
+        runtime.battery = metadata.batteryPercent ?? runtime.battery
         var context = runtime.builder.context
-        let configured = runtime.registered.device ?? Device()
-        context.device = Device(
-            name: result.device.name ?? configured.name,
-            manufacturer: result.device.manufacturer ?? configured.manufacturer,
-            model: result.device.model ?? configured.model,
-            hardwareVersion: result.device.hardwareVersion ?? configured.hardwareVersion,
-            firmwareVersion: result.device.firmwareVersion ?? configured.firmwareVersion,
-            softwareVersion: result.device.softwareVersion ?? configured.softwareVersion,
-            serialNumber: result.device.serialNumber ?? configured.serialNumber, localIdentifier: address)
-        if Self.bodyLocation(runtime.registered.location) == nil, let read = result.bodySensorLocation {
+        context.device = metadata.device(
+            name: runtime.registered.label ?? runtime.registered.name, address: address,
+            fallback: runtime.registered.device)
+        if Self.bodyLocation(runtime.registered.location) == nil, let read = metadata.bodySensorLocation {
             context.bodySensorLocation = read
         }
-        if Self.rscLocation(runtime.registered.location) == nil, let read = result.sensorLocation {
+        if Self.rscLocation(runtime.registered.location) == nil, let read = metadata.sensorLocation {
             context.sensorLocation = read
         }
-        context.reportsWalkingOrRunning = result.reportsWalkingOrRunning
+        context.reportsWalkingOrRunning = metadata.reportsWalkingOrRunning
         runtime.builder.context = context
         sensors[address] = runtime
         log.info(

@@ -1,5 +1,5 @@
-public import Foundation
 internal import FakeDevices
+public import Foundation
 
 /// The private dbus-daemon every bus test starts; the daemon itself is `PrivateDBusDaemon`, which
 /// `wearhouse demo` uses too.
