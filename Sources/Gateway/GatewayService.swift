@@ -70,6 +70,7 @@ public actor GatewayService {
     public let settings: Settings
     let log: ServiceLog
     let statusHook: (@Sendable (String) -> Void)?
+    let observer: (any GatewayObserver)?
     let clock = ContinuousClock()
     let started: ContinuousClock.Instant
     var sensors: [String: SensorRuntime] = [:]
@@ -92,7 +93,7 @@ public actor GatewayService {
     /// `status` receives a one-line summary every status interval (for sd_notify STATUS=).
     public init(
         central: any Central, registry: any SensorRegistry, writer: StoreWriter, settings: Settings, log: ServiceLog,
-        status: (@Sendable (String) -> Void)? = nil
+        status: (@Sendable (String) -> Void)? = nil, observer: (any GatewayObserver)? = nil
     ) {
         self.central = central
         self.registry = registry
@@ -100,6 +101,7 @@ public actor GatewayService {
         self.settings = settings
         self.log = log
         self.statusHook = status
+        self.observer = observer
         self.started = ContinuousClock.now
     }
 
@@ -239,7 +241,10 @@ public actor GatewayService {
                 deliver(.stackAvailable, to: address)
             }
         case .connectionChanged(let id, let connected):
-            forEachSensor(matching: id) { deliver(.connected(connected), to: $0) }
+            forEachSensor(matching: id) { address in
+                observer?.connectionChanged(address: address, connected: connected)
+                deliver(.connected(connected), to: address)
+            }
         case .servicesResolved(let id, let resolved):
             forEachSensor(matching: id) { deliver(.servicesResolved(resolved), to: $0) }
         case .notification(let notification):
@@ -248,6 +253,7 @@ public actor GatewayService {
             else { return }
             runtime.notifications += 1
             notificationsSinceStatus += 1
+            observer?.notification(notification)
             let output = runtime.builder.add(notification)
             let actions = runtime.state.handle(.notification, now: now)
             if !output.isEmpty {
@@ -517,6 +523,7 @@ public actor GatewayService {
         context.reportsWalkingOrRunning = metadata.reportsWalkingOrRunning
         runtime.builder.context = context
         sensors[address] = runtime
+        observer?.sensorReady(address: address, context: context, characteristics: result.subscribed.map(\.uuid))
         log.info(
             "sensor \(address: address) streaming (\(result.subscribed.count) characteristic(s))",
             fields: [.sensor(address)])
@@ -557,4 +564,13 @@ public actor GatewayService {
     static func seed(_ address: String) -> UInt64 {
         address.utf8.reduce(0xCBF2_9CE4_8422_2325) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01B3 }
     }
+}
+
+/// Sees what the service sees, in order (the trace recorder): a sensor's context each time it starts streaming,
+/// connection changes, and every notification before it is built into samples. Called on the service's actor:
+/// return quickly.
+public protocol GatewayObserver: Sendable {
+    func sensorReady(address: String, context: SensorContext, characteristics: [BluetoothUUID])
+    func connectionChanged(address: String, connected: Bool)
+    func notification(_ notification: GATTNotification)
 }
