@@ -68,6 +68,7 @@ fuzz-smoke: fuzz-build
 
 bench: deps
 	$(SWIFT) build -c release --product Benchmarks
+	$(SWIFT) build -c release --product wearhouse
 	.build/release/Benchmarks $(BENCH_FLAGS) $(SCENARIO)
 
 demo: deps

@@ -92,11 +92,14 @@ public struct FakeBlueZScenario: Codable, Hashable, Sendable {
         public var paired: Bool?
         /// The RSSI discovery reports, dBm. Default -60.
         public var rssi: Int16?
+        /// Seconds between measurements of a heart-rate sensor or footpod. Default 1.
+        public var measurementInterval: Double?
 
         /// A peripheral entry.
         public init(
             kind: Kind, address: String, name: String? = nil, seed: UInt64? = nil, faults: Faults? = nil,
-            nearby: Bool? = nil, known: Bool? = nil, paired: Bool? = nil, rssi: Int16? = nil
+            nearby: Bool? = nil, known: Bool? = nil, paired: Bool? = nil, rssi: Int16? = nil,
+            measurementInterval: Double? = nil
         ) {
             self.kind = kind
             self.address = address
@@ -107,13 +110,15 @@ public struct FakeBlueZScenario: Codable, Hashable, Sendable {
             self.known = known
             self.paired = paired
             self.rssi = rssi
+            self.measurementInterval = measurementInterval
         }
 
         /// The simulation script for this entry.
         public var script: PeripheralScript {
             PeripheralScript(
                 kind: kind.scriptKind, address: address, name: name, seed: seed ?? 1,
-                faults: faults?.peripheralFaults ?? .none)
+                faults: faults?.peripheralFaults ?? .none,
+                measurementInterval: .milliseconds(Int64(max(measurementInterval ?? 1, 0.01) * 1000)))
         }
     }
 

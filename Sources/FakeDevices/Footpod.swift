@@ -29,6 +29,8 @@ public struct Footpod: SimulatedPeripheral {
 
     private let curve: SmoothCurve
     private let phase: Duration
+    /// Between two measurements.
+    private let interval: Duration
     private var battery: BatteryModel
     private var index = 0
     private var lastTick: Duration = .zero
@@ -47,6 +49,7 @@ public struct Footpod: SimulatedPeripheral {
         let base = generator.uniform(2.0...3.2)
         curve = SmoothCurve(
             generator: &generator, base: base, amplitude: 1.8, periods: [120, 45, 17], range: 0.8...5.5)
+        interval = script.measurementInterval
         phase = .milliseconds(Int64(generator.next() % 1000))
         battery = BatteryModel(seed: script.seed, drainInterval: script.batteryDrainInterval)
     }
@@ -114,7 +117,7 @@ public struct Footpod: SimulatedPeripheral {
         var out = queued
         queued = []
         while true {
-            let tick = phase + .seconds(index)
+            let tick = phase + interval * index
             guard tick <= time else { break }
             out.append(measurement(at: tick))
             if let level = battery.emission(at: tick) { out.append(level) }

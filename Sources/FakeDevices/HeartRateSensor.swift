@@ -55,6 +55,8 @@ public struct HeartRateSensor: SimulatedPeripheral {
     private let curve: SmoothCurve
     /// The first measurement goes out at `phase`, the next ones a second apart.
     private let phase: Duration
+    /// Between two measurements.
+    private let interval: Duration
     private var battery: BatteryModel
     private var index = 0
     private var lastTick: Duration = .zero
@@ -82,6 +84,7 @@ public struct HeartRateSensor: SimulatedPeripheral {
         let resting = generator.uniform(72...120)
         curve = SmoothCurve(
             generator: &generator, base: resting, amplitude: 40, periods: [90, 37, 13], range: 40...200)
+        interval = script.measurementInterval
         phase = .milliseconds(Int64(generator.next() % 1000))
         lastBeat = Int64(generator.next() % 1024)
         nextInterval = 0
@@ -137,7 +140,7 @@ public struct HeartRateSensor: SimulatedPeripheral {
     public mutating func advance(to time: Duration) -> [PeripheralEmission] {
         var out: [PeripheralEmission] = []
         while true {
-            let tick = phase + .seconds(index)
+            let tick = phase + interval * index
             guard tick <= time else { break }
             out.append(measurement(at: tick))
             if profile.hasDeviceInformationAndBattery, let level = battery.emission(at: tick) { out.append(level) }

@@ -31,15 +31,19 @@ public struct PeripheralScript: Hashable, Sendable {
     public var batteryDrainInterval: Duration
     /// How often a step counter indicates its activity summary.
     public var summaryInterval: Duration
+    /// How often a heart-rate sensor or footpod notifies a measurement (1 s, as the profiles say; shorter for
+    /// load tests).
+    public var measurementInterval: Duration
 
     /// A script; the name defaults to the kind's ``defaultName(_:)``.
     public init(
         kind: Kind, address: String, name: String? = nil, seed: UInt64 = 1, faults: PeripheralFaults = .none,
         initialEnergyExpended: UInt16 = 0, batteryDrainInterval: Duration = .seconds(300),
-        summaryInterval: Duration = .seconds(10)
+        summaryInterval: Duration = .seconds(10), measurementInterval: Duration = .seconds(1)
     ) {
         precondition(batteryDrainInterval > .zero, "the battery drain interval must be positive")
         precondition(summaryInterval > .zero, "the summary interval must be positive")
+        precondition(measurementInterval > .zero, "the measurement interval must be positive")
         self.kind = kind
         self.address = address.uppercased()
         self.name = name ?? Self.defaultName(kind)
@@ -48,6 +52,7 @@ public struct PeripheralScript: Hashable, Sendable {
         self.initialEnergyExpended = initialEnergyExpended
         self.batteryDrainInterval = batteryDrainInterval
         self.summaryInterval = summaryInterval
+        self.measurementInterval = measurementInterval
     }
 
     /// The advertised name a kind gets when the script gives none.

@@ -1,4 +1,5 @@
 internal import CSystemd
+internal import CDispatch
 internal import Glibc
 import Synchronization
 

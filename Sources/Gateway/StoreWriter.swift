@@ -1,4 +1,5 @@
-internal import Glibc
+internal import BlueZ
+internal import GATT
 public import Health
 
 /// Where the writer puts batches: a ``HealthStore`` in the service (``HealthStoreSink``), anything in tests.
@@ -246,11 +247,9 @@ public actor StoreWriter {
         if rejections.count > 20 { rejections.removeFirst(rejections.count - 20) }
     }
 
-    /// CLOCK_MONOTONIC now.
+    /// CLOCK_MONOTONIC now (the clock of ``GATT/Timestamp/monotonic``).
     static func monotonicNow() -> Duration {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return .seconds(now.tv_sec) + .nanoseconds(now.tv_nsec)
+        BlueZObjectCache.systemTimestamp().monotonic
     }
 
     private func recordLatency(_ latency: Duration, count: Int) {

@@ -144,6 +144,11 @@ private struct Service {
         let counters = await writer.counters
         log.notice(
             "wrote \(counters.inserted) samples (\(counters.duplicates) duplicates, \(counters.rejected) rejected)")
+        let latencies = await writer.latencies
+        if let p50 = latencies.percentile(50), let p99 = latencies.percentile(99) {
+            let summary = "p50 \(Double(p50) / 1000) ms, p99 \(Double(p99) / 1000) ms over \(latencies.count) samples"
+            log.notice("notification-to-durable latency \(summary)")
+        }
         return .success
     }
 
