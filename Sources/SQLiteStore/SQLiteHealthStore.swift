@@ -22,6 +22,8 @@ public actor SQLiteHealthStore: HealthStore {
     var sourceIDs: [Source: Int64] = [:]
     var deviceIDs: [String: Int64] = [:]
     var subjectIDs: [String: Int64] = [:]
+    /// Interned metadata dictionaries (heartbeat series), by their stored text.
+    var metadataIDs: [String: Int64] = [:]
     /// The write-order counter while a write transaction runs (see ``writeTransaction(_:)``).
     var pendingSequence: Int64?
     var metadataCache: [[String: MetadataValue]: String?] = [:]
@@ -171,6 +173,19 @@ public actor SQLiteHealthStore: HealthStore {
             select: "SELECT id FROM subjects WHERE name = ?1", insert: "INSERT INTO subjects (name) VALUES (?1)",
             [subject])
         subjectIDs[subject] = id
+        return id
+    }
+
+    /// The id of an interned metadata dictionary, 0 for none.
+    func metadataID(_ metadata: [String: MetadataValue]) throws -> Int64 {
+        guard let text = encodedMetadata(metadata) else { return 0 }
+        if let id = metadataIDs[text] { return id }
+        let id = try upsertID(
+            select: "SELECT id FROM metadata_sets WHERE text = ?1",
+            insert: "INSERT INTO metadata_sets (text) VALUES (?1)",
+            [text])
+        if metadataIDs.count > 256 { metadataIDs.removeAll() }
+        metadataIDs[text] = id
         return id
     }
 

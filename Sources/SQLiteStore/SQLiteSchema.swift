@@ -76,18 +76,21 @@ enum SQLiteSchema {
         """
         DROP TABLE access_log;
         """,
-        // 6: heartbeat series, one row each with its beats in a blob (HeartbeatCodec). The natural key
-        // (source, device, start, end) is the primary key, so rows cluster by start time and a replayed series
-        // is found with one lookup; the index on end_ms bounds overlap queries from below.
+        // 6: heartbeat series, one row each with its beats in a blob (HeartbeatCodec). Lean on purpose (a series
+        // a minute is half a million rows a year): the rowid is the row's write-order number, so changes read the
+        // table itself; the uuid is kept only when it is not the one derived from the natural key; metadata
+        // dictionaries are interned; the natural-key index also serves time ranges, bounded below by the longest
+        // span stored (the `heartbeat_span` counter).
         """
         CREATE TABLE heartbeat_series (
-            start_ms INTEGER NOT NULL, source_id INTEGER NOT NULL, device_id INTEGER NOT NULL, end_ms INTEGER NOT NULL,
-            uuid BLOB NOT NULL, start_offset_s INTEGER NOT NULL, subject_id INTEGER NOT NULL, writer TEXT NOT NULL,
-            seq INTEGER NOT NULL, metadata TEXT, beat_count INTEGER NOT NULL, beats BLOB NOT NULL,
-            PRIMARY KEY (start_ms, source_id, device_id, end_ms), CHECK (end_ms >= start_ms)) STRICT, WITHOUT ROWID;
-        CREATE UNIQUE INDEX heartbeat_series_uuid ON heartbeat_series (uuid);
-        CREATE INDEX heartbeat_series_end ON heartbeat_series (end_ms);
-        CREATE INDEX heartbeat_series_seq ON heartbeat_series (seq);
+            id INTEGER PRIMARY KEY, start_ms INTEGER NOT NULL, end_ms INTEGER NOT NULL, source_id INTEGER NOT NULL,
+            device_id INTEGER NOT NULL, subject_id INTEGER NOT NULL, start_offset_s INTEGER NOT NULL,
+            writer TEXT NOT NULL, metadata_id INTEGER NOT NULL, uuid BLOB, beats BLOB NOT NULL,
+            CHECK (end_ms >= start_ms)) STRICT;
+        CREATE UNIQUE INDEX heartbeat_series_natural ON heartbeat_series (start_ms, source_id, device_id, end_ms);
+        CREATE UNIQUE INDEX heartbeat_series_uuid ON heartbeat_series (uuid) WHERE uuid IS NOT NULL;
+        CREATE TABLE metadata_sets (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE) STRICT;
+        INSERT INTO counters (name, value) VALUES ('heartbeat_span', 0);
         """,
         // 7: the sensor registry (`wearhouse pair`), and its version: a counter bumped by every change, which a
         // running gateway polls. Sensor statuses live in the side file (`sideSchema`).

@@ -25,9 +25,9 @@ import Testing
         _ = try await store.save([series(minute: 0), damaged], as: .owner)
         // Another program (or a bad disk) overwrote the blob with a truncated one.
         let other = try SQLiteConnection(path: path)
-        let update = try other.prepare("UPDATE heartbeat_series SET beats = ?1 WHERE uuid = ?2")
+        let update = try other.prepare("UPDATE heartbeat_series SET beats = ?1 WHERE start_ms = ?2")
         try update.bind(1, [1, 0, 200, 1, 8] as [UInt8])
-        try update.bind(2, damaged.id.bytes)
+        try update.bind(2, damaged.start.milliseconds)
         try update.step()
         let error = await #expect(throws: SQLiteError.self) {
             try await store.heartbeatSeries(SampleQuery(type: .heartbeatSeries), as: .owner)
