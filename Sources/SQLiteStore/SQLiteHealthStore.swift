@@ -213,7 +213,25 @@ public actor SQLiteHealthStore: HealthStore {
     }
 
     /// A write transaction (`BEGIN IMMEDIATE`) with the sequence counter held in memory for its duration.
+    ///
+    /// When it throws, the transaction rolls back, and so do the id caches: a row it inserted into a dimension
+    /// table (a new source, device, ...) is gone, and its cached id must not be used again.
     func writeTransaction<Result>(_ body: () throws -> Result) throws -> Result {
+        do {
+            return try transactionKeepingSequence(body)
+        } catch {
+            typeIDs.removeAll()
+            sourceIDs.removeAll()
+            deviceIDs.removeAll()
+            subjectIDs.removeAll()
+            metadataIDs.removeAll()
+            pendingRollups.removeAll()
+            staleRollups.removeAll()
+            throw error
+        }
+    }
+
+    private func transactionKeepingSequence<Result>(_ body: () throws -> Result) throws -> Result {
         try connection.transaction {
             pendingSequence = try connection.scalarInt("SELECT value FROM counters WHERE name = 'seq'") ?? 0
             defer { pendingSequence = nil }
