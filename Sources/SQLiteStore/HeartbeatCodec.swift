@@ -18,7 +18,7 @@ import Health
 /// Layout (varints are LEB128; signed ones zigzag-encoded):
 ///
 /// ```
-/// u8    version (1)
+/// u8    version (2; version 1, written before schema 8, is rewritten when a store migrates)
 /// u8    units: low nibble the RR unit, high nibble the offset unit (0 = 1/1024 s, 1 = 1 ms, 2 = 1/16 µs)
 /// uvar  count of beats
 /// uvar  count of flagged beats, then per flagged beat, in order:
@@ -31,7 +31,7 @@ import Health
 /// Decoding is total: any byte string decodes to beats with increasing offsets and positive RR intervals, or
 /// throws ``SeriesChunkError`` naming the offset.
 enum HeartbeatCodec {
-    static let version: UInt8 = 1
+    static let version: UInt8 = 2
 
     /// A unit the integers of a blob count.
     enum Unit: UInt8, CaseIterable {

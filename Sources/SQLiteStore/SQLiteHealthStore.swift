@@ -89,6 +89,7 @@ public actor SQLiteHealthStore: HealthStore {
         for (index, migration) in SQLiteSchema.migrations.enumerated() where index >= version {
             try connection.transaction {
                 try connection.execute(migration)
+                try SQLiteSchema.finish(migrationTo: index + 1, on: connection)
                 try connection.execute("PRAGMA user_version = \(index + 1)")
             }
         }

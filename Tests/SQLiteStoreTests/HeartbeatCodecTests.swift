@@ -98,11 +98,11 @@ import Testing
             #expect(throws: SeriesChunkError.self) { try HeartbeatCodec.decode(Array(bytes.prefix(length))) }
         }
         #expect(throws: SeriesChunkError.self) { try HeartbeatCodec.decode(bytes + [0]) }
-        #expect(throws: SeriesChunkError.self) { try HeartbeatCodec.decode([2] + bytes.dropFirst()) }
+        #expect(throws: SeriesChunkError.self) { try HeartbeatCodec.decode([1] + bytes.dropFirst()) }
         var generator = SplitMix64(seed: 42)
         for _ in 0..<5_000 {
             let random = (0..<Int(generator.next() % 40)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
-            guard let beats = try? HeartbeatCodec.decode([1, UInt8(generator.next() % 3)] + random) else { continue }
+            guard let beats = try? HeartbeatCodec.decode([2, UInt8(generator.next() % 3)] + random) else { continue }
             // Whatever decodes is a plausible series: positive RR intervals, increasing offsets.
             #expect(beats.allSatisfy { $0.rrMilliseconds > 0 })
             #expect(zip(beats, beats.dropFirst()).allSatisfy { $0.offsetMilliseconds < $1.offsetMilliseconds })
