@@ -72,15 +72,53 @@ bench: deps
 
 demo: deps
 	$(SWIFT) build --product wearhouse
-	@sh Scripts/demo.sh .build/debug/wearhouse
+	.build/debug/wearhouse demo
 
+# Where the system files go. With PREFIX=/usr (a package), the distribution's directories; otherwise (the default
+# /usr/local) the unit goes where systemd looks for the administrator's units, and the rest under /etc, because
+# sysusers, tmpfiles, udev and dbus-daemon do not read /usr/local.
+ifeq ($(PREFIX),/usr)
+UNITDIR       ?= /usr/lib/systemd/system
+SYSUSERSDIR   ?= /usr/lib/sysusers.d
+TMPFILESDIR   ?= /usr/lib/tmpfiles.d
+UDEVRULESDIR  ?= /usr/lib/udev/rules.d
+DBUSPOLICYDIR ?= /usr/share/dbus-1/system.d
+else
+UNITDIR       ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR   ?= /etc/sysusers.d
+TMPFILESDIR   ?= /etc/tmpfiles.d
+UDEVRULESDIR  ?= /etc/udev/rules.d
+DBUSPOLICYDIR ?= /etc/dbus-1/system.d
+endif
+DOCDIR        ?= $(PREFIX)/share/doc/wearhouse
+INSTALLED := $(BINDIR)/wearhouse $(DESTDIR)$(UNITDIR)/wearhouse.service $(DESTDIR)$(SYSUSERSDIR)/wearhouse.conf \
+    $(DESTDIR)$(TMPFILESDIR)/wearhouse.conf $(DESTDIR)$(UDEVRULESDIR)/70-wearhouse.rules \
+    $(DESTDIR)$(DBUSPOLICYDIR)/org.wearhouse.Health1.conf $(DESTDIR)$(DOCDIR)/wearhouse.conf.example
+
+# The release binary, the unit (ExecStart rewritten for PREFIX), sysusers, tmpfiles, udev rules, the D-Bus policy
+# and the example configuration (never over an existing /etc/wearhouse/wearhouse.conf).
 install: build
 	$(SWIFT) build -c release --product wearhouse
-	install -d $(BINDIR)
+	install -d $(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
+	    $(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(DBUSPOLICYDIR) $(DESTDIR)$(DOCDIR)
 	install -m 0755 .build/release/wearhouse $(BINDIR)/wearhouse
+	sed 's|/usr/local/bin/wearhouse|$(PREFIX)/bin/wearhouse|g' Systemd/wearhouse.service > $(DESTDIR)$(UNITDIR)/wearhouse.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/wearhouse.service
+	install -m 0644 Systemd/wearhouse.sysusers $(DESTDIR)$(SYSUSERSDIR)/wearhouse.conf
+	install -m 0644 Systemd/wearhouse.tmpfiles $(DESTDIR)$(TMPFILESDIR)/wearhouse.conf
+	install -m 0644 Udev/70-wearhouse.rules $(DESTDIR)$(UDEVRULESDIR)/70-wearhouse.rules
+	install -m 0644 Systemd/org.wearhouse.Health1.conf $(DESTDIR)$(DBUSPOLICYDIR)/org.wearhouse.Health1.conf
+	install -m 0644 Systemd/wearhouse.conf.example $(DESTDIR)$(DOCDIR)/wearhouse.conf.example
+	install -d $(DESTDIR)/etc/wearhouse
+	[ -e $(DESTDIR)/etc/wearhouse/wearhouse.conf ] || \
+	    install -m 0644 Systemd/wearhouse.conf.example $(DESTDIR)/etc/wearhouse/wearhouse.conf
+	@echo "Installed:" && for f in $(INSTALLED) $(DESTDIR)/etc/wearhouse/wearhouse.conf; do echo "  $$f"; done
+	@[ -n "$(DESTDIR)" ] || echo "Next: systemd-sysusers; systemd-tmpfiles --create; udevadm control --reload;" \
+	    "systemctl reload dbus; systemctl daemon-reload; systemctl enable --now wearhouse"
 
+# Leaves /etc/wearhouse/wearhouse.conf and the store in /var/lib/wearhouse alone.
 uninstall:
-	rm -f $(BINDIR)/wearhouse
+	rm -f $(INSTALLED)
 
 clean:
 	rm -rf .build .fuzz .bench

@@ -21,6 +21,8 @@ struct FakeBlueZDevice {
     var pendingConnect: DBusMethodCall?
     /// Overrides the scenario's `nearby`.
     var nearbyOverride: Bool?
+    /// Every value notified to a subscribed client, in order (what a client could have received).
+    var delivered: [PeripheralEmission] = []
     /// A Pair waiting for the agent's answer.
     var pendingPair: DBusMethodCall?
 

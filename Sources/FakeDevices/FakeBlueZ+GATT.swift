@@ -75,10 +75,13 @@ extension FakeBlueZ {
     /// the device is connected and resolved.
     func deliver(_ emission: PeripheralEmission, from devicePath: String) {
         guard let device = devices[devicePath], device.connected, device.servicesResolved else { return }
+        var delivered = false
         for (path, info) in device.characteristics
         where info.uuid == emission.characteristic && !info.notifySenders.isEmpty {
             setValue(emission.value, at: path)
+            delivered = true
         }
+        if delivered { devices[devicePath]?.delivered.append(emission) }
     }
 
     func setValue(_ value: [UInt8], at path: String) {
@@ -100,7 +103,9 @@ extension FakeBlueZ {
             .error(name: BlueZErrorName.notPermitted, message: "Read not permitted")
         case ATTError.writeNotPermitted.code:
             .error(name: BlueZErrorName.notPermitted, message: "Write not permitted")
-        case ATTError.insufficientAuthentication.code, ATTError.insufficientEncryption.code, 0x08, 0x0C:
+        case ATTError.insufficientAuthentication.code, ATTError.insufficientEncryption.code, 0x0C:
+            .error(name: BlueZErrorName.notPermitted, message: "Not paired")
+        case 0x08:
             .error(name: BlueZErrorName.notAuthorized, message: "Operation Not Authorized")
         case 0x07:
             .error(name: "org.bluez.Error.InvalidOffset", message: "Invalid offset")

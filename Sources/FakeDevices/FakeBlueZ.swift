@@ -1,5 +1,5 @@
 public import BlueZ
-internal import GATT
+public import GATT
 
 /// A fake bluetoothd: serves `org.bluez` on a bus (a private dbus-daemon in tests) with BlueZ 5.66's object
 /// paths, property types and signal order, backed by simulated peripherals.
@@ -126,6 +126,11 @@ public actor FakeBlueZ {
     /// The ground truth of the peripheral at `address` (what it really sent), or `nil`.
     public func groundTruth(of address: String) -> GroundTruth? {
         devices[Self.devicePath(address)]?.peripheral.groundTruth
+    }
+
+    /// The values the peripheral at `address` notified to subscribed clients, oldest first.
+    public func deliveredNotifications(of address: String) -> [PeripheralEmission] {
+        devices[Self.devicePath(address)]?.delivered ?? []
     }
 
     /// The object path BlueZ gives a device: `/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF`.

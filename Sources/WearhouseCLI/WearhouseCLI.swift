@@ -8,17 +8,24 @@ public enum WearhouseCLI {
 
     /// Every subcommand, in the order `wearhouse --help` lists them.
     static let commands: [any Command] = [
+        RunCommand(),
+        PairCommand(),
+        SensorsCommand(),
+        ForgetCommand(),
+        ScanCommand(),
+        DemoCommand(),
+        DoctorCommand(),
         DecodeCommand(),
         TypesCommand(),
         SamplesCommand(),
         StatsCommand(),
+        ExportCommand(),
+        ImportSamplesCommand(),
+        DeleteCommand(),
         GrantCommand(),
         RevokeCommand(),
         AppsCommand(),
         StoreCommand(),
-        ImportSamplesCommand(),
-        DeleteCommand(),
-        ExportCommand(),
         FakeBlueZCommand(),
     ]
 

@@ -36,7 +36,7 @@ func withPeers(_ body: (Peers) async throws -> Void) async throws {
 /// A pipe whose read end is wrapped in a ``DBusFileDescriptor``; the write end is returned raw (caller closes).
 func makePipe() throws -> (read: DBusFileDescriptor, write: Int32) {
     var fds: [Int32] = [-1, -1]
-    guard pipe(&fds) == 0 else { throw PrivateBusError(message: "pipe failed") }
+    guard pipe(&fds) == 0 else { throw DBusTestError.pipeFailed }
     return (try DBusFileDescriptor(adopting: fds[0]), fds[1])
 }
 
@@ -120,4 +120,8 @@ enum Samples {
         ])
 
     static var all: [DBusValue] { basic + containers }
+}
+
+enum DBusTestError: Error {
+    case pipeFailed
 }

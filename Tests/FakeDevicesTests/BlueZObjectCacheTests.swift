@@ -170,11 +170,11 @@ final class EventLog: Sendable {
 
     /// Waits (up to 5 s) until `done` holds for the events so far; returns them.
     @discardableResult
-    func wait(_ what: String, until done: ([CentralEvent]) -> Bool) async throws -> [CentralEvent] {
+    func wait(_ what: String, until done: ([CentralEvent]) async throws -> Bool) async throws -> [CentralEvent] {
         let deadline = ContinuousClock.now + .seconds(5)
         while true {
             let current = all
-            if done(current) { return current }
+            if try await done(current) { return current }
             guard ContinuousClock.now < deadline else {
                 throw FakeBlueZError(message: "timed out waiting for \(what); got \(current)")
             }

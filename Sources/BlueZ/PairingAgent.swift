@@ -1,0 +1,106 @@
+internal import Synchronization
+
+/// The `org.bluez.Agent1` a headless gateway serves (`bluez.md` §5.2): registered as the default agent with
+/// capability `NoInputNoOutput` (LE sensors pair Just Works), it accepts confirmation and authorization only for
+/// devices being paired right now (``allow(_:)``), and refuses everything else with `org.bluez.Error.Rejected`.
+/// PIN codes and passkeys are never guessed. bluetoothd calls it asynchronously while our `Pair` call waits,
+/// which is why every D-Bus call here is asynchronous.
+public final class PairingAgent: Sendable {
+    /// Where the agent is served.
+    public static let path = "/org/wearhouse/agent"
+    /// `org.bluez.Agent1` as bluetoothd calls it.
+    public static let interface = DBusInterface(
+        name: "org.bluez.Agent1",
+        methods: [
+            .init("Release"),
+            .init("RequestPinCode", inputs: [.init("device", .objectPath)], outputs: [.init("pincode", .string)]),
+            .init("DisplayPinCode", inputs: [.init("device", .objectPath), .init("pincode", .string)]),
+            .init("RequestPasskey", inputs: [.init("device", .objectPath)], outputs: [.init("passkey", .uint32)]),
+            .init(
+                "DisplayPasskey",
+                inputs: [.init("device", .objectPath), .init("passkey", .uint32), .init("entered", .uint16)]),
+            .init("RequestConfirmation", inputs: [.init("device", .objectPath), .init("passkey", .uint32)]),
+            .init("RequestAuthorization", inputs: [.init("device", .objectPath)]),
+            .init("AuthorizeService", inputs: [.init("device", .objectPath), .init("uuid", .string)]),
+            .init("Cancel"),
+        ])
+
+    let bus: DBusConnection
+    let capability: String
+    private let state = Mutex(State())
+
+    private struct State {
+        var allowed: Set<String> = []
+        var exported = false
+        var calls: [String] = []
+    }
+
+    /// An agent on `bus` (not yet registered). `capability` is `NoInputNoOutput` for a gateway; tests use
+    /// `DisplayYesNo` to make bluetoothd ask.
+    public init(bus: DBusConnection, capability: String = "NoInputNoOutput") {
+        self.bus = bus
+        self.capability = capability
+    }
+
+    /// Serves the object (once) and registers it with bluetoothd as the default agent. Called again after every
+    /// bluetoothd restart (R2). Failures (no bluetoothd yet) are ignored: the next restart registers it.
+    public func register() async {
+        let needsExport = state.withLock { state in
+            defer { state.exported = true }
+            return !state.exported
+        }
+        if needsExport {
+            let handler: DBusMethodHandler = { [weak self] _, call in
+                self?.handle(call) ?? .error(name: "org.bluez.Error.Rejected", message: "Agent gone")
+            }
+            do {
+                try await bus.export(
+                    Self.path, interfaces: [DBusExportedInterface(Self.interface, methodHandler: handler)])
+            } catch {
+                state.withLock { $0.exported = false }
+                return
+            }
+        }
+        let arguments: [DBusValue] = [.objectPath(Self.path), .string(capability)]
+        _ = try? await bus.call(
+            BlueZObjectCache.serviceName, path: "/org/bluez", interface: "org.bluez.AgentManager1",
+            member: "RegisterAgent", arguments: arguments, timeout: .seconds(5))
+        _ = try? await bus.call(
+            BlueZObjectCache.serviceName, path: "/org/bluez", interface: "org.bluez.AgentManager1",
+            member: "RequestDefaultAgent", arguments: [.objectPath(Self.path)], timeout: .seconds(5))
+    }
+
+    /// Unregisters from bluetoothd (at stop).
+    public func unregister() async {
+        _ = try? await bus.call(
+            BlueZObjectCache.serviceName, path: "/org/bluez", interface: "org.bluez.AgentManager1",
+            member: "UnregisterAgent", arguments: [.objectPath(Self.path)], timeout: .seconds(2))
+    }
+
+    /// Accepts requests about the device at `path` until ``disallow(_:)``.
+    public func allow(_ path: String) { state.withLock { _ = $0.allowed.insert(path) } }
+
+    public func disallow(_ path: String) { state.withLock { _ = $0.allowed.remove(path) } }
+
+    /// The methods bluetoothd called, in order (`RequestConfirmation`, ...), for tests and diagnostics.
+    public var calls: [String] { state.withLock { $0.calls } }
+
+    func handle(_ call: DBusMethodCall) -> DBusReply {
+        let device = call.arguments.first?.objectPathValue
+        let allowed = state.withLock { state in
+            state.calls.append(call.member)
+            return device.map { state.allowed.contains($0) } ?? false
+        }
+        let rejected = DBusReply.error(name: "org.bluez.Error.Rejected", message: "Not a sensor being paired")
+        switch call.member {
+        case "Release", "Cancel", "DisplayPinCode", "DisplayPasskey":
+            return .empty
+        case "RequestConfirmation", "RequestAuthorization", "AuthorizeService":
+            return allowed ? .empty : rejected
+        case "RequestPinCode", "RequestPasskey":
+            return .error(name: "org.bluez.Error.Rejected", message: "This gateway has no way to enter a code")
+        default:
+            return .error(name: "org.bluez.Error.Rejected", message: "Unknown request")
+        }
+    }
+}

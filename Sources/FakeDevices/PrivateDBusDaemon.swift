@@ -1,0 +1,117 @@
+public import Foundation
+
+/// A private `dbus-daemon`: its own config (type system, allow everything) and socket in a fresh temporary
+/// directory. Tests and `wearhouse demo` run FakeBlueZ on one and never touch the machine's real system bus.
+///
+/// ```swift
+/// let daemon = try await PrivateDBusDaemon.start()
+/// defer { daemon.stop() }
+/// let connection = try await DBusConnection.connect(to: .address(daemon.address))
+/// ```
+///
+/// Tests reach it through TestSupport's `PrivateBus`; `wearhouse demo` uses it directly.
+public final class PrivateDBusDaemon: @unchecked Sendable {
+    // @unchecked Sendable: `process` and `directory` are set in init; `stopped` is guarded by `lock`.
+    /// The address to connect to (`unix:path=…/bus,guid=…`).
+    public let address: String
+    /// The temporary directory holding the config, the socket and the daemon's log.
+    public let directory: URL
+    private let process: Process
+    private let lock = NSLock()
+    private var stopped = false
+
+    /// Starts a daemon and waits (up to 5 s, without blocking a thread) until it has printed its address.
+    public static func start() async throws -> PrivateDBusDaemon {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("wearhouse-bus-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let config = directory.appendingPathComponent("bus.conf")
+        try configuration(socket: directory.appendingPathComponent("bus").path)
+            .write(to: config, atomically: true, encoding: .utf8)
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+        process.arguments = ["--config-file=\(config.path)", "--nofork", "--nopidfile", "--print-address=1"]
+        let output = Pipe()
+        process.standardOutput = output
+        let log = directory.appendingPathComponent("daemon.log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: log)
+        try process.run()
+
+        let reader = output.fileHandleForReading.fileDescriptor
+        _ = fcntl(reader, F_SETFL, fcntl(reader, F_GETFL) | O_NONBLOCK)
+        var printed: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 512)
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !printed.contains(UInt8(ascii: "\n")) {
+            let count = read(reader, &buffer, buffer.count)
+            if count > 0 {
+                printed += buffer[0..<count]
+            } else if count == 0 || ContinuousClock.now > deadline || !process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                let message = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+                try? FileManager.default.removeItem(at: directory)
+                throw PrivateDBusDaemonError(message: "dbus-daemon did not print its address: \(message)")
+            } else {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        let line = String(decoding: printed.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
+        return PrivateDBusDaemon(address: line, directory: directory, process: process)
+    }
+
+    private init(address: String, directory: URL, process: Process) {
+        self.address = address
+        self.directory = directory
+        self.process = process
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Terminates the daemon and removes its directory. Idempotent.
+    public func stop() {
+        let alreadyStopped = lock.withLock {
+            defer { stopped = true }
+            return stopped
+        }
+        guard !alreadyStopped else { return }
+        if process.isRunning {
+            // SIGKILL: the daemon inherits the parent's signal mask (a test runner blocks SIGTERM), so SIGTERM could
+            // stay pending.
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    static func configuration(socket: String) -> String {
+        """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>system</type>
+          <listen>unix:path=\(socket)</listen>
+          <auth>EXTERNAL</auth>
+          <policy context="default">
+            <allow user="*"/>
+            <allow own="*"/>
+            <allow send_type="method_call"/>
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow receive_type="*"/>
+            <allow eavesdrop="true"/>
+          </policy>
+        </busconfig>
+
+        """
+    }
+}
+
+public struct PrivateDBusDaemonError: Error, CustomStringConvertible {
+    public let message: String
+    public init(message: String) { self.message = message }
+    public var description: String { message }
+}

@@ -1,0 +1,133 @@
+internal import Health
+
+/// Puts RR intervals on the timeline and cuts them into heartbeat series of a fixed window.
+///
+/// A notification carries RR intervals (1/1024 s, oldest first) but no time of its own (`gatt.md` §1.1), so
+/// beats are placed by a beat clock: each beat ends its RR interval after the previous beat. The chain starts (and
+/// restarts) at a notification's arrival, walking back from it; it breaks, and the next beat is marked as
+/// preceded by a gap, when notifications stop for longer than the gap threshold, when the beat clock and the
+/// arrival times disagree by more than ``tolerance`` (beats were lost), when the sensor loses contact or the link
+/// drops, and around implausible intervals (outside 240-3000 ms, 20-250 bpm), which are left out.
+struct HeartbeatAccumulator: Sendable {
+    /// A closed series: absolute times in milliseconds since the epoch, beats relative to the start.
+    struct Series: Sendable, Equatable {
+        var startMilliseconds: Int64
+        var endMilliseconds: Int64
+        var beats: [Beat]
+        var variability: Variability?
+    }
+
+    struct Variability: Sendable, Equatable {
+        /// Standard deviation of the RR intervals (n - 1), ms.
+        var sdnn: Double
+        /// Root mean square of successive differences within unbroken runs, ms.
+        var rmssd: Double
+    }
+
+    /// RR intervals outside this range (ms) are artefacts.
+    static let plausible: ClosedRange<Double> = 240...3000
+    /// How far the beat clock may run from the arrival times before the chain is considered broken, ms.
+    static let tolerance: Double = 1500
+    /// Fewest beats for an HRV value.
+    static let minimumBeatsForVariability = 20
+
+    let window: Int64
+    let gapThreshold: Int64
+    /// Absolute time of the last placed beat (ms, fractional), `nil` when the chain is broken.
+    private var lastBeat: Double?
+    private var lastArrival: Int64?
+    /// The open series' start (ms) and beats.
+    private var start: Int64?
+    private var beats: [Beat] = []
+    private var gapPending = false
+    private(set) var artefacts = 0
+
+    init(window: Int64, gapThreshold: Int64) {
+        self.window = max(window, 1000)
+        self.gapThreshold = gapThreshold
+    }
+
+    /// Adds the RR intervals of one notification that arrived at `arrival`; returns series that filled their window.
+    mutating func add(rr1024: [UInt16], arrivedAt arrival: Instant) -> [Series] {
+        let intervals = rr1024.map { Double($0) * 1000 / 1024 }
+        let now = Double(arrival.milliseconds)
+        let total = intervals.reduce(0, +)
+        var times: [Double]
+        if let lastBeat, let lastArrival, arrival.milliseconds - lastArrival <= gapThreshold,
+            abs(lastBeat + total - now) <= Self.tolerance
+        {
+            times = []
+            var clock = lastBeat
+            for interval in intervals {
+                clock += interval
+                times.append(clock)
+            }
+        } else {
+            // A new chain: the last beat is at the arrival, the earlier ones walk back from it.
+            if lastBeat != nil || !beats.isEmpty { gapPending = true }
+            times = []
+            var clock = now - total
+            for interval in intervals {
+                clock += interval
+                times.append(clock)
+            }
+        }
+        lastArrival = arrival.milliseconds
+        var closed: [Series] = []
+        for (interval, time) in zip(intervals, times) {
+            guard Self.plausible.contains(interval) else {
+                artefacts += 1
+                gapPending = true
+                lastBeat = time
+                continue
+            }
+            if let start, Int64(time.rounded(.down)) - start >= window, let series = close() {
+                closed.append(series)
+            }
+            let seriesStart = start ?? Int64(time.rounded(.down))
+            start = seriesStart
+            beats.append(
+                Beat(
+                    offsetMilliseconds: time - Double(seriesStart), rrMilliseconds: interval,
+                    precededByGap: gapPending && !beats.isEmpty))
+            gapPending = false
+            lastBeat = time
+        }
+        return closed
+    }
+
+    /// The chain breaks: the next beat starts a new chain and is marked as preceded by a gap.
+    mutating func breakChain() {
+        lastBeat = nil
+        lastArrival = nil
+        gapPending = true
+    }
+
+    /// Closes the open series, if it has beats; the chain goes on into the next series.
+    mutating func close() -> Series? {
+        defer {
+            start = nil
+            beats = []
+        }
+        guard let start, let last = beats.last else { return nil }
+        let end = start + Int64((last.offsetMilliseconds).rounded(.up))
+        return Series(
+            startMilliseconds: start, endMilliseconds: end, beats: beats, variability: Self.variability(of: beats))
+    }
+
+    static func variability(of beats: [Beat]) -> Variability? {
+        guard beats.count >= minimumBeatsForVariability else { return nil }
+        let intervals = beats.map(\.rrMilliseconds)
+        let mean = intervals.reduce(0, +) / Double(intervals.count)
+        let variance = intervals.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(intervals.count - 1)
+        var squares = 0.0
+        var differences = 0
+        for index in beats.indices.dropFirst() where !beats[index].precededByGap {
+            let difference = beats[index].rrMilliseconds - beats[index - 1].rrMilliseconds
+            squares += difference * difference
+            differences += 1
+        }
+        guard differences > 0 else { return nil }
+        return Variability(sdnn: variance.squareRoot(), rmssd: (squares / Double(differences)).squareRoot())
+    }
+}

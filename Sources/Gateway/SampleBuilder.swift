@@ -1,0 +1,241 @@
+public import GATT
+public import Health
+
+/// Turns one sensor's notifications into typed samples tagged with its ``SensorContext``.
+///
+/// One builder lives as long as the service (or the replay) and across reconnections, so cumulative counters
+/// (energy, distance, steps) continue from the last value seen: what happened while the link was down is
+/// counted once the sensor is back, over the interval it covers. Rules, per characteristic:
+///
+/// - Heart Rate Measurement: a `heartRate` sample per notification, except 0 bpm and values sent while the
+///   sensor reports contact *not detected* (counted in ``Counters/outOfContact``); RR intervals go into
+///   `heartbeatSeries` samples of ``Settings/seriesWindow`` (``HeartbeatAccumulator``), each followed by
+///   `heartRateVariabilitySDNN` over the same beats (RMSSD in metadata); Energy Expended (kJ since reset) becomes
+///   `activeEnergyBurned` deltas in kcal (a decrease is a reset, 0xFFFF saturates until the next reset).
+/// - RSC Measurement: `runningSpeed`, `stepCadence`, `runningStrideLength` per notification; Total Distance into
+///   `distanceWalkingRunning` deltas (32-bit rollover handled, a decrease is a reset, an impossible jump re-bases);
+///   `stepCount` estimated as cadence × time between notifications, marked `wasEstimated`.
+/// - PAMS Step Counter Activity Summary and the InfiniTime step count: `stepCount` deltas of the counter.
+///
+/// Values that do not decode are counted (``Counters/malformed``) with the error kept for the log; they never
+/// stop the builder.
+public struct SampleBuilder: Sendable {
+    public struct Settings: Hashable, Sendable {
+        /// How long a heartbeat series (and its HRV) covers before it is closed.
+        public var seriesWindow: Duration
+        /// Notifications further apart than this break the RR chain (a gap) and cumulative estimates.
+        public var gapThreshold: Duration
+        /// The fastest plausible walking or running speed; faster distance jumps re-base the counter.
+        public var maxSpeedMetresPerSecond: Double
+
+        public init(
+            seriesWindow: Duration = .seconds(60), gapThreshold: Duration = .milliseconds(2_500),
+            maxSpeedMetresPerSecond: Double = 15
+        ) {
+            self.seriesWindow = seriesWindow
+            self.gapThreshold = gapThreshold
+            self.maxSpeedMetresPerSecond = maxSpeedMetresPerSecond
+        }
+    }
+
+    /// What the builder did, for `wearhouse sensors` and the replay summary.
+    public struct Counters: Hashable, Sendable {
+        public var notifications = 0
+        public var malformed = 0
+        public var outOfContact = 0
+        public var zeroHeartRate = 0
+        public var counterResets = 0
+        public var ignored = 0
+        public init() {}
+    }
+
+    /// The samples one step produced.
+    public struct Output: Sendable, Equatable {
+        public var quantities: [QuantitySample] = []
+        public var series: [HeartbeatSeriesSample] = []
+        public init() {}
+        public var isEmpty: Bool { quantities.isEmpty && series.isEmpty }
+        public var count: Int { quantities.count + series.count }
+    }
+
+    public var context: SensorContext
+    public let settings: Settings
+    public private(set) var counters = Counters()
+    /// The last decode failure, for the log.
+    public private(set) var lastError: DecodeError?
+    var timeline: Timeline
+    var beats: HeartbeatAccumulator
+    var energy = CumulativeCounter(width: 16, saturatesAt: UInt64(HeartRateMeasurement.energySaturated))
+    var distance = CumulativeCounter(width: 32, rollsOver: true)
+    var pamsSteps = CumulativeCounter(width: 32)
+    var pamsSession: UInt32?
+    var watchSteps = CumulativeCounter(width: 32)
+    /// The previous RSC notification: when, and its cadence (for the step estimate).
+    var lastRSC: (at: Instant, cadence: UInt8)?
+
+    public init(context: SensorContext, settings: Settings = Settings(), timeline: Timeline = Timeline()) {
+        self.context = context
+        self.settings = settings
+        self.timeline = timeline
+        self.beats = HeartbeatAccumulator(
+            window: settings.seriesWindow.wholeMilliseconds, gapThreshold: settings.gapThreshold.wholeMilliseconds)
+    }
+
+    /// Builds the samples of one notification.
+    public mutating func add(_ notification: GATTNotification) -> Output {
+        counters.notifications += 1
+        let at = timeline.instant(of: notification.receivedAt)
+        var output = Output()
+        do throws(DecodeError) {
+            switch notification.characteristic {
+            case .heartRateMeasurement:
+                heartRate(try HeartRateMeasurement(decoding: notification.value), at: at, into: &output)
+            case .rscMeasurement:
+                rsc(try RSCMeasurement(decoding: notification.value), at: at, into: &output)
+            case .stepCounterActivitySummaryData:
+                pams(try StepCounterActivitySummaryData(decoding: notification.value), at: at, into: &output)
+            case .infiniTimeStepCount:
+                let steps = try InfiniTimeStepCount(decoding: notification.value).steps
+                if let delta = watchSteps.advance(to: UInt64(steps), at: at, resetsFromZero: true) {
+                    if delta.reset { counters.counterResets += 1 }
+                    append(.stepCount, from: delta.from, to: at, Double(delta.amount), context.motionMetadata, &output)
+                }
+            default:
+                counters.ignored += 1
+            }
+        } catch {
+            counters.malformed += 1
+            lastError = error
+        }
+        return output
+    }
+
+    /// Closes what is still open (the current heartbeat series) at the end of a run or before a stop.
+    public mutating func finish() -> Output {
+        var output = Output()
+        if let closed = beats.close() { appendSeries(closed, into: &output) }
+        return output
+    }
+
+    /// The link went down: the RR chain breaks (beats cannot be placed across it); counters keep their values.
+    public mutating func linkLost() -> Output {
+        var output = Output()
+        if let closed = beats.close() { appendSeries(closed, into: &output) }
+        beats.breakChain()
+        lastRSC = nil
+        return output
+    }
+
+    // MARK: Heart rate
+
+    mutating func heartRate(_ measurement: HeartRateMeasurement, at: Instant, into output: inout Output) {
+        if measurement.sensorContact == .notDetected {
+            counters.outOfContact += 1
+            beats.breakChain()
+        } else if measurement.heartRate == 0 {
+            counters.zeroHeartRate += 1
+        } else {
+            append(.heartRate, from: at, to: at, Double(measurement.heartRate), context.heartRateMetadata, &output)
+            if !measurement.rrIntervals.isEmpty {
+                for closed in beats.add(rr1024: Array(measurement.rrIntervals), arrivedAt: at) {
+                    appendSeries(closed, into: &output)
+                }
+            }
+        }
+        if let expended = measurement.energyExpended,
+            let delta = energy.advance(to: UInt64(expended), at: at, resetsFromZero: true)
+        {
+            if delta.reset { counters.counterResets += 1 }
+            let kcal = Double(delta.amount) / 4.184
+            append(.activeEnergyBurned, from: delta.from, to: at, kcal, context.heartRateMetadata, &output)
+        }
+    }
+
+    mutating func appendSeries(_ closed: HeartbeatAccumulator.Series, into output: inout Output) {
+        let start = Instant(milliseconds: closed.startMilliseconds)
+        let end = Instant(milliseconds: closed.endMilliseconds)
+        let series = HeartbeatSeriesSample(
+            start: start, end: end, startOffsetSeconds: context.offset(at: start), beats: closed.beats,
+            source: context.source, device: context.device, subject: context.subject,
+            metadata: context.heartRateMetadata)
+        output.series.append(series)
+        guard let hrv = closed.variability else { return }
+        var metadata = context.heartRateMetadata
+        metadata[MetadataKey.heartRateVariabilityRMSSD] = .quantity(hrv.rmssd, unit: "ms")
+        append(.heartRateVariabilitySDNN, from: start, to: end, hrv.sdnn, metadata, &output)
+    }
+
+    // MARK: Motion
+
+    mutating func rsc(_ measurement: RSCMeasurement, at: Instant, into output: inout Output) {
+        var metadata = context.motionMetadata
+        if context.reportsWalkingOrRunning {
+            metadata["motion"] = .string(measurement.isRunning ? "running" : "walking")
+        }
+        append(.runningSpeed, from: at, to: at, Double(measurement.speed) / 256, metadata, &output)
+        append(.stepCadence, from: at, to: at, Double(measurement.cadence), metadata, &output)
+        if let stride = measurement.strideLength, stride > 0 {
+            append(.runningStrideLength, from: at, to: at, Double(stride) / 100, metadata, &output)
+        }
+        if let total = measurement.totalDistance,
+            let delta = distance.advance(to: UInt64(total), at: at, resetsFromZero: true)
+        {
+            if delta.reset { counters.counterResets += 1 }
+            let metres = Double(delta.amount) / 10
+            let seconds = Double(at.milliseconds - delta.from.milliseconds) / 1000
+            if metres <= settings.maxSpeedMetresPerSecond * max(seconds, 1) + 10 {
+                append(.distanceWalkingRunning, from: delta.from, to: at, metres, context.motionMetadata, &output)
+            } else {
+                counters.counterResets += 1  // an impossible jump: re-based, nothing counted
+            }
+        }
+        if let last = lastRSC, at > last.at,
+            at.milliseconds - last.at.milliseconds <= settings.gapThreshold.wholeMilliseconds
+        {
+            let steps = Double(last.cadence) * Double(at.milliseconds - last.at.milliseconds) / 60_000
+            if steps > 0 {
+                var estimated = context.motionMetadata
+                estimated[MetadataKey.wasEstimated] = .bool(true)
+                append(.stepCount, from: last.at, to: at, steps, estimated, &output)
+            }
+        }
+        lastRSC = (at, measurement.cadence)
+    }
+
+    mutating func pams(_ summary: StepCounterActivitySummaryData, at: Instant, into output: inout Output) {
+        let session = UInt32(summary.sessionID) << 16 | UInt32(summary.subSessionID)
+        if pamsSession != session {
+            // A new (sub-)session counts from zero.
+            if pamsSession != nil { pamsSteps.rebase(to: 0, at: at) }
+            pamsSession = session
+        }
+        let total =
+            UInt64(summary.normalWalkingSteps ?? 0) + UInt64(summary.intensitySteps ?? 0)
+            + UInt64(summary.floorSteps ?? 0)
+        guard summary.normalWalkingSteps != nil || summary.intensitySteps != nil || summary.floorSteps != nil,
+            let delta = pamsSteps.advance(to: total, at: at, resetsFromZero: true)
+        else { return }
+        if delta.reset { counters.counterResets += 1 }
+        append(.stepCount, from: delta.from, to: at, Double(delta.amount), context.motionMetadata, &output)
+    }
+
+    /// Appends a sample unless it carries nothing (a zero delta of a cumulative type).
+    mutating func append(
+        _ type: HealthType, from start: Instant, to end: Instant, _ value: Double, _ metadata: [String: MetadataValue],
+        _ output: inout Output
+    ) {
+        if type.aggregation == .cumulative, value <= 0 { return }
+        output.quantities.append(
+            QuantitySample(
+                type: type, start: start, end: end, startOffsetSeconds: context.offset(at: start), value: value,
+                source: context.source, device: context.device, subject: context.subject, metadata: metadata))
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds (rounded down).
+    var wholeMilliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}

@@ -1,0 +1,174 @@
+public import GATT
+public import Health
+
+/// `wearhouse pair`: finds a sensor, connects, pairs only when it needs it (or when asked), trusts it (R15),
+/// reads its metadata and records it in the registry with who wears it. The running service picks it up from
+/// the registry; enrolment leaves the sensor disconnected unless it was connected before.
+public struct SensorEnrolment: Sendable {
+    public struct Request: Sendable {
+        /// An address (`AA:BB:CC:DD:EE:FF`) or an advertised name.
+        public var target: String
+        public var subject: String?
+        public var label: String?
+        /// A location name (`chest`, `wrist`, `in-shoe`, ...) that overrides what the sensor reports.
+        public var location: String?
+        public var adapter: AdapterAddress?
+        /// Pair even when the sensor serves its data without.
+        public var forcePairing: Bool
+        public var notifyMode: RegisteredSensor.NotifyMode
+        /// For finding, connecting and pairing, each.
+        public var timeout: Duration
+
+        public init(
+            target: String, subject: String? = nil, label: String? = nil, location: String? = nil,
+            adapter: AdapterAddress? = nil, forcePairing: Bool = false,
+            notifyMode: RegisteredSensor.NotifyMode = .properties,
+            timeout: Duration = .seconds(30)
+        ) {
+            self.target = target
+            self.subject = subject
+            self.label = label
+            self.location = location
+            self.adapter = adapter
+            self.forcePairing = forcePairing
+            self.notifyMode = notifyMode
+            self.timeout = timeout
+        }
+    }
+
+    public struct Result: Sendable {
+        public var sensor: RegisteredSensor
+        public var metadata: SensorMetadata
+        /// Whether this enrolment paired (bonded) the sensor.
+        public var pairedNow: Bool
+    }
+
+    /// Why an enrolment failed, for a person.
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public var message: String
+        public var underlying: CentralError?
+        public var description: String { message }
+    }
+
+    let central: any Central
+    let registry: any SensorRegistry
+
+    public init(central: any Central, registry: any SensorRegistry) {
+        self.central = central
+        self.registry = registry
+    }
+
+    /// Runs the enrolment.
+    ///
+    /// - Throws: ``Failure`` naming the step that failed (not found, connect, pairing, no measurement).
+    public func enrol(_ request: Request) async throws -> Result {
+        if let location = request.location, Self.locationValue(location) == nil {
+            throw Failure(
+                message: "unknown location '\(location)' (chest, wrist, finger, hand, ear-lobe, foot, other, "
+                    + "in-shoe, top-of-shoe, hip, ...)")
+        }
+        let events = central.events()
+        let waiter = EventWaiter(events)
+        defer { waiter.cancel() }
+        let info = try await find(request, waiter: waiter)
+        let id = info.id
+        let wasConnected = info.connected
+        if !info.connected || !info.servicesResolved {
+            try await step("connect to") { () throws(CentralError) in
+                try await central.connect(id, timeout: request.timeout)
+            }
+            guard await waiter.wait(for: request.timeout, { $0 == .servicesResolved(id, resolved: true) }) else {
+                throw Failure(message: "\(id.address) connected but its services were not resolved in time")
+            }
+        }
+        var characteristics = try await step("list the characteristics of") { () throws(CentralError) in
+            try await central.characteristics(of: id)
+        }
+        var metadata = await SensorMetadata.read(from: id, characteristics: characteristics, central: central)
+        var pairedNow = false
+        if request.forcePairing || (metadata.refusal != nil && !info.paired) {
+            try await step("pair with") { () throws(CentralError) in
+                try await central.pair(id, timeout: request.timeout)
+            }
+            pairedNow = true
+            characteristics = (try? await central.characteristics(of: id)) ?? characteristics
+            metadata = await SensorMetadata.read(from: id, characteristics: characteristics, central: central)
+        }
+        if let refusal = metadata.refusal {
+            throw Failure(
+                message: "\(id.address) refuses to be read even after pairing: \(refusal)", underlying: refusal)
+        }
+        let measurements = characteristics.filter { GatewayService.measurements.contains($0.uuid) }
+        guard !measurements.isEmpty else {
+            throw Failure(
+                message:
+                    "\(id.address) has no heart-rate, running speed, step counter or InfiniTime step characteristic")
+        }
+        try await step("trust") { () throws(CentralError) in try await central.setTrusted(id, true) }
+        let sensor = RegisteredSensor(
+            address: id.address, adapter: request.adapter.map { $0.uppercased() }, name: info.name,
+            label: request.label, subject: request.subject, location: request.location,
+            device: metadata.device(name: request.label ?? info.name, address: id.address, fallback: nil),
+            services: characteristics.map(\.service.description).uniqued(), paired: info.paired || pairedNow,
+            notifyMode: request.notifyMode, enrolledAt: Instant.now)
+        do {
+            try await registry.register(sensor)
+        } catch {
+            throw Failure(message: "cannot record \(id.address) in the store: \(error)")
+        }
+        if !wasConnected { try? await central.disconnect(id) }
+        return Result(sensor: sensor, metadata: metadata, pairedNow: pairedNow)
+    }
+
+    /// The peripheral the request names: known to bluetoothd already, or found by discovery within the timeout.
+    private func find(_ request: Request, waiter: EventWaiter) async throws -> PeripheralInfo {
+        let address = RegisteredSensor.normalizedAddress(request.target)
+        func matches(_ info: PeripheralInfo) -> Bool {
+            if let adapter = request.adapter, adapter.uppercased() != info.id.adapter { return false }
+            if let address { return info.id.address == address }
+            return info.name?.lowercased() == request.target.lowercased()
+        }
+        let known = try await step("list the devices of") { () throws(CentralError) in
+            try await central.knownPeripherals()
+        }
+        if let info = known.first(where: matches) { return info }
+        try await step("start discovery on") { () throws(CentralError) in
+            try await central.startDiscovery(services: GatewayService.discoveryServices, on: request.adapter)
+        }
+        defer { Task { [central] in try? await central.stopDiscovery(on: request.adapter) } }
+        var found: PeripheralInfo?
+        _ = await waiter.wait(for: request.timeout) { event in
+            guard case .discovered(let info) = event, matches(info) else { return false }
+            found = info
+            return true
+        }
+        guard let found else {
+            throw Failure(
+                message: "no sensor '\(request.target)' found within \(request.timeout) (is it awake and near?)")
+        }
+        return found
+    }
+
+    private func step<T>(
+        _ what: String, _ body: () async throws(CentralError) -> T
+    ) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            throw Failure(message: "could not \(what) the sensor: \(error)", underlying: error)
+        }
+    }
+
+    /// A location name as its BLE value (Body Sensor Location, else RSC Sensor Location).
+    static func locationValue(_ name: String) -> UInt8? {
+        GatewayService.bodyLocation(name) ?? GatewayService.rscLocation(name)
+    }
+}
+
+extension Array where Element: Hashable {
+    /// The elements in order, each once.
+    func uniqued() -> [Element] {
+        var seen: Set<Element> = []
+        return filter { seen.insert($0).inserted }
+    }
+}

@@ -1,0 +1,50 @@
+internal import Foundation
+internal import GATT
+internal import Health
+
+/// Everything the service keeps for one enrolled sensor: its registry entry, its state machine, its sample
+/// builder and what it has done. A value inside ``GatewayService``; only the service's actor touches it.
+struct SensorRuntime {
+    var registered: RegisteredSensor
+    var state: SensorSessionState
+    var builder: SampleBuilder
+    /// The characteristics subscribed in this connection (valid until the next resolve, R12).
+    var subscribed: [CharacteristicInfo] = []
+    var adapter: AdapterAddress?
+    var battery: Int?
+    var notifications: Int64 = 0
+    var samples: Int64 = 0
+    var lastSampleAt: Instant?
+    /// An action running for this sensor (a connect, a subscription), so that two never overlap.
+    var busy = false
+
+    var address: String { registered.address }
+
+    func peripheral(defaultAdapter: AdapterAddress?) -> PeripheralID? {
+        guard let adapter = adapter ?? registered.adapter ?? defaultAdapter else { return nil }
+        return PeripheralID(adapter: adapter, address: registered.address)
+    }
+
+    func matches(_ id: PeripheralID) -> Bool {
+        id.address == registered.address && (registered.adapter.map { $0.uppercased() == id.adapter } ?? true)
+    }
+
+    var status: SensorStatus {
+        SensorStatus(
+            address: address, state: stateDescription, batteryPercent: battery, lastSampleAt: lastSampleAt,
+            notifications: notifications, samples: samples, malformed: Int64(builder.counters.malformed), dropped: 0,
+            reconnects: Int64(state.reconnects), updatedAt: Instant.now)
+    }
+
+    var stateDescription: String {
+        guard let failure = state.lastFailure, state.phase != .streaming else { return state.phase.name }
+        return "\(state.phase.name) (last error: \(failure.rawValue))"
+    }
+}
+
+extension Instant {
+    /// The wall clock now.
+    static var now: Instant {
+        Instant(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+    }
+}

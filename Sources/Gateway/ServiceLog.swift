@@ -1,0 +1,199 @@
+internal import CSystemd
+internal import Glibc
+import Synchronization
+
+/// One extra journal field of a log message, such as `SENSOR=`; its value is masked like the message.
+public struct LogField: Sendable, Equatable {
+    /// The journal field name: upper-case letters, digits and `_` (other characters become `_`).
+    public var name: String
+    public var value: LogMessage
+
+    public init(_ name: String, _ value: LogMessage) {
+        self.name = Self.journalName(name)
+        self.value = value
+    }
+
+    /// `SENSOR=` with a sensor's address.
+    public static func sensor(_ address: String) -> LogField { LogField("SENSOR", "\(address: address)") }
+    /// `ADAPTER=` with an adapter's address.
+    public static func adapter(_ address: String) -> LogField { LogField("ADAPTER", "\(address: address)") }
+
+    /// A valid journal field name: `[A-Z0-9_]`, not starting with `_` or a digit (those are the journal's own).
+    static func journalName(_ name: String) -> String {
+        var result = String(
+            name.uppercased().unicodeScalars.map { scalar in
+                ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar) ? Character(scalar) : "_"
+            })
+        while let first = result.first, first == "_" || first.isNumber { result.removeFirst() }
+        return result.isEmpty ? "FIELD" : result
+    }
+}
+
+/// A log message after masking, as a destination receives it.
+public struct LogEntry: Sendable, Equatable {
+    public struct Field: Sendable, Equatable {
+        public var name: String
+        public var value: String
+    }
+
+    public var level: LogLevel
+    public var message: String
+    public var fields: [Field]
+
+    /// The line written to a terminal: `warning: lost SENSOR=C0:FF:**:**:**:01`.
+    public var terminalLine: String {
+        var line = "\(level): \(message)"
+        for field in fields { line += " \(field.name)=\(field.value)" }
+        return line.replacingNewlines + "\n"
+    }
+
+    /// The journal fields of this entry (`MESSAGE=`, `PRIORITY=`, `SYSLOG_IDENTIFIER=`, then the extra fields).
+    public func journalFields(identifier: String) -> [String] {
+        ["MESSAGE=\(message)", "PRIORITY=\(level.rawValue)", "SYSLOG_IDENTIFIER=\(identifier)"]
+            + fields.map { "\($0.name)=\($0.value)" }
+    }
+}
+
+/// Where log entries go.
+public struct LogDestination: Sendable {
+    let write: @Sendable (LogEntry) -> Void
+
+    /// A custom destination (tests capture entries with one).
+    public init(_ write: @escaping @Sendable (LogEntry) -> Void) {
+        self.write = write
+    }
+
+    /// The systemd journal through `sd_journal_sendv`, with the priority and the extra fields as journal fields;
+    /// falls back to standard error when the journal refuses the entry.
+    public static func journal(identifier: String = "wearhouse") -> LogDestination {
+        LogDestination { entry in
+            if !sendToJournal(entry.journalFields(identifier: identifier)) {
+                writeStandardError(entry.terminalLine)
+            }
+        }
+    }
+
+    /// Standard error, one line per entry with the level as prefix.
+    public static let standardError = LogDestination { writeStandardError($0.terminalLine) }
+
+    /// The journal when standard error is connected to it (systemd sets `JOURNAL_STREAM` to that stream's
+    /// `device:inode`), standard error otherwise (a terminal, a pipe, a file).
+    public static func automatic(identifier: String = "wearhouse") -> LogDestination {
+        let stream = getenv("JOURNAL_STREAM").map { String(cString: $0) }
+        return isJournalStream(stream, fileDescriptor: STDERR_FILENO)
+            ? .journal(identifier: identifier) : .standardError
+    }
+
+    /// Whether `journalStream` (the `JOURNAL_STREAM` value, `device:inode` in decimal) names the file behind
+    /// `fileDescriptor`. A child that inherited the variable but not the stream does not match.
+    public static func isJournalStream(_ journalStream: String?, fileDescriptor: Int32) -> Bool {
+        guard let journalStream else { return false }
+        let parts = journalStream.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }
+        var status = stat()
+        guard fstat(fileDescriptor, &status) == 0 else { return false }
+        return UInt64(status.st_dev) == device && UInt64(status.st_ino) == inode
+    }
+
+    /// Sends one entry's fields as iovecs (the variadic `sd_journal_send` cannot be called from Swift).
+    static func sendToJournal(_ fields: [String]) -> Bool {
+        var storage: [UInt8] = []
+        var ranges: [Range<Int>] = []
+        for field in fields {
+            let start = storage.count
+            storage += field.utf8
+            ranges.append(start..<storage.count)
+        }
+        return storage.withUnsafeMutableBytes { bytes in
+            guard let base = bytes.baseAddress else { return false }
+            var vectors = ranges.map { iovec(iov_base: base + $0.lowerBound, iov_len: $0.count) }
+            return sd_journal_sendv(&vectors, Int32(vectors.count)) >= 0
+        }
+    }
+
+    /// Writes all of `text` to fd 2 (not `stderr`, which Swift 6 cannot touch on Linux), retrying on EINTR.
+    static func writeStandardError(_ text: String) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            bytes = bytes.dropFirst(written)
+        }
+    }
+}
+
+/// The service's logger: messages with a level and journal fields, filtered by a level that can change at
+/// run time (SIGHUP rereads `log-level`), written to one ``LogDestination``.
+///
+/// Device addresses and measured values are masked unless the level is ``LogLevel/debug`` (see
+/// ``LogMessage``). The logger is created by the service and passed down; nothing here is global.
+///
+/// ```swift
+/// let log = ServiceLog(level: configuration.service.logLevel, destination: .automatic())
+/// log.notice("sensor connected", fields: [.sensor(address)])
+/// ```
+public final class ServiceLog: Sendable {
+    private let threshold: Mutex<LogLevel>
+    private let destination: LogDestination
+
+    public init(level: LogLevel = .info, destination: LogDestination) {
+        threshold = Mutex(level)
+        self.destination = destination
+    }
+
+    /// The least important level written.
+    public var level: LogLevel {
+        get { threshold.withLock { $0 } }
+        set { threshold.withLock { $0 = newValue } }
+    }
+
+    /// Whether a message at `level` would be written.
+    public func isEnabled(_ level: LogLevel) -> Bool {
+        level >= self.level
+    }
+
+    /// Writes `message` when `level` is enabled; the message is built only then.
+    public func log(_ level: LogLevel, _ message: @autoclosure () -> LogMessage, fields: [LogField] = []) {
+        let threshold = self.level
+        guard level >= threshold else { return }
+        let revealing = threshold == .debug
+        destination.write(
+            LogEntry(
+                level: level, message: message().rendered(revealing: revealing),
+                fields: fields.map { LogEntry.Field(name: $0.name, value: $0.value.rendered(revealing: revealing)) }))
+    }
+
+    public func debug(_ message: @autoclosure () -> LogMessage, fields: [LogField] = []) {
+        log(.debug, message(), fields: fields)
+    }
+
+    public func info(_ message: @autoclosure () -> LogMessage, fields: [LogField] = []) {
+        log(.info, message(), fields: fields)
+    }
+
+    public func notice(_ message: @autoclosure () -> LogMessage, fields: [LogField] = []) {
+        log(.notice, message(), fields: fields)
+    }
+
+    public func warning(_ message: @autoclosure () -> LogMessage, fields: [LogField] = []) {
+        log(.warning, message(), fields: fields)
+    }
+
+    public func error(_ message: @autoclosure () -> LogMessage, fields: [LogField] = []) {
+        log(.error, message(), fields: fields)
+    }
+
+    public func critical(_ message: @autoclosure () -> LogMessage, fields: [LogField] = []) {
+        log(.critical, message(), fields: fields)
+    }
+}
+
+extension String {
+    /// Newlines as spaces, so that one entry is one line on a terminal.
+    fileprivate var replacingNewlines: String {
+        String(map { $0.isNewline ? " " : $0 })
+    }
+}

@@ -1,0 +1,287 @@
+internal import Glibc
+public import Health
+
+/// Where the writer puts batches: a ``HealthStore`` in the service (``HealthStoreSink``), anything in tests.
+public protocol SampleSink: Sendable {
+    /// Saves one batch atomically; returns the outcome of each quantity sample and each series, in order.
+    func write(_ quantities: [QuantitySample], _ series: [HeartbeatSeriesSample]) async throws -> [WriteOutcome]
+}
+
+/// The bounded queue between the sensor sessions and the store.
+///
+/// Sessions ``submit(_:receivedAt:)`` what their builders produced; a background task writes batches of up to
+/// ``Settings/batchSize`` samples, at the latest ``Settings/flushInterval`` after the oldest waiting sample was
+/// submitted, so a sample is durable well within a second of its notification. When the store is slow, the queue
+/// fills up to ``Settings/capacity`` and then `submit` waits (backpressure reaches the sessions, whose event
+/// streams buffer meanwhile): nothing is dropped. A failed write is retried with backoff, keeping the batch; a
+/// batch the store rejects as invalid is split so that only the offending samples are left out, and those are
+/// counted (``Counters/rejected``) and reported through ``rejections``. ``close()`` writes everything still queued.
+public actor StoreWriter {
+    public struct Settings: Sendable, Equatable {
+        public var batchSize: Int
+        public var flushInterval: Duration
+        public var capacity: Int
+
+        public init(batchSize: Int = 500, flushInterval: Duration = .milliseconds(250), capacity: Int = 100_000) {
+            self.batchSize = max(batchSize, 1)
+            self.flushInterval = flushInterval
+            self.capacity = max(capacity, self.batchSize)
+        }
+    }
+
+    public struct Counters: Sendable, Equatable {
+        public var submitted = 0
+        public var inserted = 0
+        public var duplicates = 0
+        /// Same key, another value: the first write stands (store.md §6).
+        public var conflicts = 0
+        /// Left out because the store found them invalid.
+        public var rejected = 0
+        public var batches = 0
+        public var failedWrites = 0
+        /// Times `submit` had to wait for room.
+        public var backpressureWaits = 0
+        public var largestQueue = 0
+        public init() {}
+    }
+
+    /// Notification-to-durable latencies, for the service benchmark (microseconds, a bounded reservoir).
+    public struct Latencies: Sendable, Equatable {
+        public var samples: [Int64] = []
+        public var count = 0
+        public func percentile(_ p: Double) -> Int64? {
+            guard !samples.isEmpty else { return nil }
+            let sorted = samples.sorted()
+            let index = min(sorted.count - 1, max(0, Int((p / 100 * Double(sorted.count)).rounded(.up)) - 1))
+            return sorted[index]
+        }
+    }
+
+    private struct Entry {
+        var quantities: [QuantitySample]
+        var series: [HeartbeatSeriesSample]
+        var submittedAt: ContinuousClock.Instant
+        /// The notification's arrival on the monotonic clock (CLOCK_MONOTONIC, as in ``GATT/Timestamp``).
+        var receivedAt: Duration?
+        var count: Int { quantities.count + series.count }
+    }
+
+    let sink: any SampleSink
+    public let settings: Settings
+    private let clock = ContinuousClock()
+    private var queue: [Entry] = []
+    private var queued = 0
+    private var waitingForRoom: [CheckedContinuation<Void, Never>] = []
+    private var waitingForWork: CheckedContinuation<Void, Never>?
+    private var waitingForEmpty: [CheckedContinuation<Void, Never>] = []
+    private var loop: Task<Void, Never>?
+    private var closing = false
+    public private(set) var counters = Counters()
+    public private(set) var latencies = Latencies()
+    /// The last invalid samples the store refused, with its reason (most recent last, at most 20).
+    public private(set) var rejections: [String] = []
+    /// The last write error (while retrying), for status and logs.
+    public private(set) var lastError: String?
+
+    public init(sink: any SampleSink, settings: Settings = Settings()) {
+        self.sink = sink
+        self.settings = settings
+    }
+
+    /// Starts the background writer.
+    public func start() {
+        guard loop == nil else { return }
+        loop = Task { await self.run() }
+    }
+
+    /// Queues samples; waits while the queue is full. `receivedAt` is the notification's arrival on the
+    /// monotonic clock (``GATT/Timestamp/monotonic``, CLOCK_MONOTONIC), for the latency figures.
+    public func submit(
+        _ quantities: [QuantitySample], _ series: [HeartbeatSeriesSample] = [], receivedAt: Duration? = nil
+    ) async {
+        let count = quantities.count + series.count
+        guard count > 0 else { return }
+        while queued + count > settings.capacity, queued > 0, !closing {
+            counters.backpressureWaits += 1
+            await withCheckedContinuation { waitingForRoom.append($0) }
+        }
+        queue.append(Entry(quantities: quantities, series: series, submittedAt: clock.now, receivedAt: receivedAt))
+        queued += count
+        counters.submitted += count
+        counters.largestQueue = max(counters.largestQueue, queued)
+        if let waiting = waitingForWork {
+            waitingForWork = nil
+            waiting.resume()
+        }
+    }
+
+    /// Samples waiting to be written.
+    public var queuedCount: Int { queued }
+
+    /// Waits until everything submitted so far is written (or rejected).
+    public func flush() async {
+        guard queued > 0 else { return }
+        start()
+        if let waiting = waitingForWork {
+            waitingForWork = nil
+            waiting.resume()
+        }
+        await withCheckedContinuation { waitingForEmpty.append($0) }
+    }
+
+    /// Writes everything queued, then stops the background writer.
+    public func close() async {
+        closing = true
+        await flush()
+        loop?.cancel()
+        if let waiting = waitingForWork {
+            waitingForWork = nil
+            waiting.resume()
+        }
+        await loop?.value
+        loop = nil
+    }
+
+    // MARK: The writing loop
+
+    private func run() async {
+        var failures = 0
+        while !(Task.isCancelled && queue.isEmpty) {
+            if queue.isEmpty {
+                if Task.isCancelled { return }
+                await withCheckedContinuation { waitingForWork = $0 }
+                continue
+            }
+            // Wait for a full batch, or until the oldest sample has waited the flush interval.
+            if queued < settings.batchSize, !closing, waitingForEmpty.isEmpty, let oldest = queue.first {
+                let due = oldest.submittedAt + settings.flushInterval
+                if clock.now < due {
+                    try? await clock.sleep(until: due)
+                    continue
+                }
+            }
+            let batch = takeBatch()
+            do {
+                try await write(batch)
+                failures = 0
+            } catch {
+                // Keep the batch at the front and retry: a busy or restarting store loses nothing.
+                counters.failedWrites += 1
+                lastError = "\(error)"
+                queue.insert(contentsOf: batch, at: 0)
+                queued += batch.reduce(0) { $0 + $1.count }
+                failures += 1
+                let wait = Duration.milliseconds(min(5_000, 50 << min(failures, 7)))
+                try? await clock.sleep(for: wait)
+                continue
+            }
+            wakeWaiters()
+        }
+    }
+
+    private func takeBatch() -> [Entry] {
+        var batch: [Entry] = []
+        var count = 0
+        while let next = queue.first, batch.isEmpty || count + next.count <= settings.batchSize {
+            batch.append(next)
+            count += next.count
+            queue.removeFirst()
+        }
+        queued -= count
+        return batch
+    }
+
+    private func wakeWaiters() {
+        let room = waitingForRoom
+        waitingForRoom = []
+        for waiting in room { waiting.resume() }
+        if queue.isEmpty {
+            let empty = waitingForEmpty
+            waitingForEmpty = []
+            for waiting in empty { waiting.resume() }
+        }
+    }
+
+    private func write(_ batch: [Entry]) async throws {
+        let quantities = batch.flatMap(\.quantities)
+        let series = batch.flatMap(\.series)
+        do {
+            tally(try await sink.write(quantities, series))
+        } catch let invalid as InvalidSampleError {
+            // One invalid sample rejects the whole batch: write the rest one by one, leaving only the bad ones out.
+            remember("\(invalid)")
+            for sample in quantities { try await writeAlone([sample], []) }
+            for sample in series { try await writeAlone([], [sample]) }
+        }
+        counters.batches += 1
+        let now = Self.monotonicNow()
+        for entry in batch {
+            guard let received = entry.receivedAt else { continue }
+            recordLatency(now - received, count: entry.count)
+        }
+    }
+
+    private func writeAlone(_ quantities: [QuantitySample], _ series: [HeartbeatSeriesSample]) async throws {
+        do {
+            tally(try await sink.write(quantities, series))
+        } catch let invalid as InvalidSampleError {
+            counters.rejected += 1
+            remember(invalid.reason)
+        }
+    }
+
+    private func tally(_ outcomes: [WriteOutcome]) {
+        for outcome in outcomes {
+            switch outcome {
+            case .inserted, .replaced: counters.inserted += 1
+            case .duplicate, .stale: counters.duplicates += 1
+            case .conflict: counters.conflicts += 1
+            case .rejected: counters.rejected += 1
+            }
+        }
+    }
+
+    private func remember(_ rejection: String) {
+        rejections.append(rejection)
+        if rejections.count > 20 { rejections.removeFirst(rejections.count - 20) }
+    }
+
+    /// CLOCK_MONOTONIC now.
+    static func monotonicNow() -> Duration {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return .seconds(now.tv_sec) + .nanoseconds(now.tv_nsec)
+    }
+
+    private func recordLatency(_ latency: Duration, count: Int) {
+        let (seconds, attoseconds) = latency.components
+        let microseconds = seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+        for _ in 0..<count {
+            latencies.count += 1
+            if latencies.samples.count < 100_000 {
+                latencies.samples.append(microseconds)
+            } else {
+                // Reservoir sampling keeps a uniform sample of every latency seen.
+                let slot = Int.random(in: 0..<latencies.count)
+                if slot < latencies.samples.count { latencies.samples[slot] = microseconds }
+            }
+        }
+    }
+}
+
+/// The service's sink: the store, written as the owner (the gateway is the store's own writer).
+public struct HealthStoreSink: SampleSink {
+    let store: any HealthStore
+
+    public init(store: any HealthStore) {
+        self.store = store
+    }
+
+    public func write(_ quantities: [QuantitySample], _ series: [HeartbeatSeriesSample]) async throws -> [WriteOutcome]
+    {
+        var outcomes: [WriteOutcome] = []
+        if !quantities.isEmpty { outcomes += try await store.save(quantities, as: .owner) }
+        if !series.isEmpty { outcomes += try await store.save(series, as: .owner) }
+        return outcomes
+    }
+}

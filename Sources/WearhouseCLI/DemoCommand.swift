@@ -1,0 +1,279 @@
+import BlueZ
+import FakeDevices
+import Foundation
+import GATT
+import Gateway
+import Health
+import SQLiteStore
+
+/// `wearhouse demo`: the whole gateway against simulated sensors, with nothing faked above bluetoothd: a private
+/// dbus-daemon, FakeBlueZ with two chest straps, a wrist monitor and a footpod worn by two people, the real
+/// `wearhouse pair` for each (one strap needs pairing, two sensors are found by discovery), the real `wearhouse
+/// run` for a while, stopped with SIGTERM; then what the store holds, checked against what the sensors sent.
+struct DemoCommand: Command {
+    let name = "demo"
+    let abstract = "Run the gateway against simulated sensors on a private bus and show what it stored."
+    let usage = "[--duration <seconds>] [--dir <folder>]"
+    let options = OptionTable(valued: [
+        ("duration", "seconds", "How long the service runs (default 20)."),
+        ("dir", "folder", "Where to put the store and the config (default: a new folder under /tmp)."),
+    ])
+
+    struct Wearer {
+        var address: String
+        var subject: String
+        var location: String?
+        var label: String
+    }
+
+    static let scenario = FakeBlueZScenario(
+        adapterName: "demo",
+        peripherals: [
+            .init(
+                kind: .chestStrap, address: "C0:FF:EE:00:00:01", name: "HRM-Pro A", seed: 11, known: true, paired: true),
+            .init(
+                kind: .chestStrap, address: "C0:FF:EE:00:00:02", name: "HRM-Pro B", seed: 12,
+                faults: .init(requiresPairing: true)),
+            .init(kind: .wristMonitor, address: "C0:FF:EE:00:00:03", name: "Verity", seed: 13),
+            .init(kind: .footpod, address: "C0:FF:EE:00:00:04", name: "Stride", seed: 14),
+        ])
+
+    static let wearers = [
+        Wearer(address: "C0:FF:EE:00:00:01", subject: "alice", location: nil, label: "Alice's strap"),
+        Wearer(address: "C0:FF:EE:00:00:02", subject: "bob", location: nil, label: "Bob's strap"),
+        Wearer(address: "C0:FF:EE:00:00:03", subject: "bob", location: "wrist", label: "Bob's watch"),
+        Wearer(address: "C0:FF:EE:00:00:04", subject: "alice", location: "in-shoe", label: "Alice's footpod"),
+    ]
+
+    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
+        let duration: Duration
+        do throws(BluetoothOptions.Invalid) {
+            duration = try BluetoothOptions.seconds(arguments, "duration", default: .seconds(20)) ?? .seconds(20)
+        } catch {
+            console.error(error.message)
+            return .usage
+        }
+        let folder: String
+        if let dir = arguments.option("dir") {
+            folder = dir
+        } else {
+            var template = Array("/tmp/wearhouse-demo.XXXXXX".utf8CString)
+            guard let made = mkdtemp(&template) else {
+                console.error("cannot create a folder under /tmp")
+                return .ioError
+            }
+            folder = String(cString: made)
+        }
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let storePath = folder + "/health.db"
+        let configPath = folder + "/wearhouse.conf"
+        let say = { (text: String) in console.out("\n\u{1B}[1m\(text)\u{1B}[0m\n") }
+
+        say("1. A private D-Bus and a fake bluetoothd with four simulated sensors")
+        let daemon: PrivateDBusDaemon
+        do {
+            daemon = try await PrivateDBusDaemon.start()
+        } catch {
+            console.error("cannot start dbus-daemon: \(error)", hint: "Install it with 'apt-get install dbus-daemon'.")
+            return .unavailable
+        }
+        defer { daemon.stop() }
+        let fake: FakeBlueZ
+        do {
+            fake = try await FakeBlueZ.start(on: .address(daemon.address), scenario: Self.scenario)
+        } catch {
+            console.error("cannot start FakeBlueZ: \(error)")
+            return .unavailable
+        }
+        let clock = Task { await fake.runInRealTime(interval: .milliseconds(50)) }
+        defer { clock.cancel() }
+        console.out("bus \(daemon.address)\n")
+        for peripheral in Self.scenario.peripherals {
+            let state = peripheral.paired == true ? "paired before" : "advertising"
+            console.out("  \(peripheral.address)  \(peripheral.kind.rawValue.padding(to: 14))\(state)\n")
+        }
+        let config = """
+            # wearhouse demo configuration (every key: Systemd/wearhouse.conf.example)
+            [store]
+            url = \(storePath)
+            [bluetooth]
+            bus = \(daemon.address)
+            watchdog = 5
+            [service]
+            status-interval = 2
+
+            """
+        do {
+            try config.write(toFile: configPath, atomically: true, encoding: .utf8)
+        } catch {
+            console.error("cannot write \(configPath): \(error)")
+            return .ioError
+        }
+
+        say("2. Enrolling the sensors with 'wearhouse pair'")
+        for wearer in Self.wearers {
+            var pairArguments = [
+                "pair", wearer.address, "--bus", daemon.address, "--store", storePath, "--subject", wearer.subject,
+                "--label", wearer.label, "--timeout", "10",
+            ]
+            if let location = wearer.location { pairArguments += ["--location", location] }
+            console.out("$ wearhouse \(pairArguments.map(Self.quoted).joined(separator: " "))\n")
+            guard let status = runChild(pairArguments, console: console), status == 0 else {
+                console.error("enrolling \(wearer.address) failed")
+                return .software
+            }
+        }
+
+        say("3. 'wearhouse run' for \(duration), then SIGTERM")
+        console.out("$ wearhouse run --config \(configPath)\n")
+        guard let service = startChild(["run", "--config", configPath], console: console) else { return .software }
+        try? await Task.sleep(for: duration)
+        kill(service.processIdentifier, SIGTERM)
+        while service.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
+        guard service.terminationStatus == 0 else {
+            console.error("the service exited with status \(service.terminationStatus)")
+            return .software
+        }
+
+        say("4. What the store holds")
+        do {
+            let store = try SQLiteHealthStore(path: storePath)
+            let problems = try await summarize(store: store, fake: fake, console: console)
+            console.out(
+                """
+
+                The store is \(storePath). Try:
+                  wearhouse sensors --store \(storePath)
+                  wearhouse samples --store \(storePath) --type heartRate --subject alice --limit 5
+                  wearhouse stats --store \(storePath) --type heartRate --interval 5m --statistic min,avg,max
+                  wearhouse export --store \(storePath) --format fhir --type heartRate --out hr.fhir.ndjson
+
+                """)
+            guard problems.isEmpty else {
+                for problem in problems { console.error(problem) }
+                return .software
+            }
+            console.out("Check: every stored number matches what the simulated sensors sent.\n")
+            return .success
+        } catch {
+            console.error("cannot read the store: \(error)")
+            return .ioError
+        }
+    }
+
+    /// Prints per sensor and wearer what was stored, and returns where it differs from what was sent.
+    private func summarize(store: SQLiteHealthStore, fake: FakeBlueZ, console: Console) async throws -> [String] {
+        var problems: [String] = []
+        let statuses = Dictionary(try await store.sensorStatuses().map { ($0.address, $0) }, uniquingKeysWith: { $1 })
+        for subject in ["alice", "bob"] {
+            console.out("\(subject):\n")
+            for wearer in Self.wearers where wearer.subject == subject {
+                let sent = await fake.deliveredNotifications(of: wearer.address)
+                var lines: [String] = []
+                func samples(_ type: HealthType) async throws -> [QuantitySample] {
+                    var all: [QuantitySample] = []
+                    var cursor: SampleCursor?
+                    repeat {
+                        let page = try await store.samples(
+                            SampleQuery(type: type, devices: [wearer.address], limit: 5000, cursor: cursor), as: .owner)
+                        all += page.samples
+                        cursor = page.next
+                    } while cursor != nil
+                    return all
+                }
+                let rates = try await samples(.heartRate)
+                let measurements = sent.filter { $0.characteristic == .heartRateMeasurement }.compactMap {
+                    try? HeartRateMeasurement(decoding: $0.value)
+                }
+                if !measurements.isEmpty {
+                    let expected = measurements.filter { $0.heartRate > 0 && $0.sensorContact != .notDetected }
+                        .map { Double($0.heartRate) }
+                    let values = rates.map(\.value)
+                    lines.append(
+                        "heart rate \(values.count) samples, min/avg/max \(Self.triple(values)) bpm"
+                            + " (sent \(expected.count), \(Self.triple(expected)))")
+                    if values.count != expected.count || Self.triple(values) != Self.triple(expected) {
+                        problems.append("\(wearer.address): stored heart rates differ from what was sent")
+                    }
+                    let beatsSent = measurements.reduce(0) { $0 + $1.rrIntervals.count }
+                    if beatsSent > 0 {
+                        let series = try await store.heartbeatSeries(
+                            SampleQuery(type: .heartbeatSeries, devices: [wearer.address]), as: .owner
+                        ).series
+                        let beats = series.reduce(0) { $0 + $1.beats.count }
+                        let hrv = try await samples(.heartRateVariabilitySDNN)
+                        lines.append(
+                            "beats \(beats) in \(series.count) heartbeat series (sent \(beatsSent)), "
+                                + "\(hrv.count) HRV values")
+                        if beats != beatsSent { problems.append("\(wearer.address): stored beats differ from sent") }
+                    }
+                    let energy = try await samples(.activeEnergyBurned).reduce(0) { $0 + $1.value }
+                    if energy > 0 { lines.append(String(format: "active energy %.1f kcal", energy)) }
+                }
+                let rsc = sent.filter { $0.characteristic == .rscMeasurement }.compactMap {
+                    try? RSCMeasurement(decoding: $0.value)
+                }
+                if !rsc.isEmpty {
+                    let distance = try await samples(.distanceWalkingRunning).reduce(0) { $0 + $1.value }
+                    let first = rsc.first?.totalDistance ?? 0
+                    let last = rsc.last?.totalDistance ?? 0
+                    let expected = Double(last &- first) / 10
+                    let steps = try await samples(.stepCount).reduce(0) { $0 + $1.value }
+                    let speeds = try await samples(.runningSpeed)
+                    lines.append(
+                        String(
+                            format: "distance %.1f m (sent %.1f m), steps %.0f (estimated from cadence), "
+                                + "%d speed samples (sent %d)", distance, expected, steps, speeds.count, rsc.count))
+                    if abs(distance - expected) > 0.001 || speeds.count != rsc.count {
+                        problems.append("\(wearer.address): stored distance or speeds differ from what was sent")
+                    }
+                }
+                let state = statuses[wearer.address].map { "\($0.state), \($0.reconnects) reconnects" } ?? "-"
+                console.out("  \(wearer.label) \(wearer.address) [\(state)]\n")
+                for line in lines { console.out("    \(line)\n") }
+            }
+        }
+        return problems
+    }
+
+    /// `text`, single-quoted for a shell when it needs to be.
+    static func quoted(_ text: String) -> String {
+        text.allSatisfy { $0.isLetter || $0.isNumber || "-_.:/=,".contains($0) } ? text : "'\(text)'"
+    }
+
+    static func triple(_ values: [Double]) -> String {
+        guard let low = values.min(), let high = values.max() else { return "-" }
+        let average = values.reduce(0, +) / Double(values.count)
+        return String(format: "%.0f/%.1f/%.0f", low, average, high)
+    }
+
+    /// This executable, for the child processes.
+    private var executable: URL {
+        URL(
+            fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+                ?? CommandLine.arguments[0])
+    }
+
+    private func startChild(_ arguments: [String], console: Console) -> Process? {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "NOTIFY_SOCKET")
+        environment.removeValue(forKey: "WEARHOUSE_STORE")
+        process.environment = environment
+        do {
+            try process.run()
+        } catch {
+            console.error("cannot start \(executable.path): \(error)")
+            return nil
+        }
+        return process
+    }
+
+    private func runChild(_ arguments: [String], console: Console) -> Int32? {
+        guard let process = startChild(arguments, console: console) else { return nil }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}

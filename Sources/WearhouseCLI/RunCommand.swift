@@ -1,0 +1,228 @@
+import BlueZ
+import Dispatch
+import Foundation
+import GATT
+import Gateway
+import Health
+import SQLiteStore
+
+/// `wearhouse run`: the service. Reads the config, connects to bluetoothd, streams every enrolled sensor into
+/// the store until SIGTERM (or `--duration`); SIGHUP reloads the registry and the log level.
+struct RunCommand: Command {
+    let name = "run"
+    let abstract = "Run the gateway service: every enrolled sensor's samples into the store, until stopped."
+    let usage = "[--config <file>] [--store <url>] [--bus <address>] [--adapter <address>] [--set <key=value,...>]"
+    var discussion: String {
+        """
+        The configuration is \(GatewayConfiguration.defaultPath) (INI; every key and its default in
+        Systemd/wearhouse.conf.example); command-line options override it, and --set overrides any key, e.g.
+        --set writer.batch-size=200,bluetooth.watchdog=20. Under systemd (Type=notify) it reports READY, STATUS,
+        WATCHDOG and STOPPING; it logs to the journal there and to stderr in a terminal. SIGHUP re-reads the
+        registry (sensors enrolled or forgotten meanwhile) and the log level; SIGTERM and SIGINT stop it cleanly:
+        notifications stop, managed sensors are disconnected, everything received is written.
+        """
+    }
+    let options = OptionTable(valued: [
+        ("config", "file", "The configuration file (default \(GatewayConfiguration.defaultPath), if present)."),
+        StoreLocation.option, BluetoothOptions.bus, BluetoothOptions.adapter,
+        ("set", "key=value,...", "Override configuration keys (section.key=value), comma-separated."),
+        ("duration", "seconds", "Stop after this many seconds (tests, demos)."),
+    ])
+
+    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
+        var configuration: GatewayConfiguration
+        var overrides: [String: String] = [:]
+        do {
+            let path = arguments.option("config") ?? GatewayConfiguration.defaultPath
+            configuration = try GatewayConfiguration.load(path: path, required: arguments.option("config") != nil)
+            for pair in (arguments.option("set") ?? "").split(separator: ",") {
+                guard let equals = pair.firstIndex(of: "=") else {
+                    throw UsageError("--set: expected section.key=value, not '\(pair)'")
+                }
+                overrides[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
+            }
+            if let bus = arguments.option("bus") { overrides["bluetooth.bus"] = bus }
+            if let adapter = arguments.option("adapter") { overrides["bluetooth.adapter"] = adapter }
+            configuration = try configuration.applying(overrides: overrides)
+        } catch let error as UsageError {
+            console.error(error.message)
+            return .usage
+        } catch {
+            console.error("\(error)")
+            return .dataError
+        }
+        let duration: Duration?
+        do throws(BluetoothOptions.Invalid) {
+            duration = try BluetoothOptions.seconds(arguments, "duration", default: nil)
+        } catch {
+            console.error(error.message)
+            return .usage
+        }
+        var storeArguments = arguments
+        if storeArguments.option("store") == nil, ProcessInfo.processInfo.environment["WEARHOUSE_STORE"] == nil,
+            FileManager.default.fileExists(atPath: arguments.option("config") ?? GatewayConfiguration.defaultPath)
+                || getuid() == 0
+        {
+            storeArguments.options["store"] = configuration.store.url
+        }
+        let store: SQLiteHealthStore
+        do throws(StoreLocation.Failure) {
+            store = try StoreLocation.open(storeArguments, mustExist: false)
+        } catch {
+            console.error(error.message)
+            return error.code
+        }
+        let log = ServiceLog(level: configuration.service.logLevel, destination: .automatic())
+        return await Service(configuration: configuration, store: store, log: log, duration: duration).run(
+            console: console)
+    }
+}
+
+/// One run of the service, from connecting to the last flush.
+private struct Service {
+    let configuration: GatewayConfiguration
+    let store: SQLiteHealthStore
+    let log: ServiceLog
+    let duration: Duration?
+    let notifier = ServiceNotifier()
+
+    func run(console: Console) async -> ExitCode {
+        let signals = SignalStream([SIGTERM, SIGINT, SIGHUP])
+        let address = configuration.bluetooth.bus
+        let bus: DBusConnection
+        do {
+            bus = try await DBusConnection.connect(to: address)
+        } catch {
+            log.error("cannot connect to the D-Bus \(address): \(error)")
+            notifier.send([.status("cannot connect to the D-Bus \(address)"), .errno(69)])
+            return .unavailable
+        }
+        let central: BlueZCentral
+        do {
+            central = try await BlueZCentral.start(on: bus)
+        } catch {
+            log.error("cannot watch org.bluez on \(address): \(error)")
+            await bus.close()
+            return .unavailable
+        }
+        let writer = StoreWriter(
+            sink: HealthStoreSink(store: store),
+            settings: .init(
+                batchSize: configuration.writer.batchSize, flushInterval: configuration.writer.flushInterval,
+                capacity: configuration.writer.queueCapacity))
+        let notifier = self.notifier
+        let service = GatewayService(
+            central: central, registry: store, writer: writer, settings: settings, log: log,
+            status: { notifier.status($0) })
+        do {
+            try await service.start()
+        } catch {
+            log.error("cannot read the sensor registry: \(error)")
+            await central.shutdown(disconnecting: [])
+            await bus.close()
+            return .ioError
+        }
+        if !(await central.cache.isAvailable) { log.warning("bluetoothd is not on \(address) yet; waiting for it") }
+        notifier.ready(status: "started")
+        let watchdog = Task {
+            guard let interval = ServiceNotifier.watchdogPingInterval() else { return }
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                // Ping only while the service's actor answers: a wedged service gets restarted.
+                _ = await service.statuses()
+                notifier.watchdog()
+            }
+        }
+        let deadline = duration.map { wait in Task { _ = try? await Task.sleep(for: wait) } }
+        let stopReason = await waitForStop(signals: signals, deadline: deadline, service: service)
+        log.notice("stopping (\(stopReason))")
+        notifier.stopping(status: "stopping: \(stopReason)")
+        watchdog.cancel()
+        await service.stop()
+        await central.shutdown(disconnecting: [])
+        await bus.close()
+        let counters = await writer.counters
+        log.notice(
+            "wrote \(counters.inserted) samples (\(counters.duplicates) duplicates, \(counters.rejected) rejected)")
+        return .success
+    }
+
+    /// Waits for SIGTERM/SIGINT or the deadline; SIGHUP reloads and goes on waiting.
+    private func waitForStop(signals: SignalStream, deadline: Task<Void, Never>?, service: GatewayService) async
+        -> String
+    {
+        let stream = signals.stream
+        let ended = Task {
+            await deadline?.value
+            if deadline != nil { signals.finish(with: -1) }
+        }
+        defer { ended.cancel() }
+        for await signal in stream {
+            switch signal {
+            case SIGHUP:
+                notifier.reloading(status: "reloading")
+                let path = GatewayConfiguration.defaultPath
+                if let reloaded = try? GatewayConfiguration.load(path: path) {
+                    log.level = reloaded.service.logLevel
+                }
+                do {
+                    try await service.reloadRegistry()
+                    log.notice("registry reloaded")
+                } catch {
+                    log.error("cannot reload the registry: \(error)")
+                }
+                notifier.ready(status: "reloaded")
+            case -1:
+                return "--duration passed"
+            default:
+                return signal == SIGINT ? "SIGINT" : "SIGTERM"
+            }
+        }
+        return "signal stream ended"
+    }
+
+    var settings: GatewayService.Settings {
+        let bluetooth = configuration.bluetooth
+        return GatewayService.Settings(
+            source: Source(identifier: configuration.service.sourceName, version: WearhouseCLI.version),
+            adapter: bluetooth.adapter, connectTimeout: bluetooth.connectTimeout,
+            notifyMode: bluetooth.notifyMode == .acquired ? .acquired : .properties,
+            session: .init(watchdog: bluetooth.watchdog), backoffMinimum: bluetooth.backoffMinimum,
+            backoffMaximum: bluetooth.backoffMaximum,
+            samples: .init(seriesWindow: configuration.samples.heartbeatSeriesWindow),
+            timeZone: configuration.samples.timeZone ?? .current,
+            statusInterval: configuration.service.statusInterval)
+    }
+}
+
+/// Signals delivered as an async stream (the default actions are turned off while it lives).
+///
+/// `@unchecked Sendable`: the dispatch sources are created in `init` and only cancelled in `deinit`.
+final class SignalStream: @unchecked Sendable {
+    let stream: AsyncStream<Int32>
+    private let continuation: AsyncStream<Int32>.Continuation
+    private let sources: [any DispatchSourceSignal]
+
+    init(_ numbers: [Int32]) {
+        let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
+        self.stream = stream
+        self.continuation = continuation
+        sources = numbers.map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { continuation.yield(number) }
+            source.resume()
+            return source
+        }
+    }
+
+    /// Ends the wait with a pseudo-signal.
+    func finish(with value: Int32) {
+        continuation.yield(value)
+    }
+
+    deinit {
+        for source in sources { source.cancel() }
+        continuation.finish()
+    }
+}

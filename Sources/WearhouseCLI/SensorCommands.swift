@@ -1,0 +1,276 @@
+import BlueZ
+import Foundation
+import GATT
+import Gateway
+import Health
+import SQLiteStore
+
+/// `wearhouse pair`: enrols a sensor (pairs only when needed) into the store's registry.
+struct PairCommand: Command {
+    let name = "pair"
+    let abstract = "Enrol a sensor: connect, pair if it needs it, trust it, read its details, record who wears it."
+    let usage = "<address|name> [--subject <name>] [--label <text>] [--location <where>] [--pair] [--store <url>]"
+    var discussion: String {
+        """
+        The sensor must be awake (a strap is worn, a footpod moved). It is found among the devices bluetoothd knows,
+        else by a discovery filtered on the heart-rate, running speed and cadence, step counter and InfiniTime
+        services. Pairing happens only when the sensor refuses to be read without it, or with --pair; a running
+        'wearhouse run' picks the sensor up within seconds. Locations: \(locationNames).
+        """
+    }
+    let options = OptionTable(
+        valued: [
+            ("subject", "name", "Who wears the sensor."), ("label", "text", "A name for people ('Bike strap')."),
+            ("location", "where", "Where it is worn, when the sensor does not say or says wrong."),
+            ("timeout", "seconds", "How long to look for, connect to and pair with it (default 30)."),
+            StoreLocation.option, BluetoothOptions.bus, BluetoothOptions.adapter,
+        ],
+        flags: [("pair", "Pair (bond) even when the sensor works without."), ("json", "Print the result as JSON.")])
+
+    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
+        guard arguments.positionals.count == 1, let target = arguments.positionals.first else {
+            console.error("give one sensor address or name", hint: "Usage: wearhouse pair \(usage)")
+            return .usage
+        }
+        let address: DBusAddress
+        let timeout: Duration
+        do throws(BluetoothOptions.Invalid) {
+            address = try BluetoothOptions.address(arguments)
+            timeout = try BluetoothOptions.seconds(arguments, "timeout", default: .seconds(30)) ?? .seconds(30)
+        } catch {
+            console.error(error.message)
+            return .usage
+        }
+        let store: SQLiteHealthStore
+        do throws(StoreLocation.Failure) {
+            store = try StoreLocation.open(arguments, mustExist: false)
+        } catch {
+            console.error(error.message)
+            return error.code
+        }
+        guard let (bus, central) = await BluetoothOptions.connect(address, console: console) else {
+            return .unavailable
+        }
+        defer { Task { await bus.close() } }
+        let request = SensorEnrolment.Request(
+            target: target, subject: arguments.option("subject"), label: arguments.option("label"),
+            location: arguments.option("location"), adapter: arguments.option("adapter"),
+            forcePairing: arguments.flag("pair"), timeout: timeout)
+        do {
+            let result = try await SensorEnrolment(central: central, registry: store).enrol(request)
+            await central.shutdown(disconnecting: [])
+            let sensor = result.sensor
+            if arguments.flag("json") {
+                console.out(SensorsCommand.json(sensor, status: nil) + "\n")
+            } else {
+                let device = sensor.device
+                let model = [device?.manufacturer, device?.model].compactMap { $0 }.joined(separator: " ")
+                console.out(
+                    "Enrolled \(sensor.address)\(sensor.name.map { " (\($0))" } ?? "")"
+                        + (model.isEmpty ? "" : ", \(model)") + (sensor.subject.map { ", worn by \($0)" } ?? "")
+                        + (result.pairedNow ? ", paired" : "")
+                        + (result.metadata.batteryPercent.map { ", battery \($0) %" } ?? "") + "\n")
+            }
+            return .success
+        } catch let failure as SensorEnrolment.Failure {
+            await central.shutdown(disconnecting: [])
+            console.error(failure.message)
+            switch failure.underlying?.kind {
+            case .unavailable?: return .unavailable
+            case nil where failure.message.hasPrefix("unknown location"): return .usage
+            default: return .unavailable
+            }
+        } catch {
+            await central.shutdown(disconnecting: [])
+            console.error("\(error)")
+            return .ioError
+        }
+    }
+}
+
+/// `wearhouse sensors`: the registry with each sensor's last reported state.
+struct SensorsCommand: Command {
+    let name = "sensors"
+    let abstract = "List the enrolled sensors: model, serial, firmware, battery, location, wearer, state, counts."
+    let usage = "[--json] [--store <url>]"
+    let options = OptionTable(valued: [StoreLocation.option], flags: [("json", "One JSON object per sensor.")])
+
+    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
+        await runStoreCommand(console) {
+            let store = try StoreLocation.open(arguments, mustExist: true)
+            let sensors = try await store.registeredSensors()
+            let statuses = Dictionary(
+                try await store.sensorStatuses().map { ($0.address, $0) }, uniquingKeysWith: { $1 })
+            if arguments.flag("json") {
+                for sensor in sensors { console.out(Self.json(sensor, status: statuses[sensor.address]) + "\n") }
+                return .success
+            }
+            guard !sensors.isEmpty else {
+                console.err("No sensors enrolled. Enrol one with 'wearhouse pair <address>'.\n")
+                return .success
+            }
+            let header = [
+                "ADDRESS", "SUBJECT", "MODEL", "SERIAL", "FIRMWARE", "BATTERY", "LOCATION", "STATE",
+                "LAST SAMPLE", "SAMPLES", "DROPPED",
+            ]
+            var rows = [header]
+            for sensor in sensors {
+                let status = statuses[sensor.address]
+                let device = sensor.device
+                rows.append([
+                    sensor.address, sensor.subject ?? "-",
+                    [device?.manufacturer, device?.model].compactMap { $0 }.joined(separator: " ").nonEmpty ?? "-",
+                    device?.serialNumber ?? "-", device?.firmwareVersion ?? "-",
+                    status?.batteryPercent.map { "\($0) %" } ?? "-", sensor.location ?? "sensor's",
+                    status?.state ?? "not running",
+                    status?.lastSampleAt.map { StoreArguments.format($0, offsetSeconds: 0) } ?? "-",
+                    status.map { "\($0.samples)" } ?? "0", status.map { "\($0.dropped)" } ?? "0",
+                ])
+            }
+            let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+            for row in rows {
+                console.out(
+                    zip(row, widths).map { $0.padding(to: $1 + 2) }.joined().trimmingCharacters(in: .whitespaces) + "\n"
+                )
+            }
+            return .success
+        }
+    }
+
+    static func json(_ sensor: RegisteredSensor, status: SensorStatus?) -> String {
+        let device = sensor.device
+        func text(_ value: String?) -> FieldValue { value.map { .string($0) } ?? .null }
+        var fields = [
+            Field("address", .string(sensor.address)), Field("name", text(sensor.name)),
+            Field("label", text(sensor.label)), Field("subject", text(sensor.subject)),
+            Field("location", text(sensor.location)), Field("manufacturer", text(device?.manufacturer)),
+            Field("model", text(device?.model)), Field("serial", text(device?.serialNumber)),
+            Field("hardware", text(device?.hardwareVersion)), Field("firmware", text(device?.firmwareVersion)),
+            Field("software", text(device?.softwareVersion)), Field("paired", .bool(sensor.paired)),
+            Field("services", .list(sensor.services.map { .string($0) })),
+        ]
+        if let status {
+            fields += [
+                Field("state", .string(status.state)), Field("battery", .optional(status.batteryPercent)),
+                Field(
+                    "last_sample",
+                    status.lastSampleAt.map { .string(StoreArguments.format($0, offsetSeconds: 0)) } ?? .null),
+                Field("notifications", .int(status.notifications)), Field("samples", .int(status.samples)),
+                Field("malformed", .int(status.malformed)), Field("dropped", .int(status.dropped)),
+                Field("reconnects", .int(status.reconnects)),
+            ]
+        } else {
+            fields.append(Field("state", .string("not running")))
+        }
+        return FieldValue.object(fields).json
+    }
+}
+
+/// `wearhouse forget`: removes a sensor from the registry (a running service releases it).
+struct ForgetCommand: Command {
+    let name = "forget"
+    let abstract = "Remove a sensor from the registry; a running service disconnects it. Its samples stay."
+    let usage = "<address> [--store <url>]"
+    let options = OptionTable(valued: [StoreLocation.option])
+
+    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
+        guard arguments.positionals.count == 1, let address = arguments.positionals.first else {
+            console.error("give the sensor's address", hint: "Usage: wearhouse forget \(usage)")
+            return .usage
+        }
+        return await runStoreCommand(console) {
+            guard let normalized = RegisteredSensor.normalizedAddress(address) else {
+                throw StoreArguments.Invalid(message: "'\(address)' is not a Bluetooth address (AA:BB:CC:DD:EE:FF)")
+            }
+            let store = try StoreLocation.open(arguments, mustExist: true)
+            guard try await store.forgetSensor(normalized) else {
+                console.error("no sensor \(normalized) is enrolled (see 'wearhouse sensors')")
+                return .noInput
+            }
+            console.err("Forgot \(normalized); its samples stay in the store.\n")
+            return .success
+        }
+    }
+}
+
+/// `wearhouse scan`: nearby sensors, through the same client the service uses.
+struct ScanCommand: Command {
+    let name = "scan"
+    let abstract = "List nearby sensors (name, address, services, signal) for a few seconds."
+    let usage = "[--duration <seconds>] [--json] [--all] [--bus <address>] [--adapter <address>]"
+    let options = OptionTable(
+        valued: [
+            ("duration", "seconds", "How long to scan (default 10)."), BluetoothOptions.bus, BluetoothOptions.adapter,
+        ],
+        flags: [("json", "One JSON object per sensor."), ("all", "Every device, not only health sensors.")])
+
+    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
+        let address: DBusAddress
+        let duration: Duration
+        do throws(BluetoothOptions.Invalid) {
+            address = try BluetoothOptions.address(arguments)
+            duration = try BluetoothOptions.seconds(arguments, "duration", default: .seconds(10)) ?? .seconds(10)
+        } catch {
+            console.error(error.message)
+            return .usage
+        }
+        guard let (bus, central) = await BluetoothOptions.connect(address, console: console) else {
+            return .unavailable
+        }
+        let services = arguments.flag("all") ? [] : GatewayService.discoveryServices
+        let events = central.events()
+        do throws(CentralError) {
+            try await central.startDiscovery(services: services, on: arguments.option("adapter"))
+        } catch {
+            console.error("cannot scan: \(error)", hint: "'wearhouse doctor' says what is missing.")
+            await central.shutdown(disconnecting: [])
+            await bus.close()
+            return .unavailable
+        }
+        var found: [PeripheralID: PeripheralInfo] = [:]
+        let collector = Task {
+            var seen: [PeripheralID: PeripheralInfo] = [:]
+            for await event in events {
+                if case .discovered(let info) = event { seen[info.id] = info }
+                if Task.isCancelled { break }
+            }
+            return seen
+        }
+        try? await Task.sleep(for: duration)
+        await central.shutdown(disconnecting: [])
+        found = await collector.value
+        await bus.close()
+        let sensors = found.values.filter { info in
+            services.isEmpty || info.services.contains(where: services.contains)
+        }.sorted { ($0.rssi ?? -200) > ($1.rssi ?? -200) }
+        for info in sensors {
+            let kinds = info.services.compactMap(Self.serviceName)
+            if arguments.flag("json") {
+                let fields = [
+                    Field("address", .string(info.id.address)), Field("adapter", .string(info.id.adapter)),
+                    Field("name", info.name.map { .string($0) } ?? .null), Field("rssi", .optional(info.rssi)),
+                    Field("services", .list(kinds.map { .string($0) })), Field("paired", .bool(info.paired)),
+                ]
+                console.out(FieldValue.object(fields).json + "\n")
+            } else {
+                console.out(
+                    "\(info.id.address)  \((info.rssi.map { "\($0) dBm" } ?? "-").padding(to: 8))"
+                        + "\((info.name ?? "(no name)").padding(to: 22))\(kinds.joined(separator: ", "))\n")
+            }
+        }
+        if sensors.isEmpty { console.err("No sensors found in \(duration).\n") }
+        return .success
+    }
+
+    static func serviceName(_ uuid: BluetoothUUID) -> String? {
+        switch uuid {
+        case .heartRateService: "heart rate"
+        case .runningSpeedAndCadenceService: "running speed and cadence"
+        case .physicalActivityMonitorService: "step counter (PAMS)"
+        case .infiniTimeMotionService: "InfiniTime steps"
+        case .batteryService: "battery"
+        case .deviceInformationService: nil
+        default: nil
+        }
+    }
+}

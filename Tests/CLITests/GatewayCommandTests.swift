@@ -1,0 +1,141 @@
+import BlueZ
+import FakeDevices
+import Foundation
+import TestSupport
+import Testing
+
+/// `wearhouse scan`, `pair`, `sensors`, `forget`, `run` and `demo` through the real binary, against FakeBlueZ
+/// (in this process, running in real time) on a private bus.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct GatewayCommandTests {
+    static let scenario = FakeBlueZScenario(peripherals: [
+        .init(kind: .chestStrap, address: "C0:FF:EE:00:00:01", name: "Strap", seed: 1, known: true),
+        .init(
+            kind: .chestStrap, address: "C0:FF:EE:00:00:02", name: "Locked strap", seed: 2,
+            faults: .init(requiresPairing: true)),
+        .init(kind: .footpod, address: "C0:FF:EE:00:00:03", name: "Pod", seed: 3),
+        .init(kind: .stepCounter, address: "C0:FF:EE:00:00:04", name: "Counter", seed: 4, nearby: false),
+    ])
+
+    /// A private bus with FakeBlueZ in real time, and a store path in a fresh folder.
+    static func withFake(_ body: (String, FakeBlueZ, String) async throws -> Void) async throws {
+        try await withPrivateBus { bus in
+            let fake = try await FakeBlueZ.start(on: .address(bus.address), scenario: scenario)
+            let clock = Task { await fake.runInRealTime(interval: .milliseconds(50)) }
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gw-cli-\(UUID().uuidString)")
+            defer {
+                clock.cancel()
+                try? FileManager.default.removeItem(at: folder)
+            }
+            do {
+                try await body(bus.address, fake, folder.appendingPathComponent("health.db").path)
+            } catch {
+                await fake.stop()
+                throw error
+            }
+            await fake.stop()
+        }
+    }
+
+    @Test func scanListsNearbyHealthSensorsOnly() async throws {
+        try await Self.withFake { bus, _, _ in
+            let result = try WearhouseRunner.run(["scan", "--bus", bus, "--duration", "1", "--json"])
+            #expect(result.status == 0, "\(result.stderr)")
+            let found = try result.stdout.split(separator: "\n").map { try WearhouseRunner.json($0) }
+            let addresses = Set(found.compactMap { $0["address"] as? String })
+            #expect(addresses == ["C0:FF:EE:00:00:01", "C0:FF:EE:00:00:02", "C0:FF:EE:00:00:03"])
+            let pod = found.first { $0["address"] as? String == "C0:FF:EE:00:00:03" }
+            #expect((pod?["services"] as? [String])?.contains("running speed and cadence") == true)
+            #expect(pod?["rssi"] != nil)
+        }
+    }
+
+    @Test func pairRecordsTheSensorPairingOnlyWhenNeededAndForgetRemovesIt() async throws {
+        try await Self.withFake { bus, fake, store in
+            let plain = try WearhouseRunner.run([
+                "pair", "C0:FF:EE:00:00:01", "--bus", bus, "--store", store, "--subject", "alice", "--json",
+            ])
+            #expect(plain.status == 0, "\(plain.stderr)")
+            let locked = try WearhouseRunner.run([
+                "pair", "Locked strap", "--bus", bus, "--store", store, "--subject", "bob", "--label", "Bob's",
+                "--timeout", "5",
+            ])
+            #expect(locked.status == 0, "\(locked.stderr)")
+            #expect(locked.stdout.contains("paired"))
+            let missing = try WearhouseRunner.run([
+                "pair", "C0:FF:EE:00:00:04", "--bus", bus, "--store", store, "--timeout", "1",
+            ])
+            #expect(missing.status == 69)
+            #expect(missing.stderr.contains("no sensor 'C0:FF:EE:00:00:04' found"))
+            let badLocation = try WearhouseRunner.run([
+                "pair", "C0:FF:EE:00:00:01", "--bus", bus, "--store", store, "--location", "elbow",
+            ])
+            #expect(badLocation.status == 64)
+
+            let sensors = try WearhouseRunner.run(["sensors", "--store", store, "--json"])
+            let rows = try sensors.stdout.split(separator: "\n").map { try WearhouseRunner.json($0) }
+            #expect(rows.map { $0["address"] as? String } == ["C0:FF:EE:00:00:01", "C0:FF:EE:00:00:02"])
+            #expect(rows.map { $0["subject"] as? String } == ["alice", "bob"])
+            #expect(rows.map { $0["paired"] as? Bool } == [false, true])
+            #expect(rows.allSatisfy { $0["manufacturer"] is String && $0["serial"] is String })
+            #expect(rows.allSatisfy { $0["state"] as? String == "not running" })
+            // Enrolment leaves the sensors disconnected and trusted; the service connects them.
+            #expect(await !fake.isConnected("C0:FF:EE:00:00:02"))
+            let table = try WearhouseRunner.run(["sensors", "--store", store])
+            #expect(table.stdout.contains("SUBJECT") && table.stdout.contains("bob"))
+
+            #expect(try WearhouseRunner.run(["forget", "C0:FF:EE:00:00:01", "--store", store]).status == 0)
+            #expect(try WearhouseRunner.run(["forget", "C0:FF:EE:00:00:01", "--store", store]).status == 66)
+            let after = try WearhouseRunner.run(["sensors", "--store", store, "--json"])
+            #expect(!after.stdout.contains("C0:FF:EE:00:00:01"))
+        }
+    }
+
+    /// SIGTERM in the middle of a stream: everything the sensor notified before is in the store.
+    @Test func runStoresEverythingNotifiedBeforeSIGTERM() async throws {
+        try await Self.withFake { bus, fake, store in
+            let pair = try WearhouseRunner.run(["pair", "C0:FF:EE:00:00:01", "--bus", bus, "--store", store])
+            #expect(pair.status == 0, "\(pair.stderr)")
+            let process = Process()
+            process.executableURL = WearhouseRunner.executable
+            process.arguments = [
+                "run", "--config", "/dev/null", "--bus", bus, "--store", store, "--set", "service.status-interval=1",
+            ]
+            let errors = Pipe()
+            process.standardError = errors
+            try process.run()
+            defer {
+                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            }
+            var streaming = false
+            for _ in 0..<100 where !streaming {
+                try await Task.sleep(for: .milliseconds(100))
+                let status = try WearhouseRunner.run(["sensors", "--store", store, "--json"])
+                streaming = status.stdout.contains("\"state\":\"streaming\"")
+            }
+            #expect(streaming)
+            try await Task.sleep(for: .seconds(3))
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+            let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(process.terminationStatus == 0, "\(log)")
+            #expect(log.contains("stopping (SIGTERM)"))
+            let sent = await fake.deliveredNotifications(of: "C0:FF:EE:00:00:01").count
+            let samples = try WearhouseRunner.run([
+                "samples", "--store", store, "--type", "heartRate", "--format", "json",
+            ])
+            let stored = samples.stdout.split(separator: "\n").count
+            #expect(sent >= 3)
+            #expect(stored == sent)
+            #expect(await !fake.isConnected("C0:FF:EE:00:00:01"))
+        }
+    }
+
+    @Test func demoChecksWhatItStored() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("demo-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try WearhouseRunner.run(["demo", "--duration", "4", "--dir", folder.path])
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        #expect(result.stdout.contains("Check: every stored number matches what the simulated sensors sent."))
+        #expect(result.stdout.contains("alice:") && result.stdout.contains("bob:"))
+    }
+}

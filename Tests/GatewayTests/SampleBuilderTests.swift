@@ -1,0 +1,196 @@
+import FakeDevices
+import Foundation
+import GATT
+import Gateway
+import Health
+import TestSupport
+import Testing
+
+/// The sample builder on hand-made notifications and on the simulated sensors' own output.
+struct SampleBuilderTests {
+    static let strap = PeripheralID(adapter: "00:AA:01:00:00:01", address: "C0:FF:EE:00:00:01")
+    static let context = SensorContext(
+        source: Source(identifier: "wearhouse", version: "test"),
+        device: Device(
+            name: "Strap", manufacturer: "Polar", model: "H10", serialNumber: "SN1", localIdentifier: strap.address),
+        subject: "alice", bodySensorLocation: 1, timeZone: TimeZone(identifier: "Europe/Berlin")!)
+    /// 2026-11-29 10:00:00 UTC.
+    static let wallStart: Int64 = 1_795_946_400_000_000
+
+    static func notification(_ uuid: BluetoothUUID, _ bytes: [UInt8], at seconds: Double) -> GATTNotification {
+        let monotonic = Duration.milliseconds(Int64(seconds * 1000))
+        return GATTNotification(
+            peripheral: strap, characteristic: uuid, value: bytes,
+            receivedAt: Timestamp(
+                monotonic: monotonic + .seconds(100), wallMicroseconds: wallStart + Int64(seconds * 1_000_000)))
+    }
+
+    static func hrm(_ rate: UInt16, rr: [UInt16] = [], energy: UInt16? = nil, contact: UInt8 = 0) -> [UInt8] {
+        HeartRateMeasurement(
+            heartRate: rate, sensorContact: .init(bits: contact), energyExpended: energy, rrIntervals: RRIntervals(rr)
+        ).encoded()
+    }
+
+    @Test func heartRateSamplesAreTaggedAndZeroOrOutOfContactValuesAreLeftOut() {
+        var builder = SampleBuilder(context: Self.context)
+        var samples: [QuantitySample] = []
+        samples += builder.add(Self.notification(.heartRateMeasurement, Self.hrm(72), at: 0)).quantities
+        samples += builder.add(Self.notification(.heartRateMeasurement, Self.hrm(0), at: 1)).quantities
+        samples += builder.add(Self.notification(.heartRateMeasurement, Self.hrm(75, contact: 0b10), at: 2)).quantities
+        samples += builder.add(Self.notification(.heartRateMeasurement, Self.hrm(76, contact: 0b11), at: 3)).quantities
+        samples += builder.add(Self.notification(.heartRateMeasurement, [0x10], at: 4)).quantities  // truncated
+        #expect(samples.map(\.value) == [72, 76])
+        #expect(samples.map(\.type) == [.heartRate, .heartRate])
+        let first = samples[0]
+        #expect(first.start == Instant(milliseconds: Self.wallStart / 1000))
+        #expect(first.start == first.end)
+        #expect(first.startOffsetSeconds == 3600)
+        #expect(first.source.identifier == "wearhouse")
+        #expect(first.device?.localIdentifier == Self.strap.address)
+        #expect(first.device?.serialNumber == "SN1")
+        #expect(first.subject == "alice")
+        #expect(first.metadata[MetadataKey.heartRateSensorLocation] == .number(1))
+        #expect(samples[1].start == Instant(milliseconds: Self.wallStart / 1000 + 3000))
+        #expect(builder.counters.zeroHeartRate == 1)
+        #expect(builder.counters.outOfContact == 1)
+        #expect(builder.counters.malformed == 1)
+        #expect(builder.lastError?.kind == "truncated")
+    }
+
+    @Test func timestampsFollowTheMonotonicClockWhenTheWallClockSteps() {
+        var builder = SampleBuilder(context: Self.context)
+        _ = builder.add(Self.notification(.heartRateMeasurement, Self.hrm(70), at: 0))
+        var stepped = Self.notification(.heartRateMeasurement, Self.hrm(71), at: 1)
+        stepped.receivedAt.wallMicroseconds -= 3_600_000_000  // the clock was set back an hour
+        let sample = builder.add(stepped).quantities.first
+        #expect(sample?.start == Instant(milliseconds: Self.wallStart / 1000 + 1000))
+    }
+
+    @Test func rrIntervalsBecomeHeartbeatSeriesWithGapsAndVariability() {
+        var builder = SampleBuilder(context: Self.context, settings: .init(seriesWindow: .seconds(60)))
+        var series: [HeartbeatSeriesSample] = []
+        var quantities: [QuantitySample] = []
+        var sent: [UInt16] = []
+        var generator = SplitMix64(seed: 3)
+        var time = 0.0
+        for beat in 0..<150 {
+            // One notification per beat, sent when the beat ends; four in a row are lost.
+            let rr = UInt16(900 + generator.next() % 200)
+            time += Double(rr) / 1024
+            guard !(80..<84).contains(beat) else { continue }
+            sent.append(rr)
+            let output = builder.add(Self.notification(.heartRateMeasurement, Self.hrm(65, rr: [rr]), at: time))
+            series += output.series
+            quantities += output.quantities
+        }
+        let finished = builder.finish()
+        series += finished.series
+        quantities += finished.quantities
+        let beats = series.flatMap(\.beats)
+        #expect(beats.count == sent.count)
+        #expect(beats.map { UInt16(($0.rrMilliseconds * 1024 / 1000).rounded()) } == sent)
+        #expect(series.count >= 3)
+        // Every series covers at most its window, and beats within it follow the beat clock.
+        for sample in series {
+            #expect(sample.end.milliseconds - sample.start.milliseconds <= 61_000)
+            #expect(sample.subject == "alice")
+            for (previous, beat) in zip(sample.beats, sample.beats.dropFirst()) where !beat.precededByGap {
+                #expect(abs(beat.offsetMilliseconds - previous.offsetMilliseconds - beat.rrMilliseconds) < 1e-9)
+            }
+        }
+        // The missing notifications are marked: exactly one beat is preceded by a gap.
+        #expect(beats.filter(\.precededByGap).count == 1)
+        let hrv = quantities.filter { $0.type == .heartRateVariabilitySDNN }
+        #expect(hrv.count == series.filter { $0.beats.count >= 20 }.count)
+        #expect(hrv.allSatisfy { (10...200).contains($0.value) })
+        #expect(
+            hrv.allSatisfy {
+                if case .quantity(_, "ms") = $0.metadata[MetadataKey.heartRateVariabilityRMSSD] { true } else { false }
+            })
+    }
+
+    @Test func energyExpendedBecomesDeltasThatSurviveResetsAndSaturation() {
+        var builder = SampleBuilder(context: Self.context)
+        var energy: [QuantitySample] = []
+        let values: [UInt16] = [100, 110, 110, 5, 65_530, 65_535, 65_535, 3]
+        for (index, value) in values.enumerated() {
+            energy += builder.add(
+                Self.notification(.heartRateMeasurement, Self.hrm(80, energy: value), at: Double(index))
+            )
+            .quantities.filter { $0.type == .activeEnergyBurned }
+        }
+        let kilojoules = energy.map { ($0.value * 4.184).rounded() }
+        #expect(kilojoules == [10, 5, 65_525, 5, 3])
+        #expect(energy[0].start == Instant(milliseconds: Self.wallStart / 1000))
+        #expect(energy[0].end == Instant(milliseconds: Self.wallStart / 1000 + 1000))
+        #expect(builder.counters.counterResets == 2)
+    }
+
+    @Test func footpodDistanceRollsOverAndStepsAreEstimatedFromCadence() {
+        var context = Self.context
+        context.sensorLocation = 2
+        var builder = SampleBuilder(context: context)
+        var samples: [QuantitySample] = []
+        let totals: [UInt32] = [0xFFFF_FFF0, 0xFFFF_FFFA, 0x0000_0010, 0x0000_0018]
+        for (index, total) in totals.enumerated() {
+            let value = RSCMeasurement(
+                speed: 768, cadence: 180, strideLength: 120, totalDistance: total, isRunning: true)
+            samples += builder.add(Self.notification(.rscMeasurement, value.encoded(), at: Double(index))).quantities
+        }
+        let distance = samples.filter { $0.type == .distanceWalkingRunning }.map(\.value)
+        #expect(distance.map { ($0 * 10).rounded() } == [10, 22, 8])
+        let steps = samples.filter { $0.type == .stepCount }
+        #expect(steps.map(\.value) == [3, 3, 3])
+        #expect(steps.allSatisfy { $0.metadata[MetadataKey.wasEstimated] == .bool(true) })
+        #expect(samples.filter { $0.type == .runningSpeed }.map(\.value) == [3, 3, 3, 3])
+        #expect(samples.filter { $0.type == .runningStrideLength }.map(\.value) == [1.2, 1.2, 1.2, 1.2])
+        #expect(samples.filter { $0.type == .stepCadence }.map(\.value) == [180, 180, 180, 180])
+        #expect(samples.allSatisfy { $0.metadata[MetadataKey.sensorLocation] == .number(2) })
+    }
+
+    @Test func watchStepsAreDeltasAndTheMidnightResetCountsFromZero() {
+        var builder = SampleBuilder(context: Self.context)
+        var steps: [Double] = []
+        for (index, count) in [10_000, 10_040, 10_040, 12].enumerated() {
+            steps += builder.add(
+                Self.notification(
+                    .infiniTimeStepCount, InfiniTimeStepCount(steps: UInt32(count)).encoded(), at: Double(index))
+            ).quantities.map(\.value)
+        }
+        #expect(steps == [40, 12])
+    }
+
+    /// The simulated chest strap's own output, fed through the builder: every heart rate and every beat it sent.
+    @Test func theSimulatedStrapsOutputIsStoredCompletely() {
+        var peripheral = PeripheralScript(kind: .chestStrap, address: Self.strap.address, seed: 11).makePeripheral()
+        let emissions = peripheral.advance(to: .seconds(300))
+        var builder = SampleBuilder(context: Self.context)
+        var output = SampleBuilder.Output()
+        for emission in emissions {
+            let notification = GATTNotification(
+                peripheral: Self.strap, characteristic: emission.characteristic, value: emission.value,
+                receivedAt: Timestamp(
+                    monotonic: emission.at, wallMicroseconds: Self.wallStart + Int64(emission.at.milliseconds) * 1000))
+            let step = builder.add(notification)
+            output.quantities += step.quantities
+            output.series += step.series
+        }
+        let finished = builder.finish()
+        output.quantities += finished.quantities
+        output.series += finished.series
+        let truth = peripheral.groundTruth
+        let rates = output.quantities.filter { $0.type == .heartRate }.map { UInt16($0.value) }
+        #expect(rates == truth.heartRates.filter { $0 > 0 })
+        let beats = output.series.flatMap(\.beats).map { UInt16(($0.rrMilliseconds * 1024 / 1000).rounded()) }
+        #expect(beats == truth.rrIntervals)
+        let kilojoules = output.quantities.filter { $0.type == .activeEnergyBurned }.reduce(0) { $0 + $1.value } * 4.184
+        #expect(kilojoules <= truth.energyExpended + 0.001)
+    }
+}
+
+extension Duration {
+    fileprivate var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}
