@@ -67,7 +67,7 @@ let package = Package(
         .testTarget(name: "GATTTests", dependencies: ["GATT", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HealthTests", dependencies: ["Health", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Health", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "CLITests", dependencies: ["wearhouse", "BlueZ", "FakeDevices", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "CLITests", dependencies: ["wearhouse", "SQLiteStore", "Health", "BlueZ", "FakeDevices", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FakeDevicesTests", dependencies: ["FakeDevices", "GATT", "BlueZ", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "GATT", "Health", "SQLiteStore", "BlueZ", "FakeDevices", "TestSupport"], swiftSettings: strict),

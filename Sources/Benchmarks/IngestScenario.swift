@@ -2,7 +2,7 @@ import Foundation
 import Health
 import SQLiteStore
 
-/// `ingest` and `storage`: heart-rate samples per second into a fresh SQLite store, durable (WAL + FULL), in
+/// `ingest`: heart-rate samples per second into a fresh SQLite store, durable (WAL + FULL), in
 /// batches of 1,000 as the gateway's writer sends them, and bytes on disk per sample afterwards. Peers on the
 /// same data in the same minute: a C program inserting one row per sample with time-ordered keys (the
 /// plain-SQLite limit), and a Python script doing what a bleak + sqlite3 script does (uuid4 keys).

@@ -1,5 +1,5 @@
-internal import CSystemd
 internal import CDispatch
+internal import CSystemd
 internal import Glibc
 import Synchronization
 

@@ -1,5 +1,5 @@
-internal import CSystemd
 internal import CDispatch
+internal import CSystemd
 internal import Glibc
 
 /// Tells systemd how the service is doing (`sd_notify`): ready, reloading, stopping, a status line and

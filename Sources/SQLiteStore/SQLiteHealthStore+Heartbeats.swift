@@ -41,16 +41,20 @@ extension SQLiteHealthStore {
         let beats = HeartbeatCodec.encode(series.beats)
         let start = series.start.milliseconds
         let end = series.end.milliseconds
+        let derived = series.hasDerivedID
 
-        let byID = try connection.cached(
-            "SELECT start_ms, source_id, device_id, end_ms, subject_id, beats FROM heartbeat_series WHERE uuid = ?1")
-        try byID.bind(1, series.id.bytes)
-        if try byID.step() {
-            guard byID.int64(0) == start, byID.int64(1) == sourceID, byID.int64(2) == deviceID, byID.int64(3) == end
-            else {
+        if !derived {
+            // An explicit id names this series or nothing: not another series, not a quantity sample.
+            let quantity = try connection.cached("SELECT 1 FROM samples WHERE uuid = ?1")
+            try quantity.bind(1, series.id.bytes)
+            let clash =
+                try quantity.step()
+                || (try storedHeartbeat(series.id).map {
+                    ($0.start, $0.sourceID, $0.deviceID, $0.end) != (start, sourceID, deviceID, end)
+                } ?? false)
+            if clash {
                 throw InvalidSampleError(index: index, reason: "uuid \(series.id) already names a different sample")
             }
-            return byID.blob(5) == beats && byID.int64(4) == subjectID ? .duplicate : .conflict
         }
         let byKey = try connection.cached(
             """
@@ -62,35 +66,69 @@ extension SQLiteHealthStore {
         try byKey.bind(3, deviceID)
         try byKey.bind(4, end)
         if try byKey.step() {
+            // The same measurement, whatever id it was given this time (store.md §6 item 21).
             return byKey.blob(1) == beats && byKey.int64(0) == subjectID ? .duplicate : .conflict
-        }
-        if !series.hasDerivedID {
-            let quantity = try connection.cached("SELECT 1 FROM samples WHERE uuid = ?1")
-            try quantity.bind(1, series.id.bytes)
-            if try quantity.step() {
-                throw InvalidSampleError(index: index, reason: "uuid \(series.id) already names a different sample")
-            }
         }
         let insert = try connection.cached(
             """
-            INSERT INTO heartbeat_series (start_ms, source_id, device_id, end_ms, uuid, start_offset_s, subject_id,
-                writer, seq, metadata, beat_count, beats)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+            INSERT INTO heartbeat_series (id, start_ms, end_ms, source_id, device_id, subject_id, start_offset_s,
+                writer, metadata_id, uuid, beats)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
             """)
-        try insert.bind(1, start)
-        try insert.bind(2, sourceID)
-        try insert.bind(3, deviceID)
-        try insert.bind(4, end)
-        try insert.bind(5, series.id.bytes)
-        try insert.bind(6, Int64(series.startOffsetSeconds))
-        try insert.bind(7, subjectID)
+        try insert.bind(1, try nextSequence())
+        try insert.bind(2, start)
+        try insert.bind(3, end)
+        try insert.bind(4, sourceID)
+        try insert.bind(5, deviceID)
+        try insert.bind(6, subjectID)
+        try insert.bind(7, Int64(series.startOffsetSeconds))
         try insert.bind(8, writer)
-        try insert.bind(9, try nextSequence())
-        try insert.bind(10, encodedMetadata(series.metadata))
-        try insert.bind(11, Int64(series.beats.count))
-        try insert.bind(12, beats)
+        try insert.bind(9, try metadataID(series.metadata))
+        try insert.bind(10, derived ? nil : series.id.bytes)
+        try insert.bind(11, beats)
         try insert.step()
+        let span = try connection.cached(
+            "UPDATE counters SET value = ?1 WHERE name = 'heartbeat_span' AND value < ?1")
+        try span.bind(1, end - start)
+        try span.step()
         return .inserted
+    }
+
+    /// The stored series named `id`: by its stored uuid, or else by the natural key its (derived) id encodes.
+    private func storedHeartbeat(_ id: UUID) throws -> (
+        rowID: Int64, writer: String, start: Int64, sourceID: Int64, deviceID: Int64, end: Int64
+    )? {
+        let explicit = try connection.cached(
+            "SELECT id, writer, start_ms, source_id, device_id, end_ms FROM heartbeat_series WHERE uuid = ?1")
+        try explicit.bind(1, id.bytes)
+        if try explicit.step() {
+            return (
+                explicit.int64(0), explicit.text(1) ?? "", explicit.int64(2), explicit.int64(3), explicit.int64(4),
+                explicit.int64(5)
+            )
+        }
+        // A derived id starts with the start time (48 bits, sign-extended for times before 1970).
+        let prefix = id.bytes.prefix(6).reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        let start = prefix >= 1 << 47 ? prefix - 1 << 48 : prefix
+        let candidates = try connection.cached(
+            """
+            SELECT h.id, h.writer, h.source_id, h.device_id, h.end_ms, so.identifier, d.key
+            FROM heartbeat_series h JOIN sources so ON so.id = h.source_id LEFT JOIN devices d ON d.id = h.device_id
+            WHERE h.start_ms = ?1 AND h.uuid IS NULL
+            """)
+        try candidates.bind(1, start)
+        while try candidates.step() {
+            let derived = HeartbeatSeriesSample.derivedID(
+                source: candidates.text(5) ?? "", device: candidates.int64(3) == 0 ? nil : candidates.text(6),
+                start: Instant(milliseconds: start), end: Instant(milliseconds: candidates.int64(4)))
+            if derived == id {
+                return (
+                    candidates.int64(0), candidates.text(1) ?? "", start, candidates.int64(2), candidates.int64(3),
+                    candidates.int64(4)
+                )
+            }
+        }
+        return nil
     }
 
     public func heartbeatSeries(_ query: SampleQuery, as caller: Caller) throws -> HeartbeatSeriesPage {
@@ -98,22 +136,65 @@ extension SQLiteHealthStore {
         guard query.type.identifier == HealthType.heartbeatSeries.identifier else {
             return HeartbeatSeriesPage(series: [], next: nil)
         }
-        var matched: [HeartbeatSeriesSample] = []
-        var cursor = query.cursor
+        var conditions = SQLConditions()
+        if let to = query.to { conditions.add("h.start_ms <= ?", [.integer(to.milliseconds)]) }
+        if let from = query.from {
+            // The natural-key index finds the range by start; no series is longer than the longest stored.
+            let span = try connection.scalarInt("SELECT value FROM counters WHERE name = 'heartbeat_span'") ?? 0
+            conditions.add(
+                "h.start_ms >= ? AND h.end_ms >= ?", [.integer(from.milliseconds - span), .integer(from.milliseconds)])
+        }
+        conditions.add("so.identifier", in: query.sources)
+        conditions.add("d.key", in: query.devices)
+        conditions.add("sj.name", in: query.subjects)
+        if case .app(let app) = caller, try !canRead(caller, .heartbeatSeries) {
+            conditions.add("h.writer = ?", [.text(app)])
+        }
+        let cursorKey = query.cursor.map { ($0.start.milliseconds, $0.end.milliseconds, Self.uuidBytes($0.id)) }
+        if let (start, end, _) = cursorKey {
+            conditions.add(
+                "(h.start_ms, h.end_ms) \(query.ascending ? ">=" : "<=") (?, ?)", [.integer(start), .integer(end)])
+        }
+        let order = query.ascending ? "ASC" : "DESC"
+        let statement = try conditions.prepare(
+            "SELECT \(Self.heartbeatColumns)\(conditions.clauses.isEmpty ? "" : " WHERE \(conditions.sql)") "
+                + "ORDER BY h.start_ms \(order), h.end_ms \(order)", on: connection)
+
+        // Rows stream in (start, end) order; ids order the rows of one (start, end), so each such group is sorted
+        // before it is filtered, and the walk stops after the group that filled the page.
         let wanted = query.limit ?? Int.max
-        // Fetch in pages: the exact time test and metadata predicates run in Swift on top of the SQL filters.
-        while matched.count < wanted {
-            let page = try heartbeatRows(query, caller: caller, after: cursor, limit: 1_000)
-            for row in page where matched.count < wanted {
-                let series = row.series
+        var matched: [HeartbeatSeriesSample] = []
+        var group: [HeartbeatSeriesSample] = []
+        func flush() {
+            group.sort { lhs, rhs in
+                query.ascending
+                    ? lhs.id.bytes.lexicographicallyPrecedes(rhs.id.bytes)
+                    : rhs.id.bytes.lexicographicallyPrecedes(lhs.id.bytes)
+            }
+            for series in group where matched.count < wanted {
+                if let (start, end, id) = cursorKey, series.start.milliseconds == start, series.end.milliseconds == end
+                {
+                    let bytes = series.id.bytes
+                    let after =
+                        query.ascending ? id.lexicographicallyPrecedes(bytes) : bytes.lexicographicallyPrecedes(id)
+                    if !after { continue }
+                }
                 guard query.matchesTime(start: series.start, end: series.end),
                     query.metadata.allSatisfy({ Self.matches($0, series.metadata) })
                 else { continue }
                 matched.append(series)
             }
-            guard let last = page.last, page.count == 1_000 else { break }
-            cursor = SampleCursor(start: last.series.start, end: last.series.end, id: last.series.id.uuidString)
+            group.removeAll()
         }
+        while try statement.step() {
+            let series = try readHeartbeatRow(statement).series
+            if let first = group.first, (first.start, first.end) != (series.start, series.end) {
+                flush()
+                if matched.count >= wanted { break }
+            }
+            group.append(series)
+        }
+        flush()
         try log(caller, .query, type: query.type.identifier, count: matched.count, denied: false)
         let next =
             matched.count == wanted && wanted != Int.max
@@ -124,49 +205,29 @@ extension SQLiteHealthStore {
     private static let heartbeatColumns = """
         h.uuid, h.start_ms, h.end_ms, h.start_offset_s, so.identifier, so.version, h.device_id,
         d.name, d.manufacturer, d.model, d.hardware, d.firmware, d.software, d.serial, d.local_id,
-        sj.name, h.metadata, h.seq, h.beats
+        sj.name, m.text, h.id, h.beats
         FROM heartbeat_series h
         JOIN sources so ON so.id = h.source_id
         LEFT JOIN devices d ON d.id = h.device_id
         LEFT JOIN subjects sj ON sj.id = h.subject_id
+        LEFT JOIN metadata_sets m ON m.id = h.metadata_id
         """
 
-    /// Series overlapping the query's `[from, to]` that pass its source/device/subject filters and that `caller`
-    /// may read (an app without read permission sees only what it wrote), after `cursor`, at most `limit`.
-    private func heartbeatRows(_ query: SampleQuery, caller: Caller, after cursor: SampleCursor?, limit: Int) throws
-        -> [HeartbeatRow]
-    {
-        var conditions = SQLConditions()
-        if let to = query.to { conditions.add("h.start_ms <= ?", [.integer(to.milliseconds)]) }
-        if let from = query.from { conditions.add("h.end_ms >= ?", [.integer(from.milliseconds)]) }
-        conditions.add("so.identifier", in: query.sources)
-        conditions.add("d.key", in: query.devices)
-        conditions.add("sj.name", in: query.subjects)
-        if case .app(let app) = caller, try !canRead(caller, .heartbeatSeries) {
-            conditions.add("h.writer = ?", [.text(app)])
-        }
-        if let cursor {
-            conditions.add(
-                "(h.start_ms, h.end_ms, h.uuid) \(query.ascending ? ">" : "<") (?, ?, ?)",
-                [
-                    .integer(cursor.start.milliseconds), .integer(cursor.end.milliseconds),
-                    .blob(Self.uuidBytes(cursor.id)),
-                ])
-        }
-        let order = query.ascending ? "ASC" : "DESC"
-        let statement = try conditions.prepare(
-            "SELECT \(Self.heartbeatColumns)\(conditions.clauses.isEmpty ? "" : " WHERE \(conditions.sql)") "
-                + "ORDER BY h.start_ms \(order), h.end_ms \(order), h.uuid \(order) LIMIT \(max(0, limit))",
-            on: connection)
-        var rows: [HeartbeatRow] = []
-        while try statement.step() { rows.append(try readHeartbeatRow(statement)) }
-        return rows
-    }
-
     private func readHeartbeatRow(_ statement: SQLiteStatement) throws -> HeartbeatRow {
-        let idBytes = statement.blob(0) ?? []
-        guard let id = UUID(bytes: idBytes) else {
-            throw SQLiteError(code: 11, operation: "read", message: "a heartbeat series has a malformed uuid")
+        let start = Instant(milliseconds: statement.int64(1))
+        let end = Instant(milliseconds: statement.int64(2))
+        let version = statement.text(5) ?? ""
+        let source = Source(identifier: statement.text(4) ?? "", version: version.isEmpty ? nil : version)
+        let device = statement.int64(6) == 0 ? nil : Self.readDevice(statement, from: 7)
+        let id: UUID
+        if let bytes = statement.blob(0) {
+            guard let stored = UUID(bytes: bytes) else {
+                throw SQLiteError(code: 11, operation: "read", message: "a heartbeat series has a malformed uuid")
+            }
+            id = stored
+        } else {
+            id = HeartbeatSeriesSample.derivedID(
+                source: source.identifier, device: device?.key, start: start, end: end)
         }
         let beats: [Beat]
         do {
@@ -176,24 +237,19 @@ extension SQLiteHealthStore {
             throw SQLiteError(
                 code: 11, operation: "read", message: "heartbeat series \(id.uuidString.lowercased()): \(error)")
         }
-        let version = statement.text(5) ?? ""
         let series = HeartbeatSeriesSample(
-            id: id, start: Instant(milliseconds: statement.int64(1)), end: Instant(milliseconds: statement.int64(2)),
-            startOffsetSeconds: Int32(clamping: statement.int64(3)), beats: beats,
-            source: Source(identifier: statement.text(4) ?? "", version: version.isEmpty ? nil : version),
-            device: statement.int64(6) == 0 ? nil : Self.readDevice(statement, from: 7), subject: statement.text(15),
+            id: id, start: start, end: end, startOffsetSeconds: Int32(clamping: statement.int64(3)), beats: beats,
+            source: source, device: device, subject: statement.text(15),
             metadata: MetadataCoding.decode(statement.text(16)))
         return HeartbeatRow(series: series, seq: statement.int64(17))
     }
 
     /// Deletes series `id` if `caller` may (apps only their own); `nil` when no series has that id.
     func deleteHeartbeatSeries(_ id: UUID, caller: Caller) throws -> Bool? {
-        let lookup = try connection.cached("SELECT writer FROM heartbeat_series WHERE uuid = ?1")
-        try lookup.bind(1, id.bytes)
-        guard try lookup.step() else { return nil }
-        if case .app(let app) = caller, lookup.text(0) != app { return false }
-        let delete = try connection.cached("DELETE FROM heartbeat_series WHERE uuid = ?1")
-        try delete.bind(1, id.bytes)
+        guard let stored = try storedHeartbeat(id) else { return nil }
+        if case .app(let app) = caller, stored.writer != app { return false }
+        let delete = try connection.cached("DELETE FROM heartbeat_series WHERE id = ?1")
+        try delete.bind(1, stored.rowID)
         try delete.step()
         try tombstone(
             uuid: id.bytes, typeID: try typeID(HealthType.heartbeatSeries.identifier), writer: caller.description,
@@ -201,11 +257,12 @@ extension SQLiteHealthStore {
         return true
     }
 
-    /// Series written after `anchor`, oldest first, at most `limit`; only `writer`'s when given.
+    /// Series written after `anchor`, oldest first, at most `limit`; only `writer`'s when given. A row's id is
+    /// its write-order number.
     func heartbeatChanges(after anchor: Int64, limit: Int, writer: String?) throws -> [HeartbeatRow] {
         let statement = try connection.prepare(
-            "SELECT \(Self.heartbeatColumns) WHERE h.seq > ?1\(writer == nil ? "" : " AND h.writer = ?2") "
-                + "ORDER BY h.seq LIMIT \(max(0, limit))")
+            "SELECT \(Self.heartbeatColumns) WHERE h.id > ?1\(writer == nil ? "" : " AND h.writer = ?2") "
+                + "ORDER BY h.id LIMIT \(max(0, limit))")
         try statement.bind(1, anchor)
         if let writer { try statement.bind(2, writer) }
         var rows: [HeartbeatRow] = []

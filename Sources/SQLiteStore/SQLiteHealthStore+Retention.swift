@@ -45,7 +45,8 @@ extension SQLiteHealthStore {
                 try rows.step()
                 removed += connection.changes
                 if identifier == HealthType.heartbeatSeries.identifier {
-                    let series = try connection.cached("DELETE FROM heartbeat_series WHERE end_ms < ?1")
+                    let series = try connection.cached(
+                        "DELETE FROM heartbeat_series WHERE start_ms < ?1 AND end_ms < ?1")
                     try series.bind(1, cutoff)
                     try series.step()
                     removed += connection.changes

@@ -22,6 +22,8 @@ public actor SQLiteHealthStore: HealthStore {
     var sourceIDs: [Source: Int64] = [:]
     var deviceIDs: [String: Int64] = [:]
     var subjectIDs: [String: Int64] = [:]
+    /// Interned metadata dictionaries (heartbeat series), by their stored text.
+    var metadataIDs: [String: Int64] = [:]
     /// The write-order counter while a write transaction runs (see ``writeTransaction(_:)``).
     var pendingSequence: Int64?
     var metadataCache: [[String: MetadataValue]: String?] = [:]
@@ -87,6 +89,7 @@ public actor SQLiteHealthStore: HealthStore {
         for (index, migration) in SQLiteSchema.migrations.enumerated() where index >= version {
             try connection.transaction {
                 try connection.execute(migration)
+                try SQLiteSchema.finish(migrationTo: index + 1, on: connection)
                 try connection.execute("PRAGMA user_version = \(index + 1)")
             }
         }
@@ -174,6 +177,19 @@ public actor SQLiteHealthStore: HealthStore {
         return id
     }
 
+    /// The id of an interned metadata dictionary, 0 for none.
+    func metadataID(_ metadata: [String: MetadataValue]) throws -> Int64 {
+        guard let text = encodedMetadata(metadata) else { return 0 }
+        if let id = metadataIDs[text] { return id }
+        let id = try upsertID(
+            select: "SELECT id FROM metadata_sets WHERE text = ?1",
+            insert: "INSERT INTO metadata_sets (text) VALUES (?1)",
+            [text])
+        if metadataIDs.count > 256 { metadataIDs.removeAll() }
+        metadataIDs[text] = id
+        return id
+    }
+
     private func upsertID(select: String, insert: String, _ values: [String?]) throws -> Int64 {
         let query = try connection.cached(select)
         for (index, value) in values.prefix(select.components(separatedBy: "?").count - 1).enumerated() {
@@ -198,7 +214,25 @@ public actor SQLiteHealthStore: HealthStore {
     }
 
     /// A write transaction (`BEGIN IMMEDIATE`) with the sequence counter held in memory for its duration.
+    ///
+    /// When it throws, the transaction rolls back, and so do the id caches: a row it inserted into a dimension
+    /// table (a new source, device, ...) is gone, and its cached id must not be used again.
     func writeTransaction<Result>(_ body: () throws -> Result) throws -> Result {
+        do {
+            return try transactionKeepingSequence(body)
+        } catch {
+            typeIDs.removeAll()
+            sourceIDs.removeAll()
+            deviceIDs.removeAll()
+            subjectIDs.removeAll()
+            metadataIDs.removeAll()
+            pendingRollups.removeAll()
+            staleRollups.removeAll()
+            throw error
+        }
+    }
+
+    private func transactionKeepingSequence<Result>(_ body: () throws -> Result) throws -> Result {
         try connection.transaction {
             pendingSequence = try connection.scalarInt("SELECT value FROM counters WHERE name = 'seq'") ?? 0
             defer { pendingSequence = nil }

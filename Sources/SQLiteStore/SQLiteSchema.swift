@@ -98,6 +98,32 @@ enum SQLiteSchema {
             ) STRICT, WITHOUT ROWID;
         INSERT INTO counters (name, value) VALUES ('registry', 0);
         """,
+        // 8: heartbeat series, leaner (a series a minute is half a million rows a year): the rowid is the row's
+        // write-order number, so changes read the table itself; the uuid is kept only when it is not the one
+        // derived from the natural key; metadata dictionaries are interned; the natural-key index also serves time
+        // ranges, bounded below by the longest span stored (the `heartbeat_span` counter). Rows move over as they
+        // are (their uuids kept); their blobs are rewritten in the codec's version 2 (`upgradeHeartbeatBlobs`).
+        """
+        CREATE TABLE metadata_sets (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE) STRICT;
+        INSERT INTO metadata_sets (text)
+            SELECT DISTINCT metadata FROM heartbeat_series WHERE metadata IS NOT NULL;
+        CREATE TABLE heartbeat_series_8 (
+            id INTEGER PRIMARY KEY, start_ms INTEGER NOT NULL, end_ms INTEGER NOT NULL, source_id INTEGER NOT NULL,
+            device_id INTEGER NOT NULL, subject_id INTEGER NOT NULL, start_offset_s INTEGER NOT NULL,
+            writer TEXT NOT NULL, metadata_id INTEGER NOT NULL, uuid BLOB, beats BLOB NOT NULL,
+            CHECK (end_ms >= start_ms)) STRICT;
+        INSERT INTO heartbeat_series_8 (id, start_ms, end_ms, source_id, device_id, subject_id, start_offset_s,
+                writer, metadata_id, uuid, beats)
+            SELECT h.seq, h.start_ms, h.end_ms, h.source_id, h.device_id, h.subject_id, h.start_offset_s, h.writer,
+                coalesce((SELECT m.id FROM metadata_sets m WHERE m.text = h.metadata), 0), h.uuid, h.beats
+            FROM heartbeat_series h ORDER BY h.seq;
+        DROP TABLE heartbeat_series;
+        ALTER TABLE heartbeat_series_8 RENAME TO heartbeat_series;
+        CREATE UNIQUE INDEX heartbeat_series_natural ON heartbeat_series (start_ms, source_id, device_id, end_ms);
+        CREATE UNIQUE INDEX heartbeat_series_uuid ON heartbeat_series (uuid) WHERE uuid IS NOT NULL;
+        INSERT INTO counters (name, value)
+            SELECT 'heartbeat_span', coalesce(max(end_ms - start_ms), 0) FROM heartbeat_series;
+        """,
     ]
 
     /// The side file, `<store>-access`, for what is written often and must never wait for (or hold up) a write
@@ -114,4 +140,10 @@ enum SQLiteSchema {
         """
 
     static var currentVersion: Int { migrations.count }
+
+    /// What a migration needs beyond SQL, run in its transaction after its SQL: `version` is the version it
+    /// takes the store to.
+    static func finish(migrationTo version: Int, on connection: SQLiteConnection) throws {
+        if version == 8 { try upgradeHeartbeatBlobs(on: connection) }
+    }
 }

@@ -41,7 +41,11 @@ struct DeleteCommand: Command {
                     sources: StoreArguments.list(arguments, "source"),
                     devices: StoreArguments.list(arguments, "device"),
                     subjects: StoreArguments.list(arguments, "subject"))
-                ids += try await store.samples(query, as: .owner).samples.map(\.id)
+                if query.type.aggregation == .series {
+                    ids += try await store.heartbeatSeries(query, as: .owner).series.map(\.id)
+                } else {
+                    ids += try await store.samples(query, as: .owner).samples.map(\.id)
+                }
             }
             guard !ids.isEmpty || arguments.option("id") != nil || arguments.option("type") != nil else {
                 throw StoreArguments.Invalid(message: "give --id, or --type with --from and --to")

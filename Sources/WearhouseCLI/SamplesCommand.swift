@@ -13,10 +13,12 @@ struct SamplesCommand: Command {
         """
         Times are ISO 8601: with Z or an offset they are instants, without they are wall time in --time-zone
         (default UTC). A sample matches when it overlaps [--from, --to). Lists are comma-separated.
+        heartbeatSeries lists one line per series (beats, mean RR interval, gaps); json adds every beat.
 
         EXAMPLES:
           wearhouse samples --type heartRate --from 2025-03-30 --to 2025-03-31 --time-zone Europe/Berlin
           wearhouse samples --type stepCount --subject alice --format csv
+          wearhouse samples --type heartbeatSeries --from 2025-03-30T06:00 --format json
         """
     }
     let options = OptionTable(
@@ -50,6 +52,10 @@ struct SamplesCommand: Command {
                 sources: StoreArguments.list(arguments, "source"), devices: StoreArguments.list(arguments, "device"),
                 subjects: StoreArguments.list(arguments, "subject"), limit: limit == 0 ? nil : limit)
             let store = try StoreLocation.open(arguments, mustExist: true)
+            if type.aggregation == .series {
+                console.out(Self.render(try await store.heartbeatSeries(query, as: .owner).series, format: format))
+                return .success
+            }
             let samples = try await store.samples(query, as: .owner).samples
             console.out(Self.render(samples, format: format))
             return .success

@@ -26,18 +26,18 @@ import Testing
         return beats
     }
 
-    @Test func gatewayBeatsRoundTripExactlyInUnder2BytesABeat() throws {
+    @Test func gatewayBeatsRoundTripExactlyInAboutAByteABeat() throws {
         let beats = Self.gatewayBeats(count: 70)
         let bytes = HeartbeatCodec.encode(beats)
         #expect(try HeartbeatCodec.decode(bytes) == beats)
         #expect(bytes[1] == 0)  // RR in 1/1024 s, no offsets stored
-        #expect(Double(bytes.count) / 70 <= 2)
+        #expect(Double(bytes.count) / 70 <= 1.1)
 
         let gapped = Self.gatewayBeats(count: 500, gapEvery: 60)
         let gappedBytes = HeartbeatCodec.encode(gapped)
         #expect(try HeartbeatCodec.decode(gappedBytes) == gapped)
         #expect(gappedBytes[1] == 0x10)  // offsets after gaps in whole ms
-        #expect(Double(gappedBytes.count) / 500 <= 2)
+        #expect(Double(gappedBytes.count) / 500 <= 1.1)
     }
 
     @Test func wholeMillisecondsAndAnExplicitFirstOffsetRoundTripExactly() throws {
@@ -53,15 +53,32 @@ import Testing
         #expect(try HeartbeatCodec.decode(bytes) == beats)
     }
 
-    @Test func otherValuesComeBackToTheMicrosecond() throws {
-        let exact = [
+    @Test func microsecondsAndSumsOfTicksAndMillisecondsRoundTripExactly() throws {
+        let micro = [
             Beat(offsetMilliseconds: 812.345, rrMilliseconds: 812.345),
             Beat(offsetMilliseconds: 1_700.001, rrMilliseconds: 787.656),  // not offset + RR: stored
         ]
-        let exactBytes = HeartbeatCodec.encode(exact)
-        #expect(exactBytes[1] == 0x22)
-        #expect(try HeartbeatCodec.decode(exactBytes) == exact)
+        let microBytes = HeartbeatCodec.encode(micro)
+        #expect(microBytes[1] == 0x22)
+        #expect(try HeartbeatCodec.decode(microBytes) == micro)
 
+        // A series that starts on a whole second while the beats run on the sensor's 1/1024 s clock: the stored
+        // first offset is a whole-ms time plus ticks, the RR intervals stay in ticks, the rest is implied.
+        let tick = 1_000.0 / 1_024
+        var offset = 12_345 + 700 * tick - 12_000
+        var mixed: [Beat] = []
+        for index in 0..<60 {
+            let rr = Double(880 + index % 9) * tick
+            mixed.append(Beat(offsetMilliseconds: offset, rrMilliseconds: rr))
+            offset += Double(880 + (index + 1) % 9) * tick
+        }
+        let mixedBytes = HeartbeatCodec.encode(mixed)
+        #expect(mixedBytes[1] == 0x20)
+        #expect(try HeartbeatCodec.decode(mixedBytes) == mixed)
+        #expect(mixedBytes.count <= 60 + 10)
+    }
+
+    @Test func otherValuesComeBackToASixteenthOfAMicrosecond() throws {
         let irrational = [
             Beat(offsetMilliseconds: 1_000 / 3, rrMilliseconds: 1_000 / 3),
             Beat(offsetMilliseconds: 700 * .pi, rrMilliseconds: 700 * .pi - 1_000 / 3, precededByGap: true),
@@ -69,8 +86,8 @@ import Testing
         let decoded = try HeartbeatCodec.decode(HeartbeatCodec.encode(irrational))
         #expect(decoded.count == 2)
         for (original, back) in zip(irrational, decoded) {
-            #expect(abs(original.offsetMilliseconds - back.offsetMilliseconds) <= 0.000_5)
-            #expect(abs(original.rrMilliseconds - back.rrMilliseconds) <= 0.000_5)
+            #expect(abs(original.offsetMilliseconds - back.offsetMilliseconds) <= 1.0 / 32_000)
+            #expect(abs(original.rrMilliseconds - back.rrMilliseconds) <= 1.0 / 32_000)
             #expect(original.precededByGap == back.precededByGap)
         }
     }
@@ -81,11 +98,11 @@ import Testing
             #expect(throws: SeriesChunkError.self) { try HeartbeatCodec.decode(Array(bytes.prefix(length))) }
         }
         #expect(throws: SeriesChunkError.self) { try HeartbeatCodec.decode(bytes + [0]) }
-        #expect(throws: SeriesChunkError.self) { try HeartbeatCodec.decode([2] + bytes.dropFirst()) }
+        #expect(throws: SeriesChunkError.self) { try HeartbeatCodec.decode([1] + bytes.dropFirst()) }
         var generator = SplitMix64(seed: 42)
         for _ in 0..<5_000 {
             let random = (0..<Int(generator.next() % 40)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
-            guard let beats = try? HeartbeatCodec.decode([1, UInt8(generator.next() % 3)] + random) else { continue }
+            guard let beats = try? HeartbeatCodec.decode([2, UInt8(generator.next() % 3)] + random) else { continue }
             // Whatever decodes is a plausible series: positive RR intervals, increasing offsets.
             #expect(beats.allSatisfy { $0.rrMilliseconds > 0 })
             #expect(zip(beats, beats.dropFirst()).allSatisfy { $0.offsetMilliseconds < $1.offsetMilliseconds })

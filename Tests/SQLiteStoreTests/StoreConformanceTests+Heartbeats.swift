@@ -130,6 +130,15 @@ extension StoreConformanceTests {
         #expect(left == [written[1], written[2]])
         // Writing the deleted one again stores it again.
         #expect(try await store.save([written[0]], as: .owner) == [.inserted])
+        // A series saved with an id of its own is deleted by that id.
+        var explicit = series(minute: 30)
+        explicit.id = UUID()
+        _ = try await store.save([explicit], as: .owner)
+        #expect(try await store.delete([series(minute: 30).id], as: .owner) == 0)
+        #expect(try await store.delete([explicit.id], as: .owner) == 1)
+        let third = try await store.changes(of: .heartbeatSeries, since: second.anchor, limit: 100, as: .owner)
+        #expect(third.heartbeatSeries == [written[0]])
+        #expect(third.deleted == [explicit.id])
     }
 
     @Test func heartbeatSeriesQueriesFilterAndPage() async throws {

@@ -90,6 +90,32 @@ import Testing
         await #expect(throws: InvalidSampleError.self) { try await store.save([reversed], as: .owner) }
     }
 
+    @Test func aBatchRejectedHalfwayLeavesNoTrace() async throws {
+        let (store, directory) = try makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await store.setAuthorization(app: "app", [TypeAuthorization(type: "heartRate", read: true, share: true)])
+        let appSample = QuantitySample(
+            type: .heartRate, start: Instant(seconds: 50), end: Instant(seconds: 50), value: 70,
+            source: Source(identifier: "app"))
+        _ = try await store.save([appSample], as: .app("app"))
+        // A new sensor's first batch fails inside the transaction, after its device was stored and its first
+        // sample counted in the rollups: the second sample's id names the app's sample.
+        var clash = heartRate(200, 90, device: Self.watch)
+        clash.id = appSample.id
+        await #expect(throws: InvalidSampleError.self) {
+            try await store.save([heartRate(100, 80, device: Self.watch), clash], as: .owner)
+        }
+        #expect(try await store.save([heartRate(300, 100, device: Self.watch)], as: .owner) == [.inserted])
+        let watch = try await store.samples(SampleQuery(type: .heartRate, devices: [Self.watch.key]), as: .owner)
+        #expect(watch.samples.map(\.value) == [100])
+        #expect(watch.samples.first?.device == Self.watch)
+        let buckets = try StatisticsBuckets(interval: StatisticsInterval(parsing: "1d"), timeZone: .gmt)
+            .buckets(from: Instant(seconds: 0), to: Instant(seconds: 2 * 86_400))
+        let fromRollups = try await store.statistics(StatisticsQuery(type: .heartRate, buckets: buckets), as: .owner)
+        #expect(fromRollups.first?.discrete?.count == 2)
+        #expect(fromRollups.first?.discrete?.maximum == 100)
+    }
+
     @Test func appsSeeOnlyWhatTheirGrantsAllow() async throws {
         let (store, directory) = try makeStore()
         defer { try? FileManager.default.removeItem(at: directory) }
