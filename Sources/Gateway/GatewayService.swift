@@ -84,6 +84,8 @@ public actor GatewayService {
     var consumer: Task<Void, Never>?
     var ticker: Task<Void, Never>?
     var lastEventAt = ContinuousClock.now
+    /// Notifications taken from the central's events (for ``quiesce()``).
+    var handledNotifications = 0
     /// `stop()` began: sessions are released, notifications already received are still stored.
     var stopping = false
     /// Everything is released; events are ignored.
@@ -154,11 +156,14 @@ public actor GatewayService {
         log.notice("stopped")
     }
 
-    /// Waits until no event has arrived for 100 ms (at most 2 s): notifications bluetoothd sent before StopNotify
-    /// answered are still on their way through the bus and the object cache.
+    /// Waits (at most 2 s) until every notification the central has passed on was handled here and no event has
+    /// arrived for 100 ms: notifications bluetoothd sent before StopNotify answered may still be on their way
+    /// through the bus, the object cache and the event stream.
     private func quiesce() async {
         let deadline = clock.now + .seconds(2)
-        while clock.now < deadline, clock.now - lastEventAt < .milliseconds(100) {
+        while clock.now < deadline {
+            let forwarded = await central.statistics().notifications
+            if forwarded <= handledNotifications, clock.now - lastEventAt >= .milliseconds(100) { return }
             try? await Task.sleep(for: .milliseconds(20))
         }
     }
@@ -248,6 +253,7 @@ public actor GatewayService {
         case .servicesResolved(let id, let resolved):
             forEachSensor(matching: id) { deliver(.servicesResolved(resolved), to: $0) }
         case .notification(let notification):
+            handledNotifications += 1
             guard let address = sensors.first(where: { $0.value.matches(notification.peripheral) })?.key,
                 var runtime = sensors[address]
             else { return }
