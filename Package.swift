@@ -36,7 +36,8 @@ let package = Package(
         .target(name: "Health", swiftSettings: strict),
         // Store engines, one target each: SQLite (default), PostgreSQL (fleets).
         .target(name: "SQLiteStore", dependencies: ["Health", "CSQLite"], swiftSettings: strict),
-        .target(name: "PostgresStore", dependencies: ["Health", "CLibPQ"], swiftSettings: strict),
+        // PostgresStore opens libpq at run time until its engine lands (PostgresLibrary.swift); CLibPQ is for that engine.
+        .target(name: "PostgresStore", dependencies: ["Health"], swiftSettings: strict),
         // sd-bus wrapper and the org.bluez client.
         .target(name: "BlueZ", dependencies: ["GATT", "CSystemd"], swiftSettings: strict),
         // Trace format, replay, btsnoop import.

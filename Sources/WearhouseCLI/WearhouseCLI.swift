@@ -40,7 +40,8 @@ public enum WearhouseCLI {
             console.out(overview)
             return .success
         case "--version", "version":
-            console.out("wearhouse \(version) (SQLite \(SQLiteLibrary.version), libpq \(PostgresLibrary.version))\n")
+            let libpq = PostgresLibrary.version ?? "not installed"
+            console.out("wearhouse \(version) (SQLite \(SQLiteLibrary.version), libpq \(libpq))\n")
             return .success
         case "help":
             guard arguments.count > 1 else {

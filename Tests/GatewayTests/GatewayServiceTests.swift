@@ -167,8 +167,10 @@ struct GatewayFixture {
 
     func delivered(_ uuid: BluetoothUUID) -> Int { notifications.counts.withLock { $0[uuid] ?? 0 } }
 
+    /// Runs `body` with everything started (the service only when `start`).
     static func run(
-        _ scenario: FakeBlueZScenario, enrol: [(String, String)], _ body: (GatewayFixture) async throws -> Void
+        _ scenario: FakeBlueZScenario, enrol: [(String, String)], start: Bool = true,
+        _ body: (GatewayFixture) async throws -> Void
     ) async throws {
         let daemon = try await PrivateBus.start()
         defer { daemon.stop() }
@@ -208,7 +210,7 @@ struct GatewayFixture {
             daemon: daemon, fakeBox: Box(fake), scenario: scenario, bus: bus, store: store, writer: writer,
             service: service, time: time, notifications: counter)
         do {
-            try await service.start()
+            if start { try await service.start() }
             try await body(fixture)
         } catch {
             await service.stop()
