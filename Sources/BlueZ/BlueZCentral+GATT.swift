@@ -28,17 +28,18 @@ extension BlueZCentral {
             timeout: .seconds(10))
     }
 
-    /// R11: `StartNotify` (idempotent; bluetoothd keeps the session across reconnects while we stay on the bus);
-    /// each `PropertiesChanged(Value)` becomes one ``CentralEvent/notification(_:)``.
+    /// R11: `StartNotify` (idempotent; bluetoothd keeps the session across reconnects while we stay on the bus),
+    /// each `PropertiesChanged(Value)` becoming one ``CentralEvent/notification(_:)``; or, with `.acquired`,
+    /// `AcquireNotify`: a socket per characteristic read on its own thread, one datagram per notification, to be
+    /// acquired again after every reconnection (the socket hangs up when the link drops).
     public func startNotifications(
         _ characteristic: CharacteristicInfo, of peripheral: PeripheralID, mode: NotifyMode
     ) async throws(CentralError) {
-        guard mode == .properties else {
-            throw CentralError(
-                .notPermitted, operation: "AcquireNotify",
-                detail: "this build delivers notifications through StartNotify only (notify-mode = properties)")
-        }
         let subscription = Subscription(peripheral: peripheral, characteristic: characteristic.uuid)
+        if mode == .acquired {
+            try await acquire(characteristic, subscription)
+            return
+        }
         let isNew = subscriptions.insert(subscription).inserted
         do throws(CentralError) {
             try await call(characteristic.handle, Self.characteristic1, "StartNotify", timeout: .seconds(10))
@@ -50,10 +51,52 @@ extension BlueZCentral {
         }
     }
 
+    private func acquire(_ characteristic: CharacteristicInfo, _ subscription: Subscription) async throws(CentralError)
+    {
+        if acquired[subscription] != nil { return }
+        let reply = try await call(
+            characteristic.handle, Self.characteristic1, "AcquireNotify", [.vardict([:])], timeout: .seconds(10))
+        guard reply.count == 2, case .unixFD(let descriptor) = reply[0].unwrapped, let mtu = reply[1].looseInteger
+        else {
+            throw CentralError(.other, operation: "AcquireNotify", detail: "reply is not (h fd, q mtu)")
+        }
+        let reader: AcquiredNotifyReader
+        do throws(DBusError) {
+            reader = try AcquiredNotifyReader(fd: try descriptor.duplicate(), mtu: mtu, clock: cache.clock)
+        } catch {
+            throw CentralError(error, operation: "AcquireNotify")
+        }
+        acquired[subscription] = reader
+        Task {
+            for await event in reader.events { self.acquiredEvent(event, from: reader, for: subscription) }
+        }
+    }
+
+    private func acquiredEvent(
+        _ event: AcquiredNotifyReader.Event, from reader: AcquiredNotifyReader, for subscription: Subscription
+    ) {
+        switch event {
+        case .value(let value, let timestamp):
+            notificationCount += 1
+            listeners.yield(
+                .notification(
+                    GATTNotification(
+                        peripheral: subscription.peripheral, characteristic: subscription.characteristic, value: value,
+                        receivedAt: timestamp)))
+        case .closed:
+            if acquired[subscription] === reader { acquired[subscription] = nil }
+        }
+    }
+
     public func stopNotifications(
         _ characteristic: CharacteristicInfo, of peripheral: PeripheralID
     ) async throws(CentralError) {
-        subscriptions.remove(Subscription(peripheral: peripheral, characteristic: characteristic.uuid))
+        let subscription = Subscription(peripheral: peripheral, characteristic: characteristic.uuid)
+        if let reader = acquired.removeValue(forKey: subscription) {
+            reader.close()  // closing the socket is how an acquired notify stops
+            return
+        }
+        subscriptions.remove(subscription)
         try await call(characteristic.handle, Self.characteristic1, "StopNotify", timeout: .seconds(10))
     }
 }

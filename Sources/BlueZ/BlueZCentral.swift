@@ -16,8 +16,9 @@ internal import Synchronization
 /// - R7: one Connect in flight per adapter (others wait their turn), our discovery paused meanwhile, an explicit
 ///   timeout after which the pending Connect is cancelled with Disconnect.
 /// - R8: every failure is a ``CentralError`` classified by ``CentralError/init(_:operation:)``.
-/// - R11: notifications are the `PropertiesChanged(Value)` of characteristics this central subscribed to;
-///   values of other characteristics (a read's echo, §9.5) are not reported as notifications.
+/// - R11: notifications are the `PropertiesChanged(Value)` of characteristics this central subscribed to
+///   (values of other characteristics, such as a read's echo, §9.5, are not reported as notifications), or the
+///   datagrams of an `AcquireNotify` socket when a sensor asks for it.
 /// - R13: ``shutdown(disconnecting:)`` releases notify sessions, disconnects the managed sensors, stops discovery
 ///   and unregisters the agent.
 /// - R14: discovery with `SetDiscoveryFilter{UUIDs, Transport=le, DuplicateData=false}`; `InProgress` counts as
@@ -31,6 +32,8 @@ public actor BlueZCentral: Central {
     let listeners = Listeners()
     /// Characteristics with a notify session of ours: (peripheral, characteristic UUID).
     var subscriptions: Set<Subscription> = []
+    /// Characteristics whose notifications come through an AcquireNotify socket.
+    var acquired: [Subscription: AcquiredNotifyReader] = [:]
     /// Our discovery sessions: adapter address → service filter.
     var discovery: [AdapterAddress: [BluetoothUUID]] = [:]
     /// Adapters with a Connect in flight, and the calls waiting for their turn.
@@ -117,6 +120,8 @@ public actor BlueZCentral: Central {
         case .stackUnavailable:
             // Notify and discovery sessions die with bluetoothd; sessions subscribe again after reconnecting.
             subscriptions = []
+            for reader in acquired.values { reader.close() }
+            acquired = [:]
         case .stackAvailable:
             await agent?.register()
             for (adapter, services) in discovery {
@@ -124,6 +129,10 @@ public actor BlueZCentral: Central {
             }
         case .adapterRemoved(let address):
             subscriptions = subscriptions.filter { $0.peripheral.adapter != address }
+            for (subscription, reader) in acquired where subscription.peripheral.adapter == address {
+                reader.close()
+                acquired[subscription] = nil
+            }
         default:
             break
         }
@@ -218,6 +227,8 @@ public actor BlueZCentral: Central {
             }
         }
         subscriptions = []
+        for reader in acquired.values { reader.close() }
+        acquired = [:]
         for peripheral in managed {
             try? await disconnect(peripheral)
         }

@@ -46,6 +46,8 @@ struct FakeBlueZCharacteristic {
     let properties: CharacteristicProperties
     /// Senders with a StartNotify session.
     var notifySenders: Set<String> = []
+    /// Our end of the AcquireNotify socket pair, while a client holds the other.
+    var acquiredSocket: Int32?
 }
 
 enum BlueZErrorName {
@@ -170,6 +172,10 @@ extension FakeBlueZ {
             setDeviceProperties(["ServicesResolved": .boolean(false)], at: path)
         }
         devices[path]?.connected = false
+        // The acquired notify sockets hang up with the link (the client acquires again after reconnecting).
+        for (charPath, info) in devices[path]?.characteristics ?? [:] where info.acquiredSocket != nil {
+            releaseAcquired(charPath, of: path)
+        }
         setDeviceProperties(["Connected": .boolean(false)], at: path)
     }
 
@@ -210,7 +216,10 @@ extension FakeBlueZ {
                                     "Service": .objectPath(servicePath), "Value": .bytes([]),
                                     "Notifying": .boolean(false),
                                     "Flags": .strings(Self.flags(characteristic.properties)), "MTU": .uint16(23),
-                                ],
+                                ].merging(
+                                    characteristic.properties.contains(.notify)
+                                        ? ["NotifyAcquired": .boolean(false)] : [:]
+                                ) { $1 },
                                 methodHandler: handler { $0.handleCharacteristic($1) })
                         ])
                 }

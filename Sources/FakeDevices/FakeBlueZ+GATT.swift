@@ -1,5 +1,6 @@
 internal import BlueZ
 internal import GATT
+internal import Glibc
 
 /// GattCharacteristic1 methods and notification delivery.
 extension FakeBlueZ {
@@ -54,6 +55,9 @@ extension FakeBlueZ {
             guard !info.properties.isDisjoint(with: [.notify, .indicate]) else {
                 return .error(name: BlueZErrorName.notSupported, message: "Operation is not supported")
             }
+            if info.acquiredSocket != nil {
+                return .error(name: BlueZErrorName.notPermitted, message: "Notify acquired")
+            }
             guard let sender = call.sender else { return .error(name: BlueZErrorName.failed, message: "No sender") }
             if info.notifySenders.contains(sender) { return .empty }
             devices[devicePath]?.characteristics[call.path]?.notifySenders.insert(sender)
@@ -66,8 +70,57 @@ extension FakeBlueZ {
             devices[devicePath]?.characteristics[call.path]?.notifySenders.remove(sender)
             if info.notifySenders.count == 1 { setNotifying(false, at: call.path) }
             return .empty
+        case "AcquireNotify":
+            return acquireNotify(call, info: info, device: device, devicePath: devicePath)
         default:
             return .error(name: BlueZErrorName.notSupported, message: "Operation is not supported")
+        }
+    }
+
+    /// AcquireNotify as BlueZ 5.66 answers it: notify characteristics only (indications came in 5.80), not while
+    /// anyone has a StartNotify session (`InProgress`) or holds it already (`NotPermitted "Notify acquired"`);
+    /// the client gets one end of a SEQPACKET socket pair and the MTU, and every value is one datagram.
+    private func acquireNotify(
+        _ call: DBusMethodCall, info: FakeBlueZCharacteristic, device: FakeBlueZDevice, devicePath: String
+    ) -> DBusReply {
+        guard info.properties.contains(.notify) else {
+            return .error(name: BlueZErrorName.notSupported, message: "Operation is not supported")
+        }
+        guard device.connected else { return .error(name: BlueZErrorName.failed, message: "Not connected") }
+        guard info.acquiredSocket == nil else {
+            return .error(name: BlueZErrorName.notPermitted, message: "Notify acquired")
+        }
+        guard info.notifySenders.isEmpty else {
+            return .error(name: BlueZErrorName.inProgress, message: "In Progress")
+        }
+        var pair: [Int32] = [-1, -1]
+        let type = Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        guard socketpair(AF_UNIX, type, 0, &pair) == 0 else {
+            return .error(name: BlueZErrorName.failed, message: "socketpair failed")
+        }
+        let theirs: DBusFileDescriptor
+        do {
+            theirs = try DBusFileDescriptor(adopting: pair[1])
+        } catch {
+            close(pair[0])
+            close(pair[1])
+            return .error(name: BlueZErrorName.failed, message: "\(error)")
+        }
+        devices[devicePath]?.characteristics[call.path]?.acquiredSocket = pair[0]
+        emit("NotifyAcquired at \(call.path)") { bus in
+            try bus.updateProperties(
+                ["NotifyAcquired": .boolean(true)], interface: Self.characteristic1, path: call.path)
+        }
+        return .values([.unixFD(theirs), .uint16(23)])
+    }
+
+    /// Closes our end of an acquired notify socket (the client sees the hang-up).
+    func releaseAcquired(_ path: String, of devicePath: String) {
+        guard let socket = devices[devicePath]?.characteristics[path]?.acquiredSocket else { return }
+        close(socket)
+        devices[devicePath]?.characteristics[path]?.acquiredSocket = nil
+        emit("NotifyAcquired at \(path)") { bus in
+            try bus.updateProperties(["NotifyAcquired": .boolean(false)], interface: Self.characteristic1, path: path)
         }
     }
 
@@ -76,10 +129,21 @@ extension FakeBlueZ {
     func deliver(_ emission: PeripheralEmission, from devicePath: String) {
         guard let device = devices[devicePath], device.connected, device.servicesResolved else { return }
         var delivered = false
-        for (path, info) in device.characteristics
-        where info.uuid == emission.characteristic && !info.notifySenders.isEmpty {
-            setValue(emission.value, at: path)
-            delivered = true
+        for (path, info) in device.characteristics where info.uuid == emission.characteristic {
+            if let socket = info.acquiredSocket {
+                // One datagram per value; the Value property is not updated while acquired.
+                let sent = emission.value.withUnsafeBytes {
+                    send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                }
+                if sent < 0 {
+                    releaseAcquired(path, of: devicePath)  // the client closed its end
+                } else {
+                    delivered = true
+                }
+            } else if !info.notifySenders.isEmpty {
+                setValue(emission.value, at: path)
+                delivered = true
+            }
         }
         if delivered { devices[devicePath]?.delivered.append(emission) }
     }

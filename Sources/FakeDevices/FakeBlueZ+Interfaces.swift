@@ -72,9 +72,13 @@ extension FakeBlueZ {
                     .init("value", .array(.byte)), .init("options", .dictionary(key: .string, value: .variant)),
                 ]),
             .init("StartNotify"), .init("StopNotify"),
+            .init(
+                "AcquireNotify", inputs: [.init("options", .dictionary(key: .string, value: .variant))],
+                outputs: [.init("fd", .unixFD), .init("mtu", .uint16)]),
         ],
         properties: [
             .init("UUID", .string), .init("Service", .objectPath), .init("Value", .array(.byte)),
             .init("Notifying", .boolean), .init("Flags", .array(.string)), .init("MTU", .uint16),
+            .init("NotifyAcquired", .boolean),
         ])
 }

@@ -1,5 +1,6 @@
 public import BlueZ
 public import GATT
+internal import Glibc
 
 /// A fake bluetoothd: serves `org.bluez` on a bus (a private dbus-daemon in tests) with BlueZ 5.66's object
 /// paths, property types and signal order, backed by simulated peripherals.
@@ -78,6 +79,10 @@ public actor FakeBlueZ {
     /// Closes the connection: the name goes away with it (as when bluetoothd exits). Idempotent.
     public func stop() async {
         await bus.close()
+        for (path, device) in devices {
+            for (_, info) in device.characteristics { if let socket = info.acquiredSocket { close(socket) } }
+            for key in device.characteristics.keys { devices[path]?.characteristics[key]?.acquiredSocket = nil }
+        }
     }
 
     /// Our unique name on the bus.

@@ -401,7 +401,8 @@ public actor GatewayService {
                 guard let id else { continue }
                 let central = self.central
                 let registered = runtime.registered
-                let mode = settings.notifyMode
+                // AcquireNotify when the sensor was enrolled for it or the service is configured for it (R11).
+                let mode: NotifyMode = registered.notifyMode == .acquired ? .acquired : settings.notifyMode
                 Task {
                     let result = await Self.subscribe(id, registered: registered, mode: mode, central: central)
                     self.subscribed(result, address: address)

@@ -25,7 +25,11 @@ struct PairCommand: Command {
             ("timeout", "seconds", "How long to look for, connect to and pair with it (default 30)."),
             StoreLocation.option, BluetoothOptions.bus, BluetoothOptions.adapter,
         ],
-        flags: [("pair", "Pair (bond) even when the sensor works without."), ("json", "Print the result as JSON.")])
+        flags: [
+            ("pair", "Pair (bond) even when the sensor works without."),
+            ("acquire-notify", "Take notifications through an AcquireNotify socket (less D-Bus traffic) for it."),
+            ("json", "Print the result as JSON."),
+        ])
 
     func run(_ arguments: Arguments, console: Console) async -> ExitCode {
         guard arguments.positionals.count == 1, let target = arguments.positionals.first else {
@@ -55,7 +59,9 @@ struct PairCommand: Command {
         let request = SensorEnrolment.Request(
             target: target, subject: arguments.option("subject"), label: arguments.option("label"),
             location: arguments.option("location"), adapter: arguments.option("adapter"),
-            forcePairing: arguments.flag("pair"), timeout: timeout)
+            forcePairing: arguments.flag("pair"),
+            notifyMode: arguments.flag("acquire-notify") ? .acquired : .properties,
+            timeout: timeout)
         do {
             let result = try await SensorEnrolment(central: central, registry: store).enrol(request)
             await central.shutdown(disconnecting: [])

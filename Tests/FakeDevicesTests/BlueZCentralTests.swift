@@ -73,7 +73,10 @@ import Testing
             }
             // A read's echo (BlueZ updates Value on ReadValue) is not a notification.
             #expect(!events.notifications.contains { $0.characteristic == .manufacturerNameString })
-            #expect(await central.statistics().notifications == events.notifications.count)
+            // Every notification the central counted reaches the listener.
+            try await fixture.events.wait("every counted notification") { events in
+                await central.statistics().notifications == events.notifications.count
+            }
         }
     }
 
@@ -170,6 +173,56 @@ import Testing
                 throw error
             }
             await second.stop()
+        }
+    }
+
+    @Test func acquiredNotificationsComeThroughTheSocketAndAreAcquiredAgainAfterAReconnect() async throws {
+        try await CentralFixture.run(Self.scenario) { fixture in
+            let central = fixture.central
+            try await central.connect(Self.strap, timeout: .seconds(5))
+            try await fixture.events.wait("resolved") { $0.contains(.servicesResolved(Self.strap, resolved: true)) }
+            let hrm = try #require(
+                try await central.characteristics(of: Self.strap).first { $0.uuid == .heartRateMeasurement })
+            try await central.startNotifications(hrm, of: Self.strap, mode: .acquired)
+            try await central.startNotifications(hrm, of: Self.strap, mode: .acquired)  // idempotent
+            // While acquired, StartNotify from anyone is refused, as in BlueZ.
+            let other = await #expect(throws: DBusError.self) {
+                try await fixture.bus.call(
+                    "org.bluez", path: hrm.handle, interface: "org.bluez.GattCharacteristic1", member: "StartNotify")
+            }
+            #expect(other?.message == "Notify acquired")
+            await fixture.fake.advance(by: .seconds(5))
+            let first = try await fixture.events.wait("acquired values") { $0.notifications.count >= 4 }
+            for notification in first.notifications {
+                #expect(notification.characteristic == .heartRateMeasurement && notification.peripheral == Self.strap)
+                _ = try HeartRateMeasurement(decoding: notification.value)
+            }
+            let delivered = await fixture.fake.deliveredNotifications(of: Self.strap.address)
+            #expect(first.notifications.map(\.value) == delivered.map(\.value))
+
+            // The link drops: the socket hangs up; after reconnecting the client acquires again.
+            await fixture.fake.dropConnection(of: Self.strap.address)
+            try await fixture.events.wait("disconnected") {
+                $0.contains(.connectionChanged(Self.strap, connected: false))
+            }
+            fixture.events.clear()
+            try await central.connect(Self.strap, timeout: .seconds(5))
+            try await fixture.events.wait("resolved") { $0.contains(.servicesResolved(Self.strap, resolved: true)) }
+            let again = try #require(
+                try await central.characteristics(of: Self.strap).first { $0.uuid == .heartRateMeasurement })
+            try await central.startNotifications(again, of: Self.strap, mode: .acquired)
+            await fixture.fake.advance(by: .seconds(3))
+            try await fixture.events.wait("values after reconnecting") { $0.notifications.count >= 2 }
+
+            // Stopping closes the socket; bluetoothd notices on its next value.
+            try await central.stopNotifications(again, of: Self.strap)
+            await fixture.fake.advance(by: .seconds(2))
+            try await fixture.events.wait("released") { _ in
+                let value = try? await fixture.bus.getProperty(
+                    "NotifyAcquired", interface: "org.bluez.GattCharacteristic1", path: again.handle,
+                    destination: "org.bluez")
+                return value == .boolean(false)
+            }
         }
     }
 

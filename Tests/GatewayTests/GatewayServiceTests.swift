@@ -109,6 +109,26 @@ import Testing
         }
     }
 
+    @Test func aSensorEnrolledForAcquireNotifyStreamsThroughItsSocketAcrossReconnects() async throws {
+        try await GatewayFixture.run(Self.scenario, enrol: []) { fixture in
+            try await fixture.store.register(
+                RegisteredSensor(address: Self.strap, subject: "alice", notifyMode: .acquired, enrolledAt: Instant.now))
+            try await fixture.waitUntilStreaming([Self.strap])
+            try await fixture.run(seconds: 5)
+            await fixture.fake.dropConnection(of: Self.strap)
+            try await fixture.waitUntil("reconnected") { try await fixture.status(Self.strap)?.reconnects ?? 0 >= 1 }
+            try await fixture.waitUntilStreaming([Self.strap])
+            try await fixture.run(seconds: 5)
+            await fixture.service.stop()
+            let rates = try await fixture.quantities(.heartRate)
+            #expect(rates.count >= 8)
+            #expect(rates.count == fixture.delivered(.heartRateMeasurement))
+            // Nothing came as PropertiesChanged: the Value property stays empty while acquired.
+            let delivered = await fixture.fake.deliveredNotifications(of: Self.strap).count
+            #expect(delivered == rates.count)
+        }
+    }
+
     @Test func aSensorEnrolledWhileRunningIsPickedUpAndAForgottenOneReleased() async throws {
         try await GatewayFixture.run(Self.scenario, enrol: [(Self.strap, "alice")]) { fixture in
             try await fixture.waitUntilStreaming([Self.strap])
