@@ -63,6 +63,34 @@ extension FakeBlueZ {
         }
     }
 
+    /// bluetoothd restarts: every connection drops, notify and discovery sessions and agents are forgotten, the
+    /// name `org.bluez` is released (clients see `NameOwnerChanged` to nobody) and, after `downtime`, taken again
+    /// (a new owner, as a restarted bluetoothd is). Pending Connect and Pair calls are answered with errors.
+    public func restart(downtime: Duration = .milliseconds(200)) async throws {
+        for path in devicePaths where devices[path]?.exported == true {
+            disconnect(path)
+            if let pending = devices[path]?.pendingConnect {
+                devices[path]?.pendingConnect = nil
+                emit("reply to Connect") { bus in
+                    try bus.reply(to: pending, with: .error(name: BlueZErrorName.failed, message: "Terminated"))
+                }
+            }
+            for key in devices[path]?.characteristics.keys.sorted() ?? [] {
+                devices[path]?.characteristics[key]?.notifySenders = []
+            }
+        }
+        discoverySessions = [:]
+        discoveryFilters = [:]
+        agents = [:]
+        defaultAgent = nil
+        _ = try await bus.releaseName(Self.busName)
+        try await Task.sleep(for: downtime)
+        let result = try await bus.requestName(Self.busName, flags: [.doNotQueue])
+        guard result == .primaryOwner || result == .alreadyOwner else {
+            throw FakeBlueZError(message: "org.bluez was taken while bluetoothd restarted (\(result))")
+        }
+    }
+
     /// Whether a Connect to the device at `address` is waiting for its answer (``ConnectFault/noReply``).
     public func isConnecting(_ address: String) -> Bool {
         devices[Self.devicePath(address)]?.pendingConnect != nil

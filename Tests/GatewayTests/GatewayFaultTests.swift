@@ -85,6 +85,22 @@ import Testing
         }
     }
 
+    @Test func bluetoothdRestartingDropsEverythingAndTheServiceBuildsItAgain() async throws {
+        try await GatewayFixture.run(Self.scenario(), enrol: [(Self.strap, "alice")]) { fixture in
+            try await fixture.waitUntilStreaming([Self.strap])
+            try await fixture.run(seconds: 5)
+            try await fixture.fake.restart()
+            try await fixture.waitUntil("reconnected") { try await fixture.status(Self.strap)?.reconnects ?? 0 >= 1 }
+            try await fixture.waitUntilStreaming([Self.strap])
+            // The pairing agent was registered again with the new bluetoothd (R2).
+            #expect(await fixture.fake.registeredAgents.values.contains("\(PairingAgent.path) NoInputNoOutput"))
+            let before = fixture.delivered(.heartRateMeasurement)
+            try await fixture.run(seconds: 5)
+            #expect(fixture.delivered(.heartRateMeasurement) > before)
+            try await Self.check(fixture)
+        }
+    }
+
     @Test func aSensorThatGoesSilentIsReconnectedByTheWatchdog() async throws {
         let faults = FakeBlueZScenario.Faults(silentAfterSeconds: 6)
         try await GatewayFixture.run(Self.scenario(faults), enrol: [(Self.strap, "alice")]) { fixture in
