@@ -160,6 +160,47 @@ struct SampleBuilderTests {
         #expect(steps == [40, 12])
     }
 
+    @Test func pamsStepCountsAreDeltasWithinASessionAndANewSessionCountsFromZero() {
+        var builder = SampleBuilder(context: Self.context)
+        var steps: [Double] = []
+        let summaries: [(session: UInt16, walking: UInt32, intensity: UInt32)] = [
+            (1, 100, 10), (1, 150, 12), (1, 150, 12), (2, 30, 0), (2, 45, 5),
+        ]
+        for (index, summary) in summaries.enumerated() {
+            let value = StepCounterActivitySummaryData(
+                sessionID: summary.session, relativeTimestamp: UInt32(index * 10), sequenceNumber: UInt32(index),
+                normalWalkingSteps: summary.walking, intensitySteps: summary.intensity)
+            steps += builder.add(
+                Self.notification(.stepCounterActivitySummaryData, value.encoded(), at: Double(index * 10))
+            ).quantities.filter { $0.type == .stepCount }.map(\.value)
+        }
+        #expect(steps == [52, 30, 20])
+    }
+
+    @Test func theSimulatedStepCounterAndFootpodAddUpToWhatTheyCounted() {
+        for kind in [PeripheralScript.Kind.stepCounter, .footpod] {
+            var peripheral = PeripheralScript(kind: kind, address: Self.strap.address, seed: 5).makePeripheral()
+            let emissions = peripheral.advance(to: .seconds(600))
+            var builder = SampleBuilder(context: Self.context)
+            var samples: [QuantitySample] = []
+            for emission in emissions {
+                samples +=
+                    builder.add(
+                        GATTNotification(
+                            peripheral: Self.strap, characteristic: emission.characteristic, value: emission.value,
+                            receivedAt: Timestamp(
+                                monotonic: emission.at,
+                                wallMicroseconds: Self.wallStart + Int64(emission.at.milliseconds) * 1000))
+                    ).quantities
+            }
+            #expect(builder.counters.malformed == 0, "\(kind)")
+            let steps = samples.filter { $0.type == .stepCount }.reduce(0) { $0 + $1.value }
+            let truth = Double(peripheral.groundTruth.steps)
+            // The first value is only a base, so the first interval's steps are not counted.
+            #expect(steps <= truth + 1 && steps >= truth * 0.9, "\(kind): \(steps) of \(truth)")
+        }
+    }
+
     /// The simulated chest strap's own output, fed through the builder: every heart rate and every beat it sent.
     @Test func theSimulatedStrapsOutputIsStoredCompletely() {
         var peripheral = PeripheralScript(kind: .chestStrap, address: Self.strap.address, seed: 11).makePeripheral()
