@@ -22,6 +22,17 @@ struct UdevDevice: Equatable, Sendable {
     var product: String?
     /// The first driver bound on the way up (`btusb`, `hci_uart`).
     var driver: String?
+
+    /// Bus, USB ids, names and driver, for people.
+    var hardware: String {
+        var parts: [String] = []
+        if let bus { parts.append(bus.uppercased()) }
+        if let vendorID, let productID { parts.append("\(vendorID):\(productID)") }
+        let names = [vendor, product].compactMap { $0 }
+        if !names.isEmpty { parts.append(names.joined(separator: " ")) }
+        parts.append("driver " + (driver ?? "none"))
+        return parts.joined(separator: ", ")
+    }
 }
 
 /// A controller as the kernel reports it over HCI.
@@ -98,21 +109,18 @@ extension Doctor {
             ]
         }
         return devices.map { device in
-            var parts: [String] = []
-            if let bus = device.bus { parts.append(bus.uppercased()) }
-            if let vendorID = device.vendorID, let productID = device.productID {
-                parts.append("\(vendorID):\(productID)")
-            }
-            let names = [device.vendor, device.product].compactMap { $0 }
-            if !names.isEmpty { parts.append(names.joined(separator: " ")) }
-            parts.append("driver " + (device.driver ?? "none"))
             guard device.driver != nil else {
                 return .warning(
-                    "udev", "\(device.name): " + parts.joined(separator: ", "),
+                    "udev", "\(device.name): \(device.hardware)",
                     fix: "No driver is bound: load it (modprobe btusb) and look at dmesg.")
             }
-            return .ok("udev", "\(device.name): " + parts.joined(separator: ", "))
+            return .ok("udev", "\(device.name): \(device.hardware)")
         }
+    }
+
+    /// What udev says about the controller called `name` (`hci0`), for logs: "USB 0a12:0001 ..., driver btusb".
+    static func adapterHardware(_ name: String) -> String? {
+        udevDevices(subsystem: "bluetooth", devtype: "host")?.first { $0.name == name }?.hardware
     }
 
     /// The devices of `subsystem` (only those of `devtype` when given), with their bus, USB ids and names and

@@ -77,6 +77,8 @@ public actor GatewayService {
     var stackAvailable = false
     var defaultAdapter: AdapterAddress?
     var discovering = false
+    /// The adapter last announced in the log.
+    var announcedAdapter: AdapterAddress?
     var registryVersion: Int64?
     var lastRegistryPoll: Duration = .zero
     var lastStatus: Duration = .zero
@@ -290,9 +292,16 @@ public actor GatewayService {
             defaultAdapter = nil
             return
         }
-        guard defaultAdapter != nil else {
+        guard let adapter = defaultAdapter else {
             log.warning("no powered adapter; waiting for one")
             return
+        }
+        if adapter != announcedAdapter {
+            announcedAdapter = adapter
+            // libudev names the hardware behind bluetoothd's adapter (when it is on this machine).
+            let name = (try? await central.adapters())?.first { $0.address == adapter }?.name
+            let hardware = name.flatMap(Doctor.adapterHardware) ?? "not a local controller"
+            log.notice("using adapter \(name ?? "?") \(address: adapter) (\(hardware))", fields: [.adapter(adapter)])
         }
         let known = await peripheralsByAddress()
         for (address, runtime) in sensors where runtime.state.phase == .waitingForStack {
