@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Runs the real `wearhouse` binary that SwiftPM built next to the test bundle.
 struct WearhouseRunner {
@@ -6,6 +7,12 @@ struct WearhouseRunner {
         var status: Int32
         var stdout: String
         var stderr: String
+
+        init(_ run: ToolRun) {
+            status = run.status
+            stdout = run.stdout
+            stderr = run.stderr
+        }
     }
 
     static let executable: URL = {
@@ -19,44 +26,12 @@ struct WearhouseRunner {
     }()
 
     static func run(_ arguments: [String], stdin: String? = nil) throws -> Result {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        let input = Pipe()
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        // Read both pipes before waiting, so a large output cannot block the child.
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self))
+        Result(try TestSupport.runTool(executable.path, arguments, stdin: stdin))
     }
 
     /// Runs another program (busctl) to completion.
     static func runTool(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self))
+        Result(try TestSupport.runTool(path, arguments, environment: environment))
     }
 
     /// Parses one line of JSON output into a dictionary.
