@@ -225,6 +225,11 @@ extension BlueZObjectCache {
 }
 
 /// Reads that tolerate the integer widths and shapes python-dbusmock sends (`bluez.md` §3.1).
+///
+/// Its `bluez5` template also types ManufacturerData `aa{qv}`, ServiceData `aa{sv}`, AdvertisingFlags `aay` and
+/// AdvertisingData `aa{yv}` (one array too many); the cache only notes that those changed and never reads their
+/// contents, so they pass through as they are. A reader for them must accept both shapes
+/// (`DbusmockCrossCheckTests` runs the client against that template).
 extension DBusValue {
     /// Any integer type (or a byte or boolean), as an Int.
     var looseInteger: Int? {
