@@ -117,20 +117,7 @@ struct Bluetoothctl {
 
     /// An interactive session fed from `stdin`.
     func run(stdin: String) throws -> WearhouseRunner.Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/bluetoothctl")
-        process.environment = environment
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        input.fileHandleForWriting.write(Data(stdin.utf8))
-        try input.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return WearhouseRunner.Result(
-            status: process.terminationStatus, stdout: String(decoding: data, as: UTF8.self), stderr: "")
+        WearhouseRunner.Result(
+            try TestSupport.runTool("/usr/bin/bluetoothctl", [], environment: environment, stdin: stdin))
     }
 }
