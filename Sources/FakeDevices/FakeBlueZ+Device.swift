@@ -15,6 +15,8 @@ struct FakeBlueZDevice {
     /// Served GATT objects: service paths, and characteristics by path.
     var servicePaths: [String] = []
     var characteristics: [String: FakeBlueZCharacteristic] = [:]
+    /// The CCCD descriptor objects under the characteristics.
+    var descriptorPaths: [String] = []
     /// How Connect calls end (``FakeBlueZ/ConnectFault``); `nil`: they succeed.
     var connectFault: FakeBlueZ.ConnectFault?
     /// A Connect left unanswered by ``FakeBlueZ/ConnectFault/noReply``.
@@ -157,6 +159,17 @@ extension FakeBlueZ {
             exportGATTObjects(services, of: &device, at: path)
         }
         device.servicesResolved = true
+        // While connected, BlueZ's battery plugin puts Battery1 on the device (bluez.md 9.6).
+        if services.contains(where: { $0.uuid == .batteryService }),
+            let level = try? device.peripheral.read(.batteryLevel).first
+        {
+            emit("Battery1 at \(path)") { bus in
+                try bus.export(
+                    path,
+                    interfaces: [DBusExportedInterface(Self.batteryInterface, properties: ["Percentage": .byte(level)])]
+                )
+            }
+        }
         devices[path] = device
         let uuids = services.map(\.uuid.description)
         setDeviceProperties(["UUIDs": .strings(uuids), "ServicesResolved": .boolean(true)], at: path)
@@ -172,6 +185,7 @@ extension FakeBlueZ {
             setDeviceProperties(["ServicesResolved": .boolean(false)], at: path)
         }
         devices[path]?.connected = false
+        emit("Battery1 at \(path)") { bus in try bus.removeInterfaces([Self.batteryInterface.name], from: path) }
         // The acquired notify sockets hang up with the link (the client acquires again after reconnecting).
         for (charPath, info) in devices[path]?.characteristics ?? [:] where info.acquiredSocket != nil {
             releaseAcquired(charPath, of: path)
@@ -223,17 +237,39 @@ extension FakeBlueZ {
                                 methodHandler: handler { $0.handleCharacteristic($1) })
                         ])
                 }
+                guard !characteristic.properties.isDisjoint(with: [.notify, .indicate]) else { continue }
+                // The Client Characteristic Configuration descriptor follows the value handle.
+                let descriptorPath = charPath + "/desc" + Self.hex4(handle - 1)
+                device.descriptorPaths.append(descriptorPath)
+                emit("export \(descriptorPath)") { bus in
+                    try bus.export(
+                        descriptorPath,
+                        interfaces: [
+                            DBusExportedInterface(
+                                Self.gattDescriptorInterface,
+                                properties: [
+                                    "UUID": .string(BluetoothUUID(UInt16(0x2902)).description),
+                                    "Characteristic": .objectPath(charPath), "Value": .bytes([]),
+                                ],
+                                methodHandler: { _, call in
+                                    call.member == "ReadValue"
+                                        ? .values([.bytes([0, 0])])
+                                        : .error(name: BlueZErrorName.notPermitted, message: "Write not permitted")
+                                })
+                        ])
+                }
             }
         }
         device.cachedServices = services
     }
 
     func removeGATTObjects(of device: inout FakeBlueZDevice, at path: String) {
-        let paths = device.characteristics.keys.sorted() + device.servicePaths
+        let paths = device.descriptorPaths + device.characteristics.keys.sorted() + device.servicePaths
         for objectPath in paths {
             emit("unexport \(objectPath)") { bus in try bus.unexport(objectPath) }
         }
         device.characteristics = [:]
+        device.descriptorPaths = []
         device.servicePaths = []
         device.cachedServices = nil
     }

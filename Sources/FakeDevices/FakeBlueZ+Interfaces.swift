@@ -81,4 +81,23 @@ extension FakeBlueZ {
             .init("Notifying", .boolean), .init("Flags", .array(.string)), .init("MTU", .uint16),
             .init("NotifyAcquired", .boolean),
         ])
+
+    /// `org.bluez.GattDescriptor1` on `…/charYYYY/descZZZZ` (the CCCD of notifying characteristics).
+    public static let gattDescriptorInterface = DBusInterface(
+        name: "org.bluez.GattDescriptor1",
+        methods: [
+            .init(
+                "ReadValue", inputs: [.init("options", .dictionary(key: .string, value: .variant))],
+                outputs: [.init("value", .array(.byte))]),
+            .init(
+                "WriteValue",
+                inputs: [
+                    .init("value", .array(.byte)), .init("options", .dictionary(key: .string, value: .variant)),
+                ]),
+        ],
+        properties: [.init("UUID", .string), .init("Characteristic", .objectPath), .init("Value", .array(.byte))])
+
+    /// `org.bluez.Battery1` on a connected device with a Battery service.
+    public static let batteryInterface = DBusInterface(
+        name: "org.bluez.Battery1", properties: [.init("Percentage", .byte)])
 }

@@ -53,6 +53,9 @@ import Testing
                 ]))
             let names = Set(blocks.compactMap(\.last))
             #expect(names.isSuperset(of: ["Device Information", "Manufacturer Name String", "Battery Level"]))
+            // The notifying characteristic's configuration descriptor, and the battery plugin's percentage.
+            #expect(listing.stdout.contains("Client Characteristic Configuration"))
+            #expect(try bluetoothctl.run("info", Self.strap).stdout.contains("Battery Percentage"))
             // Every attribute is below the device and named by BlueZ's path scheme.
             for block in blocks {
                 #expect(block.count == 4 && block[1].hasPrefix(Self.devicePath + "/service"), "\(block)")

@@ -83,8 +83,9 @@ import Testing
             let order = removed.filter { $0.member == "InterfacesRemoved" }
                 .compactMap(\.arguments.first?.objectPathValue)
             #expect(order.last == "/org/bluez/hci0")
-            let device = try #require(order.firstIndex(of: path))
-            #expect(device > 0 && order[..<device].allSatisfy { $0.hasPrefix(path + "/") })
+            // The device object goes after its GATT objects (its Battery1 may go first, with the link).
+            let device = try #require(order.lastIndex(of: path))
+            #expect(device > 0 && order[..<device].allSatisfy { $0 == path || $0.hasPrefix(path + "/") })
             let gone = await #expect(throws: DBusError.self) {
                 try await fixture.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
             }

@@ -111,12 +111,16 @@ import Testing
             let unresolved = try #require(down.firstIndex { $0.changes("ServicesResolved", to: .boolean(false)) })
             let disconnected = try #require(down.firstIndex { $0.changes("Connected", to: .boolean(false)) })
             #expect(unresolved < disconnected)
-            #expect(!down.contains { $0.member == "InterfacesRemoved" })
+            // Only Battery1 leaves the device (the battery plugin goes with the link); the GATT objects stay.
+            let removed = down.filter { $0.member == "InterfacesRemoved" }
+            #expect(removed.allSatisfy { $0.arguments.first == .objectPath(Self.strapPath) })
+            #expect(removed.allSatisfy { $0.arguments.dropFirst().first == .strings(["org.bluez.Battery1"]) })
 
-            // Reconnect: no InterfacesAdded, the cached objects are resolved again.
+            // Reconnect: no GATT InterfacesAdded, the cached objects are resolved again; Battery1 comes back.
             fixture.log.clear()
             try await fixture.connectAndResolve(Self.strapPath)
-            #expect(!fixture.log.all.contains { $0.member == "InterfacesAdded" })
+            #expect(!fixture.log.all.contains { $0.member == "InterfacesAdded" && $0.adds("org.bluez.GattService1") })
+            #expect(fixture.log.all.contains { $0.adds("org.bluez.Battery1") })
         }
     }
 
