@@ -66,16 +66,17 @@ fuzz: fuzz-build
 fuzz-smoke: fuzz-build
 	$(FUZZER) -max_total_time=$(FUZZ_SMOKE_SECONDS) -max_len=256 -print_final_stats=1 .fuzz/corpus 2>&1 | tail -4
 
-# The service binary links the Swift runtime and Foundation statically and is not position-independent: 8 MB less
-# resident memory than with the shared toolchain libraries (BENCHMARKS.md, scenario service). The static Foundation archive makes the linker
-# print a warning about mktemp in the toolchain's own code; it is filtered here, nothing else is.
-RELEASE_BINARY = mkdir -p .build && $(SWIFT) build -c release --product wearhouse --static-swift-stdlib -Xlinker -no-pie \
+# Release builds link the Swift runtime and Foundation statically and are not position-independent: 8 MB less
+# resident memory for the service than with the shared toolchain libraries (BENCHMARKS.md, scenario service).
+# The benchmark harness is built with the same flags, so that both share one build. The static Foundation
+# archive makes the linker warn about mktemp in the toolchain's own code; that line is filtered, nothing else.
+RELEASE = mkdir -p .build && $(SWIFT) build -c release --static-swift-stdlib -Xlinker -no-pie --product $(1) \
     > .build/release-build.log 2>&1; status=$$?; grep -v "the use of .mktemp. is dangerous" .build/release-build.log; \
     exit $$status
 
 bench: deps
-	$(SWIFT) build -c release --product Benchmarks
-	$(RELEASE_BINARY)
+	@$(call RELEASE,Benchmarks)
+	@$(call RELEASE,wearhouse)
 	.build/release/Benchmarks $(BENCH_FLAGS) $(SCENARIO)
 
 demo: deps
@@ -106,7 +107,7 @@ INSTALLED := $(BINDIR)/wearhouse $(DESTDIR)$(UNITDIR)/wearhouse.service $(DESTDI
 # The release binary, the unit (ExecStart rewritten for PREFIX), sysusers, tmpfiles, udev rules, the D-Bus policy
 # and the example configuration (never over an existing /etc/wearhouse/wearhouse.conf).
 install: deps
-	$(RELEASE_BINARY)
+	@$(call RELEASE,wearhouse)
 	install -d $(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
 	    $(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(DBUSPOLICYDIR) $(DESTDIR)$(DOCDIR)
 	install -m 0755 .build/release/wearhouse $(BINDIR)/wearhouse
