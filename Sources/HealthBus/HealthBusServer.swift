@@ -20,13 +20,16 @@ public final class HealthBusServer: Sendable {
         public var observerPollInterval: Duration
         /// Calls one connection may have in flight (``HealthBusAPI/maximumCallsInFlight``).
         public var maximumCallsInFlight: Int
-        /// Names a caller from its credentials (UID, PID); the default reads `/proc` (``AppIdentity/resolve``).
-        public var identify: @Sendable (_ uid: UInt32, _ pid: UInt32?) -> AppIdentity
+        /// Names a caller from its unique name and credentials (UID, PID); the default reads `/proc`
+        /// (``AppIdentity/resolve(uid:pid:procRoot:)``). Tests use it to tell connections of one process apart.
+        public var identify: @Sendable (_ sender: String, _ uid: UInt32, _ pid: UInt32?) -> AppIdentity
 
         public init(
             observerPollInterval: Duration = .milliseconds(250),
             maximumCallsInFlight: Int = HealthBusAPI.maximumCallsInFlight,
-            identify: @escaping @Sendable (UInt32, UInt32?) -> AppIdentity = { AppIdentity.resolve(uid: $0, pid: $1) }
+            identify: @escaping @Sendable (String, UInt32, UInt32?) -> AppIdentity = {
+                AppIdentity.resolve(uid: $1, pid: $2)
+            }
         ) {
             self.observerPollInterval = observerPollInterval
             self.maximumCallsInFlight = maximumCallsInFlight
@@ -227,7 +230,7 @@ public final class HealthBusServer: Sendable {
                 name: HealthBusError.Name.notAuthorized,
                 message: "the bus did not report this connection's user, so the service cannot tell who is calling")
         }
-        let identity = settings.identify(uid, credentials["ProcessID"]?.uint32Value)
+        let identity = settings.identify(sender, uid, credentials["ProcessID"]?.uint32Value)
         state.withLock { state in
             // Unique names are never reused on a bus; the cache empties as callers leave (and in full when a
             // departure was missed).

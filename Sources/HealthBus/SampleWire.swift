@@ -53,7 +53,12 @@ public enum SampleWire {
     // MARK: Encoding
 
     /// The wire form of a quantity sample, its value in `unit` (the type's canonical unit when `nil`).
-    public static func encode(_ sample: QuantitySample, unit: HealthUnit? = nil) -> DBusValue {
+    ///
+    /// With `forSaving`, as an app sends it to `SaveSamples`: without `source` (the service sets it) and without an
+    /// `id` derived from the sample's own fields (the service derives it again with the app as the source).
+    public static func encode(_ sample: QuantitySample, unit: HealthUnit? = nil, forSaving: Bool = false)
+        -> DBusValue
+    {
         var value = sample.value
         var unitText = sample.type.canonicalUnit
         if let unit, let canonical = try? HealthUnit(sample.type.canonicalUnit),
@@ -65,6 +70,7 @@ public enum SampleWire {
         var properties = common(
             id: sample.id, source: sample.source, device: sample.device, subject: sample.subject,
             startOffset: sample.startOffsetSeconds, metadata: sample.metadata)
+        if forSaving { properties.removeAll { $0.0 == "source" || ($0.0 == "id" && sample.hasDerivedID) } }
         properties.sort { $0.0 < $1.0 }
         return .struct([
             .string(sample.type.identifier), .int64(sample.start.milliseconds), .int64(sample.end.milliseconds),
@@ -72,11 +78,13 @@ public enum SampleWire {
         ])
     }
 
-    /// The wire form of a heartbeat series: its beat count as the value, its beats in `beats`.
-    public static func encode(_ series: HeartbeatSeriesSample) -> DBusValue {
+    /// The wire form of a heartbeat series: its beat count as the value, its beats in `beats`. `forSaving` as for
+    /// quantity samples.
+    public static func encode(_ series: HeartbeatSeriesSample, forSaving: Bool = false) -> DBusValue {
         var properties = common(
             id: series.id, source: series.source, device: series.device, subject: series.subject,
             startOffset: series.startOffsetSeconds, metadata: series.metadata)
+        if forSaving { properties.removeAll { $0.0 == "source" || ($0.0 == "id" && series.hasDerivedID) } }
         let beats = series.beats.map { beat in
             DBusValue.struct([
                 .double(beat.offsetMilliseconds), .double(beat.rrMilliseconds), .boolean(beat.precededByGap),
