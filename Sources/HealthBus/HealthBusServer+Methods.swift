@@ -33,8 +33,7 @@ extension HealthBusServer {
             let types = try Self.typeList(arguments[0], "types")
             guard !types.isEmpty else { throw HealthBusError.invalidArgument("Observe: name at least one type") }
             for type in types { try await store.recordAccess(caller, .observe, type: type) }
-            observe(types, sender: sender)
-            return [.int64(try await store.typesWithNewSamples(since: nil).anchor)]
+            return [.int64(observe(types, sender: sender))]
         case "StopObserving":
             stopObserving(try Self.typeList(arguments[0], "types"), sender: sender)
             return []

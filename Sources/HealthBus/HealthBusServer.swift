@@ -56,6 +56,8 @@ public final class HealthBusServer: Sendable {
         var nextCall: UInt64 = 0
         var background: [Task<Void, Never>] = []
         var stopped = false
+        /// How far the observers' poller has looked (a store anchor).
+        var pollAnchor: Int64 = 0
         /// Calls answered, for tests and diagnostics.
         var answered = 0
     }
@@ -96,6 +98,7 @@ public final class HealthBusServer: Sendable {
             to: DBusMatchRule(
                 sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged"))
         let (_, anchor) = try await store.typesWithNewSamples(since: nil)
+        state.withLock { $0.pollAnchor = anchor }
         let handler: DBusMethodHandler = { [weak self] _, call in
             guard let self else {
                 return .error(name: HealthBusError.Name.failed, message: "the service is stopping; try again")
@@ -262,23 +265,29 @@ public final class HealthBusServer: Sendable {
             do {
                 let (types, next) = try await store.typesWithNewSamples(since: anchor)
                 anchor = next
-                guard !types.isEmpty else { continue }
-                try await notifyObservers(of: types, anchor: next)
+                // Observers registered from here on get `next` from Observe; those registered before are told.
+                let targets = state.withLock { state in
+                    state.pollAnchor = next
+                    return types.isEmpty ? [] : Self.targets(of: types, in: state)
+                }
+                guard !targets.isEmpty else { continue }
+                try await notify(targets, anchor: next)
             } catch {
                 log("cannot check for new samples for observers: \(error)")
             }
         }
     }
 
-    private func notifyObservers(of types: Set<String>, anchor: Int64) async throws {
-        let targets = state.withLock { state in
-            state.observers.compactMap { sender, observed -> (String, String, Set<String>)? in
-                let wanted = observed.intersection(types)
-                guard !wanted.isEmpty, let identity = state.identities[sender] else { return nil }
-                return (sender, identity.appID, wanted)
-            }
+    /// The observers of `types`: unique name, app id, the types they observe among them.
+    private static func targets(of types: Set<String>, in state: State) -> [(String, String, Set<String>)] {
+        state.observers.compactMap { sender, observed -> (String, String, Set<String>)? in
+            let wanted = observed.intersection(types)
+            guard !wanted.isEmpty, let identity = state.identities[sender] else { return nil }
+            return (sender, identity.appID, wanted)
         }
-        guard !targets.isEmpty else { return }
+    }
+
+    private func notify(_ targets: [(String, String, Set<String>)], anchor: Int64) async throws {
         let grants = try await store.apps()
         let readable = Dictionary(
             grants.map { ($0.app, Set($0.grants.filter(\.read).map(\.type))) }, uniquingKeysWith: { $0.union($1) })
@@ -296,8 +305,12 @@ public final class HealthBusServer: Sendable {
         }
     }
 
-    func observe(_ types: [String], sender: String) {
-        state.withLock { state in state.observers[sender, default: []].formUnion(types) }
+    /// Registers an observer; returns the anchor from which its `SamplesAdded` signals cover the additions.
+    func observe(_ types: [String], sender: String) -> Int64 {
+        state.withLock { state in
+            state.observers[sender, default: []].formUnion(types)
+            return state.pollAnchor
+        }
     }
 
     func stopObserving(_ types: [String], sender: String) {
