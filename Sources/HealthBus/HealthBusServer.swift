@@ -263,7 +263,9 @@ public final class HealthBusServer: Sendable {
             try? await Task.sleep(for: settings.observerPollInterval)
             guard !Task.isCancelled else { return }
             do {
-                let (types, next) = try await store.typesWithNewSamples(since: anchor)
+                // Without observers only the anchor moves on (one counter read).
+                let observing = state.withLock { !$0.observers.isEmpty }
+                let (types, next) = try await store.typesWithNewSamples(since: observing ? anchor : nil)
                 anchor = next
                 // Observers registered from here on get `next` from Observe; those registered before are told.
                 let targets = state.withLock { state in
