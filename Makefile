@@ -12,7 +12,8 @@ SCENARIO     ?=
 BENCH_FLAGS  ?=
 
 # Debian packages the build and the tests need. Each is installed only when missing.
-DEB_PACKAGES := pkg-config libsqlite3-dev libsystemd-dev libpq-dev libudev-dev libbluetooth-dev python3 dbus-daemon systemd tzdata bluez python3-dbusmock
+DEB_PACKAGES := pkg-config libsqlite3-dev libsystemd-dev libpq-dev libudev-dev libbluetooth-dev python3 dbus-daemon systemd tzdata bluez \
+    python3-dbus python3-gi libglib2.0-bin util-linux python3-dbusmock
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -92,24 +93,27 @@ SYSUSERSDIR   ?= /usr/lib/sysusers.d
 TMPFILESDIR   ?= /usr/lib/tmpfiles.d
 UDEVRULESDIR  ?= /usr/lib/udev/rules.d
 DBUSPOLICYDIR ?= /usr/share/dbus-1/system.d
+DBUSIFACEDIR  ?= /usr/share/dbus-1/interfaces
 else
 UNITDIR       ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR   ?= /etc/sysusers.d
 TMPFILESDIR   ?= /etc/tmpfiles.d
 UDEVRULESDIR  ?= /etc/udev/rules.d
 DBUSPOLICYDIR ?= /etc/dbus-1/system.d
+DBUSIFACEDIR  ?= $(PREFIX)/share/dbus-1/interfaces
 endif
 DOCDIR        ?= $(PREFIX)/share/doc/wearhouse
 INSTALLED := $(BINDIR)/wearhouse $(DESTDIR)$(UNITDIR)/wearhouse.service $(DESTDIR)$(SYSUSERSDIR)/wearhouse.conf \
     $(DESTDIR)$(TMPFILESDIR)/wearhouse.conf $(DESTDIR)$(UDEVRULESDIR)/70-wearhouse.rules \
-    $(DESTDIR)$(DBUSPOLICYDIR)/org.wearhouse.Health1.conf $(DESTDIR)$(DOCDIR)/wearhouse.conf.example
+    $(DESTDIR)$(DBUSPOLICYDIR)/org.wearhouse.Health1.conf $(DESTDIR)$(DBUSIFACEDIR)/org.wearhouse.Health1.xml \
+    $(DESTDIR)$(DOCDIR)/wearhouse.conf.example $(DESTDIR)$(DOCDIR)/app-api.md $(DESTDIR)$(DOCDIR)/todays_heart_rate.py
 
 # The release binary, the unit (ExecStart rewritten for PREFIX), sysusers, tmpfiles, udev rules, the D-Bus policy
 # and the example configuration (never over an existing /etc/wearhouse/wearhouse.conf).
 install: deps
 	@$(call RELEASE,wearhouse)
 	install -d $(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
-	    $(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(DBUSPOLICYDIR) $(DESTDIR)$(DOCDIR)
+	    $(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(DBUSPOLICYDIR) $(DESTDIR)$(DBUSIFACEDIR) $(DESTDIR)$(DOCDIR)
 	install -m 0755 .build/release/wearhouse $(BINDIR)/wearhouse
 	sed 's|/usr/local/bin/wearhouse|$(PREFIX)/bin/wearhouse|g' Systemd/wearhouse.service > $(DESTDIR)$(UNITDIR)/wearhouse.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/wearhouse.service
@@ -118,6 +122,9 @@ install: deps
 	install -m 0644 Udev/70-wearhouse.rules $(DESTDIR)$(UDEVRULESDIR)/70-wearhouse.rules
 	install -m 0644 Systemd/org.wearhouse.Health1.conf $(DESTDIR)$(DBUSPOLICYDIR)/org.wearhouse.Health1.conf
 	install -m 0644 Systemd/wearhouse.conf.example $(DESTDIR)$(DOCDIR)/wearhouse.conf.example
+	install -m 0644 Systemd/org.wearhouse.Health1.xml $(DESTDIR)$(DBUSIFACEDIR)/org.wearhouse.Health1.xml
+	install -m 0644 docs/app-api.md $(DESTDIR)$(DOCDIR)/app-api.md
+	install -m 0755 examples/todays_heart_rate.py $(DESTDIR)$(DOCDIR)/todays_heart_rate.py
 	install -d $(DESTDIR)/etc/wearhouse
 	[ -e $(DESTDIR)/etc/wearhouse/wearhouse.conf ] || \
 	    install -m 0644 Systemd/wearhouse.conf.example $(DESTDIR)/etc/wearhouse/wearhouse.conf

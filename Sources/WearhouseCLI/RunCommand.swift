@@ -26,7 +26,7 @@ struct RunCommand: Command {
         ("config", "file", "The configuration file (default \(GatewayConfiguration.defaultPath), if present)."),
         StoreLocation.option, BluetoothOptions.bus, BluetoothOptions.adapter,
         ("set", "key=value,...", "Override configuration keys (section.key=value), comma-separated."),
-        ("duration", "seconds", "Stop after this many seconds (tests, demos)."),
+        ("duration", "seconds", "Stop after this many seconds (tests, demos)."), AppAPI.option,
     ])
 
     func run(_ arguments: Arguments, console: Console) async -> ExitCode {
@@ -73,8 +73,11 @@ struct RunCommand: Command {
             return error.code
         }
         let log = ServiceLog(level: configuration.service.logLevel, destination: .automatic())
-        return await Service(configuration: configuration, store: store, log: log, duration: duration).run(
+        guard let api = await AppAPI.start(arguments, storePath: store.path, log: log) else { return .unavailable }
+        let status = await Service(configuration: configuration, store: store, log: log, duration: duration).run(
             console: console)
+        await api.stop()
+        return status
     }
 }
 
