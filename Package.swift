@@ -68,6 +68,7 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["wearhouse", "BlueZ", "FakeDevices", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FakeDevicesTests", dependencies: ["FakeDevices", "GATT", "BlueZ", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "TracesTests", dependencies: ["Traces", "GATT", "Gateway", "Health", "SQLiteStore", "FakeDevices", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "GATT", "Health", "SQLiteStore", "BlueZ", "FakeDevices", "TestSupport"], swiftSettings: strict),
     ]
 )
