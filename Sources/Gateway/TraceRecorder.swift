@@ -25,6 +25,7 @@ public final class TraceRecorder: GatewayObserver {
         var writer: TraceWriter?
         var failure: TraceError?
         var ticker: Task<Void, Never>?
+        var notifications = 0
     }
 
     private let state: Mutex<State>
@@ -70,6 +71,9 @@ public final class TraceRecorder: GatewayObserver {
         }
     }
 
+    /// Notifications recorded so far.
+    public var notifications: Int { state.withLock { $0.notifications } }
+
     /// The error that stopped the recording, if any.
     public var failure: TraceError? { state.withLock { $0.failure } }
 
@@ -111,6 +115,7 @@ public final class TraceRecorder: GatewayObserver {
             TraceValue(
                 kind: .notification, address: notification.peripheral.address,
                 characteristic: notification.characteristic, bytes: notification.value, at: notification.receivedAt))
+        state.withLock { $0.notifications += 1 }
         withWriter { writer throws(TraceError) in try writer.append(record) }
     }
 
