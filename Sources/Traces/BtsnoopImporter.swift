@@ -515,7 +515,9 @@ private struct CaptureState {
                             at: value.at)))
             }
         }
+        report.problems.sort { $0.record < $1.record }
         report.devices = order
+        report.handles = handles
         let created = firstTimestamp.map { $0 &- Btsnoop.epochOffsetMicroseconds }
         let header = TraceHeader(
             createdWallMicroseconds: created, recorder: options.recorder, origin: options.origin)

@@ -1,3 +1,5 @@
+public import GATT
+
 /// What the importer made of every record of a capture. The categories add up to ``records``: every record is
 /// accounted for.
 public struct BtsnoopReport: Hashable, Sendable, CustomStringConvertible {
@@ -46,6 +48,8 @@ public struct BtsnoopReport: Hashable, Sendable, CustomStringConvertible {
     public var unmappedHandles: [UInt16: Int] = [:]
     /// Handles resolved from the capture's discovery traffic (all devices).
     public var discoveredHandles = 0
+    /// What discovery in the capture resolved: device address -> handle -> characteristic.
+    public var handles: [String: [UInt16: BluetoothUUID]] = [:]
     /// The devices the values came from.
     public var devices: [String] = []
 
