@@ -189,8 +189,10 @@ private struct CaptureState {
         currentRecord = record.number
         let first = firstTimestamp ?? record.timestamp
         firstTimestamp = first
-        now = Timestamp(
-            monotonic: .microseconds(record.timestamp &- first), wallMicroseconds: record.wallMicroseconds)
+        // Since the first record, kept within what a trace line holds (±292 years in nanoseconds).
+        let limit = Int64.max / 1000
+        let elapsed = min(max(record.timestamp.subtractingReportingOverflow(first).partialValue, -limit), limit)
+        now = Timestamp(monotonic: .microseconds(elapsed), wallMicroseconds: record.wallMicroseconds)
         guard record.originalLength == UInt32(record.data.count) else {
             classify(
                 [record.number], .damaged,
