@@ -58,7 +58,9 @@ let package = Package(
         // The one executable: main.swift only.
         .executableTarget(name: "wearhouse", dependencies: ["WearhouseCLI"], swiftSettings: strict),
         // The benchmark harness (`make bench`); not part of the product.
-        .executableTarget(name: "Benchmarks", dependencies: ["GATT", "Health", "SQLiteStore"], swiftSettings: strict),
+        .executableTarget(
+            name: "Benchmarks", dependencies: ["GATT", "Health", "SQLiteStore", "Traces", "Gateway", "FakeDevices"],
+            swiftSettings: strict),
 
         // Helpers shared by the test targets (a seedable generator, tolerant comparison).
         .target(name: "TestSupport", dependencies: ["FakeDevices"], path: "Tests/Support", swiftSettings: strict),
