@@ -1,3 +1,4 @@
+internal import CDispatch
 internal import Glibc
 public import Health
 
