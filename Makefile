@@ -138,3 +138,19 @@ uninstall:
 
 clean:
 	rm -rf .build .fuzz .bench
+
+# libFuzzer over the trace line parser and the btsnoop importer: the GATT and Traces sources and
+# Fuzz/TracesFuzzer.swift compiled as one module, seeded from Fuzz/traces-seeds.
+.PHONY: fuzz-traces
+TRACES_FUZZER := .fuzz/traces-fuzzer
+TRACES_SOURCES := $(wildcard Sources/Traces/*.swift)
+
+$(TRACES_FUZZER): $(GATT_SOURCES) $(TRACES_SOURCES) Fuzz/TracesFuzzer.swift
+	@mkdir -p .fuzz/traces-corpus
+	$(SWIFT)c -sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -module-name GATT \
+	    $(GATT_SOURCES) $(TRACES_SOURCES) Fuzz/TracesFuzzer.swift -o $@ 2>&1 \
+	    | { grep -v -e "Cannot export local symbol" -e "ignoring import" -e "^ *|" -e "^ *[0-9]* |" || true; }
+	@test -x $@
+
+fuzz-traces: deps $(TRACES_FUZZER)
+	$(TRACES_FUZZER) -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 .fuzz/traces-corpus Fuzz/traces-seeds

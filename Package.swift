@@ -66,7 +66,7 @@ let package = Package(
         .executableTarget(name: "wearhouse", dependencies: ["WearhouseCLI"], swiftSettings: strict),
         // The benchmark harness (`make bench`); not part of the product.
         .executableTarget(
-            name: "Benchmarks", dependencies: ["GATT", "Health", "SQLiteStore", "BlueZ", "FakeDevices"],
+            name: "Benchmarks", dependencies: ["GATT", "Health", "SQLiteStore", "BlueZ", "Traces", "Gateway", "FakeDevices"],
             swiftSettings: strict),
 
         // Helpers shared by the test targets (a seedable generator, tolerant comparison).
@@ -78,6 +78,7 @@ let package = Package(
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FakeDevicesTests", dependencies: ["FakeDevices", "GATT", "BlueZ", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HealthBusTests", dependencies: ["wearhouse", "HealthBus", "WearhouseClient", "Health", "SQLiteStore", "BlueZ", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "TracesTests", dependencies: ["Traces", "GATT", "Gateway", "Health", "SQLiteStore", "FakeDevices", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "GATT", "Health", "SQLiteStore", "BlueZ", "FakeDevices", "TestSupport"], swiftSettings: strict),
     ]
 )
