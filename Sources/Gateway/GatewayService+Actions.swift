@@ -57,6 +57,7 @@ extension GatewayService {
                 let central = self.central
                 Task { try? await central.remove(id) }
             case .linkLost:
+                observer?.linkLost(address: address)
                 sensors[address]?.subscribed = []
                 guard var builder = sensors[address]?.builder else { continue }
                 let output = builder.linkLost()

@@ -222,5 +222,12 @@ public actor GatewayService {
 public protocol GatewayObserver: Sendable {
     func sensorReady(address: String, context: SensorContext, characteristics: [BluetoothUUID])
     func connectionChanged(address: String, connected: Bool)
+    /// The session stopped trusting its notifications' continuity (link lost, bluetoothd gone, services being
+    /// resolved again, the watchdog): open heartbeat series were closed here, even without a disconnection.
+    func linkLost(address: String)
     func notification(_ notification: GATTNotification)
+}
+
+extension GatewayObserver {
+    public func linkLost(address: String) {}
 }

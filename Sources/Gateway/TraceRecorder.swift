@@ -110,6 +110,11 @@ public final class TraceRecorder: GatewayObserver {
         withWriter { writer throws(TraceError) in try writer.append(record) }
     }
 
+    /// Recorded as a disconnection, which is what makes a replay close heartbeat series at the same point.
+    public func linkLost(address: String) {
+        connectionChanged(address: address, connected: false)
+    }
+
     public func notification(_ notification: GATTNotification) {
         let record = TraceRecord.value(
             TraceValue(
