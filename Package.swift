@@ -71,6 +71,12 @@ let package = Package(
 
         // Helpers shared by the test targets (a seedable generator, tolerant comparison).
         .target(name: "TestSupport", dependencies: ["FakeDevices"], path: "Tests/Support", swiftSettings: strict),
+        // The whole gateway on a private bus (FakeBlueZ, the BlueZ client, the service, SQLite), for the gateway
+        // and trace suites.
+        .target(
+            name: "GatewayTestSupport",
+            dependencies: ["Gateway", "GATT", "Health", "SQLiteStore", "BlueZ", "FakeDevices", "TestSupport"],
+            path: "Tests/GatewaySupport", swiftSettings: strict),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HealthTests", dependencies: ["Health", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Health", "TestSupport"], swiftSettings: strict),
@@ -78,7 +84,7 @@ let package = Package(
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FakeDevicesTests", dependencies: ["FakeDevices", "GATT", "BlueZ", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HealthBusTests", dependencies: ["wearhouse", "HealthBus", "WearhouseClient", "Health", "SQLiteStore", "BlueZ", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "TracesTests", dependencies: ["Traces", "GATT", "Gateway", "Health", "SQLiteStore", "FakeDevices", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "GATT", "Health", "SQLiteStore", "BlueZ", "FakeDevices", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "TracesTests", dependencies: ["Traces", "GATT", "Gateway", "Health", "SQLiteStore", "FakeDevices", "TestSupport", "GatewayTestSupport"], swiftSettings: strict),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "GATT", "Health", "SQLiteStore", "BlueZ", "FakeDevices", "TestSupport", "GatewayTestSupport"], swiftSettings: strict),
     ]
 )

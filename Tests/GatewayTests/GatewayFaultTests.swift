@@ -3,6 +3,7 @@ import FakeDevices
 import Foundation
 import GATT
 import Gateway
+import GatewayTestSupport
 import Health
 import SQLiteStore
 import TestSupport

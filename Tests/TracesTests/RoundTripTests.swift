@@ -2,6 +2,7 @@ import FakeDevices
 import Foundation
 import GATT
 import Gateway
+import GatewayTestSupport
 import Health
 import SQLiteStore
 import Testing
