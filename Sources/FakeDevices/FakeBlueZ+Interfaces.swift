@@ -59,18 +59,20 @@ extension FakeBlueZ {
             .init("Includes", .array(.objectPath)),
         ])
 
+    /// `ReadValue(a{sv}) → ay` and `WriteValue(ay, a{sv})`, which characteristics and descriptors share.
+    static let valueMethods: [DBusInterface.Method] = [
+        .init(
+            "ReadValue", inputs: [.init("options", .dictionary(key: .string, value: .variant))],
+            outputs: [.init("value", .array(.byte))]),
+        .init(
+            "WriteValue",
+            inputs: [.init("value", .array(.byte)), .init("options", .dictionary(key: .string, value: .variant))]),
+    ]
+
     /// `org.bluez.GattCharacteristic1` on `…/serviceXXXX/charYYYY`.
     public static let gattCharacteristicInterface = DBusInterface(
         name: "org.bluez.GattCharacteristic1",
-        methods: [
-            .init(
-                "ReadValue", inputs: [.init("options", .dictionary(key: .string, value: .variant))],
-                outputs: [.init("value", .array(.byte))]),
-            .init(
-                "WriteValue",
-                inputs: [
-                    .init("value", .array(.byte)), .init("options", .dictionary(key: .string, value: .variant)),
-                ]),
+        methods: valueMethods + [
             .init("StartNotify"), .init("StopNotify"),
             .init(
                 "AcquireNotify", inputs: [.init("options", .dictionary(key: .string, value: .variant))],
@@ -85,16 +87,7 @@ extension FakeBlueZ {
     /// `org.bluez.GattDescriptor1` on `…/charYYYY/descZZZZ` (the CCCD of notifying characteristics).
     public static let gattDescriptorInterface = DBusInterface(
         name: "org.bluez.GattDescriptor1",
-        methods: [
-            .init(
-                "ReadValue", inputs: [.init("options", .dictionary(key: .string, value: .variant))],
-                outputs: [.init("value", .array(.byte))]),
-            .init(
-                "WriteValue",
-                inputs: [
-                    .init("value", .array(.byte)), .init("options", .dictionary(key: .string, value: .variant)),
-                ]),
-        ],
+        methods: valueMethods,
         properties: [.init("UUID", .string), .init("Characteristic", .objectPath), .init("Value", .array(.byte))])
 
     /// `org.bluez.Battery1` on a connected device with a Battery service.

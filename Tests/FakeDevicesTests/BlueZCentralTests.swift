@@ -258,37 +258,20 @@ struct CentralFixture {
     static func run(
         _ scenario: FakeBlueZScenario, agentCapability: String? = nil, _ body: (CentralFixture) async throws -> Void
     ) async throws {
-        let daemon = try await PrivateBus.start()
-        defer { daemon.stop() }
-        let fake = try await FakeBlueZ.start(on: .address(daemon.address), scenario: scenario)
-        let bus: DBusConnection
-        do {
-            bus = try await DBusConnection.connect(to: .address(daemon.address))
-        } catch {
-            await fake.stop()
-            throw error
-        }
-        let central: BlueZCentral
-        do {
-            central = try await BlueZCentral.start(on: bus, agentCapability: agentCapability ?? "NoInputNoOutput")
-        } catch {
-            await bus.close()
-            await fake.stop()
-            throw error
-        }
-        let events = EventLog.collecting(central.events())
-        do {
-            try await body(
-                CentralFixture(
-                    daemon: daemon, fake: fake, bus: bus, central: central, agent: await central.agent, events: events))
-        } catch {
+        try await withFakeBlueZ(scenario) { daemon, fake, bus in
+            let central = try await BlueZCentral.start(
+                on: bus, agentCapability: agentCapability ?? "NoInputNoOutput")
+            let events = EventLog.collecting(central.events())
+            do {
+                try await body(
+                    CentralFixture(
+                        daemon: daemon, fake: fake, bus: bus, central: central, agent: await central.agent,
+                        events: events))
+            } catch {
+                await central.shutdown(disconnecting: [])
+                throw error
+            }
             await central.shutdown(disconnecting: [])
-            await bus.close()
-            await fake.stop()
-            throw error
         }
-        await central.shutdown(disconnecting: [])
-        await bus.close()
-        await fake.stop()
     }
 }

@@ -198,30 +198,18 @@ struct CacheFixture {
     let events: EventLog
 
     static func run(_ scenario: FakeBlueZScenario, _ body: (CacheFixture) async throws -> Void) async throws {
-        let daemon = try await PrivateBus.start()
-        defer { daemon.stop() }
-        let fake = try await FakeBlueZ.start(on: .address(daemon.address), scenario: scenario)
-        let bus: DBusConnection
-        do {
-            bus = try await DBusConnection.connect(to: .address(daemon.address))
-        } catch {
-            await fake.stop()
-            throw error
-        }
-        let cache = BlueZObjectCache(bus: bus)
-        let events = EventLog.collecting(await cache.events())
-        do {
-            try await cache.start()
-            try await body(CacheFixture(daemon: daemon, fake: fake, bus: bus, cache: cache, events: events))
-        } catch {
+        try await withFakeBlueZ(scenario) { daemon, fake, bus in
+            let cache = BlueZObjectCache(bus: bus)
+            let events = EventLog.collecting(await cache.events())
+            do {
+                try await cache.start()
+                try await body(CacheFixture(daemon: daemon, fake: fake, bus: bus, cache: cache, events: events))
+            } catch {
+                await cache.stop()
+                throw error
+            }
             await cache.stop()
-            await bus.close()
-            await fake.stop()
-            throw error
         }
-        await cache.stop()
-        await bus.close()
-        await fake.stop()
     }
 
     @discardableResult

@@ -115,3 +115,27 @@ struct FakeBlueZFixture {
         return path
     }
 }
+
+/// Runs `body` with a private bus, FakeBlueZ serving `scenario` on it, and a client connection; closes the
+/// connection and stops FakeBlueZ afterwards, whatever happens.
+func withFakeBlueZ(
+    _ scenario: FakeBlueZScenario, _ body: (PrivateBus, FakeBlueZ, DBusConnection) async throws -> Void
+) async throws {
+    let daemon = try await PrivateBus.start()
+    defer { daemon.stop() }
+    let fake = try await FakeBlueZ.start(on: .address(daemon.address), scenario: scenario)
+    do {
+        let bus = try await DBusConnection.connect(to: .address(daemon.address))
+        do {
+            try await body(daemon, fake, bus)
+        } catch {
+            await bus.close()
+            throw error
+        }
+        await bus.close()
+    } catch {
+        await fake.stop()
+        throw error
+    }
+    await fake.stop()
+}
