@@ -12,7 +12,7 @@ SCENARIO     ?=
 BENCH_FLAGS  ?=
 
 # Debian packages the build and the tests need. Each is installed only when missing.
-DEB_PACKAGES := pkg-config libsqlite3-dev libsystemd-dev libpq-dev libudev-dev libbluetooth-dev python3 dbus-daemon systemd tzdata bluez python3-dbusmock
+DEB_PACKAGES := pkg-config libsqlite3-dev libsystemd-dev libpq-dev libudev-dev libbluetooth-dev python3 dbus-daemon systemd tzdata bluez python3-dbusmock postgresql
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

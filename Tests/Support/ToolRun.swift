@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// What a program run to completion said: exit status, stdout, stderr.
 public struct ToolRun: Sendable {
