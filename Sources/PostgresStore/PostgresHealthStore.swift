@@ -22,7 +22,7 @@ public actor PostgresHealthStore: HealthStore {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// The connection string or URL (may hold a password: never logged).
-    private let conninfo: String
+    private nonisolated let conninfo: String
     var link: PostgresLink
     private var connection: PostgresConnection?
     /// Wall clock for the access log and tombstones; injected by tests.
@@ -110,6 +110,25 @@ public actor PostgresHealthStore: HealthStore {
                 throw error
             }
         }
+    }
+
+    /// The URL or connection string without its password, for messages and `wearhouse store check`.
+    public nonisolated var redactedURL: String { Self.redacted(conninfo) }
+
+    /// `url` with any password replaced by `***` (in a URL's user info or as a `password=` keyword).
+    public static func redacted(_ url: String) -> String {
+        if var components = URLComponents(string: url), components.password != nil {
+            components.password = "***"
+            return components.string ?? url
+        }
+        return url.split(separator: " ", omittingEmptySubsequences: false).map {
+            $0.hasPrefix("password=") ? "password=***" : String($0)
+        }.joined(separator: " ")
+    }
+
+    /// The size of the database on the server, in bytes.
+    public func databaseSize() throws -> Int64 {
+        try withConnection { try $0.query("SELECT pg_database_size(current_database())").int64(0, 0) }
     }
 
     /// The schema version of the database.

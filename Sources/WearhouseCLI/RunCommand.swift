@@ -65,7 +65,7 @@ struct RunCommand: Command {
         {
             storeArguments.options["store"] = configuration.store.url
         }
-        let store: SQLiteHealthStore
+        let store: any CommandStore
         do throws(StoreLocation.Failure) {
             store = try StoreLocation.open(storeArguments, mustExist: false)
         } catch {
@@ -81,7 +81,7 @@ struct RunCommand: Command {
 /// One run of the service, from connecting to the last flush.
 private struct Service {
     let configuration: GatewayConfiguration
-    let store: SQLiteHealthStore
+    let store: any CommandStore
     let log: ServiceLog
     let duration: Duration?
     let notifier = ServiceNotifier()
