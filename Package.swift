@@ -61,7 +61,8 @@ let package = Package(
         .executableTarget(name: "wearhouse", dependencies: ["WearhouseCLI"], swiftSettings: strict),
         // The benchmark harness (`make bench`); not part of the product.
         .executableTarget(
-            name: "Benchmarks", dependencies: ["GATT", "Health", "SQLiteStore", "BlueZ", "FakeDevices"],
+            name: "Benchmarks",
+            dependencies: ["GATT", "Health", "SQLiteStore", "PostgresStore", "BlueZ", "FakeDevices", "TestSupport"],
             swiftSettings: strict),
 
         // Helpers shared by the test targets (a seedable generator, tolerant comparison).

@@ -50,7 +50,11 @@ public actor PostgresHealthStore: HealthStore {
         case arrays
     }
 
-    public var bulkMethod = BulkMethod.copy
+    public private(set) var bulkMethod = BulkMethod.copy
+
+    public func setBulkMethod(_ method: BulkMethod) {
+        bulkMethod = method
+    }
 
     /// Connects to `url` (`postgresql://...` or a libpq connection string) and brings the schema up to date.
     ///
