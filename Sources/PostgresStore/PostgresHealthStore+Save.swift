@@ -130,7 +130,7 @@ extension PostgresHealthStore {
                 value, writer, seq, metadata)
             SELECT type_id, start_ms, end_ms, source_id, device_id, subject_id, uuid, start_offset_s, value, writer,
                 seq, metadata
-            FROM staging ORDER BY idx
+            FROM staging
             ON CONFLICT DO NOTHING
             """
         ).affected
