@@ -12,7 +12,8 @@ SCENARIO     ?=
 BENCH_FLAGS  ?=
 
 # Debian packages the build and the tests need. Each is installed only when missing.
-DEB_PACKAGES := pkg-config libsqlite3-dev libsystemd-dev libpq-dev libudev-dev libbluetooth-dev python3 dbus-daemon systemd tzdata bluez python3-dbusmock postgresql
+DEB_PACKAGES := pkg-config libsqlite3-dev libsystemd-dev libpq-dev libudev-dev libbluetooth-dev python3 dbus-daemon systemd tzdata bluez \
+    python3-dbus python3-gi libglib2.0-bin util-linux python3-dbusmock postgresql
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -66,16 +67,17 @@ fuzz: fuzz-build
 fuzz-smoke: fuzz-build
 	$(FUZZER) -max_total_time=$(FUZZ_SMOKE_SECONDS) -max_len=256 -print_final_stats=1 .fuzz/corpus 2>&1 | tail -4
 
-# The service binary links the Swift runtime and Foundation statically and is not position-independent: 8 MB less
-# resident memory than with the shared toolchain libraries (BENCHMARKS.md, scenario service). The static Foundation archive makes the linker
-# print a warning about mktemp in the toolchain's own code; it is filtered here, nothing else is.
-RELEASE_BINARY = mkdir -p .build && $(SWIFT) build -c release --product wearhouse --static-swift-stdlib -Xlinker -no-pie \
+# Release builds link the Swift runtime and Foundation statically and are not position-independent: 8 MB less
+# resident memory for the service than with the shared toolchain libraries (BENCHMARKS.md, scenario service).
+# The benchmark harness is built with the same flags, so that both share one build. The static Foundation
+# archive makes the linker warn about mktemp in the toolchain's own code; that line is filtered, nothing else.
+RELEASE = mkdir -p .build && $(SWIFT) build -c release --static-swift-stdlib -Xlinker -no-pie --product $(1) \
     > .build/release-build.log 2>&1; status=$$?; grep -v "the use of .mktemp. is dangerous" .build/release-build.log; \
     exit $$status
 
 bench: deps
-	$(SWIFT) build -c release --product Benchmarks
-	$(RELEASE_BINARY)
+	@$(call RELEASE,Benchmarks)
+	@$(call RELEASE,wearhouse)
 	.build/release/Benchmarks $(BENCH_FLAGS) $(SCENARIO)
 
 demo: deps
@@ -91,24 +93,27 @@ SYSUSERSDIR   ?= /usr/lib/sysusers.d
 TMPFILESDIR   ?= /usr/lib/tmpfiles.d
 UDEVRULESDIR  ?= /usr/lib/udev/rules.d
 DBUSPOLICYDIR ?= /usr/share/dbus-1/system.d
+DBUSIFACEDIR  ?= /usr/share/dbus-1/interfaces
 else
 UNITDIR       ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR   ?= /etc/sysusers.d
 TMPFILESDIR   ?= /etc/tmpfiles.d
 UDEVRULESDIR  ?= /etc/udev/rules.d
 DBUSPOLICYDIR ?= /etc/dbus-1/system.d
+DBUSIFACEDIR  ?= $(PREFIX)/share/dbus-1/interfaces
 endif
 DOCDIR        ?= $(PREFIX)/share/doc/wearhouse
 INSTALLED := $(BINDIR)/wearhouse $(DESTDIR)$(UNITDIR)/wearhouse.service $(DESTDIR)$(SYSUSERSDIR)/wearhouse.conf \
     $(DESTDIR)$(TMPFILESDIR)/wearhouse.conf $(DESTDIR)$(UDEVRULESDIR)/70-wearhouse.rules \
-    $(DESTDIR)$(DBUSPOLICYDIR)/org.wearhouse.Health1.conf $(DESTDIR)$(DOCDIR)/wearhouse.conf.example
+    $(DESTDIR)$(DBUSPOLICYDIR)/org.wearhouse.Health1.conf $(DESTDIR)$(DBUSIFACEDIR)/org.wearhouse.Health1.xml \
+    $(DESTDIR)$(DOCDIR)/wearhouse.conf.example $(DESTDIR)$(DOCDIR)/app-api.md $(DESTDIR)$(DOCDIR)/todays_heart_rate.py
 
 # The release binary, the unit (ExecStart rewritten for PREFIX), sysusers, tmpfiles, udev rules, the D-Bus policy
 # and the example configuration (never over an existing /etc/wearhouse/wearhouse.conf).
 install: deps
-	$(RELEASE_BINARY)
+	@$(call RELEASE,wearhouse)
 	install -d $(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
-	    $(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(DBUSPOLICYDIR) $(DESTDIR)$(DOCDIR)
+	    $(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(DBUSPOLICYDIR) $(DESTDIR)$(DBUSIFACEDIR) $(DESTDIR)$(DOCDIR)
 	install -m 0755 .build/release/wearhouse $(BINDIR)/wearhouse
 	sed 's|/usr/local/bin/wearhouse|$(PREFIX)/bin/wearhouse|g' Systemd/wearhouse.service > $(DESTDIR)$(UNITDIR)/wearhouse.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/wearhouse.service
@@ -117,6 +122,9 @@ install: deps
 	install -m 0644 Udev/70-wearhouse.rules $(DESTDIR)$(UDEVRULESDIR)/70-wearhouse.rules
 	install -m 0644 Systemd/org.wearhouse.Health1.conf $(DESTDIR)$(DBUSPOLICYDIR)/org.wearhouse.Health1.conf
 	install -m 0644 Systemd/wearhouse.conf.example $(DESTDIR)$(DOCDIR)/wearhouse.conf.example
+	install -m 0644 Systemd/org.wearhouse.Health1.xml $(DESTDIR)$(DBUSIFACEDIR)/org.wearhouse.Health1.xml
+	install -m 0644 docs/app-api.md $(DESTDIR)$(DOCDIR)/app-api.md
+	install -m 0755 examples/todays_heart_rate.py $(DESTDIR)$(DOCDIR)/todays_heart_rate.py
 	install -d $(DESTDIR)/etc/wearhouse
 	[ -e $(DESTDIR)/etc/wearhouse/wearhouse.conf ] || \
 	    install -m 0644 Systemd/wearhouse.conf.example $(DESTDIR)/etc/wearhouse/wearhouse.conf
@@ -130,3 +138,19 @@ uninstall:
 
 clean:
 	rm -rf .build .fuzz .bench
+
+# libFuzzer over the trace line parser and the btsnoop importer: the GATT and Traces sources and
+# Fuzz/TracesFuzzer.swift compiled as one module, seeded from Fuzz/traces-seeds.
+.PHONY: fuzz-traces
+TRACES_FUZZER := .fuzz/traces-fuzzer
+TRACES_SOURCES := $(wildcard Sources/Traces/*.swift)
+
+$(TRACES_FUZZER): $(GATT_SOURCES) $(TRACES_SOURCES) Fuzz/TracesFuzzer.swift
+	@mkdir -p .fuzz/traces-corpus
+	$(SWIFT)c -sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -module-name GATT \
+	    $(GATT_SOURCES) $(TRACES_SOURCES) Fuzz/TracesFuzzer.swift -o $@ 2>&1 \
+	    | { grep -v -e "Cannot export local symbol" -e "ignoring import" -e "^ *|" -e "^ *[0-9]* |" || true; }
+	@test -x $@
+
+fuzz-traces: deps $(TRACES_FUZZER)
+	$(TRACES_FUZZER) -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 .fuzz/traces-corpus Fuzz/traces-seeds

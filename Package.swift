@@ -20,6 +20,8 @@ let package = Package(
         .executable(name: "wearhouse", targets: ["wearhouse"]),
         .library(name: "GATT", targets: ["GATT"]),
         .library(name: "Health", targets: ["Health"]),
+        // What apps link to reach the store over D-Bus (docs/app-api.md).
+        .library(name: "WearhouseClient", targets: ["WearhouseClient"]),
     ],
     targets: [
         // System libraries over Debian's -dev packages (installed by `make deps`).
@@ -45,6 +47,10 @@ let package = Package(
         .target(name: "Traces", dependencies: ["GATT"], swiftSettings: strict),
         // Simulated peripherals, in-process fake central, FakeBlueZ.
         .target(name: "FakeDevices", dependencies: ["GATT", "BlueZ"], swiftSettings: strict),
+        // The store's D-Bus API for apps: org.wearhouse.Health1 (wire format, caller identity, the served object).
+        .target(name: "HealthBus", dependencies: ["BlueZ", "Health"], swiftSettings: strict),
+        // The Swift client of that API, for apps.
+        .target(name: "WearhouseClient", dependencies: ["HealthBus", "BlueZ", "Health"], swiftSettings: strict),
         // Sensor sessions, sample building, store writer, service lifecycle.
         .target(
             name: "Gateway",
@@ -54,7 +60,7 @@ let package = Package(
         // The subcommands of `wearhouse`: argument parsing, output formatting, wiring.
         .target(
             name: "WearhouseCLI",
-            dependencies: ["GATT", "Health", "SQLiteStore", "PostgresStore", "BlueZ", "Traces", "FakeDevices", "Gateway"],
+            dependencies: ["GATT", "Health", "SQLiteStore", "PostgresStore", "BlueZ", "Traces", "FakeDevices", "Gateway", "HealthBus"],
             swiftSettings: strict
         ),
         // The one executable: main.swift only.
@@ -62,7 +68,9 @@ let package = Package(
         // The benchmark harness (`make bench`); not part of the product.
         .executableTarget(
             name: "Benchmarks",
-            dependencies: ["GATT", "Health", "SQLiteStore", "PostgresStore", "BlueZ", "FakeDevices", "TestSupport"],
+            dependencies: [
+                "GATT", "Health", "SQLiteStore", "PostgresStore", "BlueZ", "Traces", "Gateway", "FakeDevices", "TestSupport",
+            ],
             swiftSettings: strict),
 
         // Helpers shared by the test targets (a seedable generator, tolerant comparison).
@@ -75,6 +83,8 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["wearhouse", "SQLiteStore", "Health", "BlueZ", "FakeDevices", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FakeDevicesTests", dependencies: ["FakeDevices", "GATT", "BlueZ", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "HealthBusTests", dependencies: ["wearhouse", "HealthBus", "WearhouseClient", "Health", "SQLiteStore", "BlueZ", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "TracesTests", dependencies: ["Traces", "GATT", "Gateway", "Health", "SQLiteStore", "FakeDevices", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "GATT", "Health", "SQLiteStore", "BlueZ", "FakeDevices", "TestSupport"], swiftSettings: strict),
     ]
 )

@@ -61,6 +61,20 @@ enum QueryScenario {
                 BenchRow(
                     subject: "plain SQL GROUP BY, row per sample", unit: "ms", runs: result.seconds.map { $0 * 1000 }))
         }
+        // DuckDB (PyPI `duckdb`) when the Python that runs the peers has it: a columnar engine, the usual pick for
+        // aggregates like this one. Skipped (not an error) without it.
+        let python = ProcessInfo.processInfo.environment["BENCH_PYTHON"] ?? "python3"
+        if let output = try? Peers.run(
+            "/usr/bin/env", [python, "Benchmarks/peers/query_duckdb.py", String(days), String(runs)])
+        {
+            struct Output: Decodable { var seconds: [Double] }
+            if let result = try? JSONDecoder().decode(Output.self, from: output) {
+                rows.append(
+                    BenchRow(
+                        subject: "DuckDB GROUP BY (python3 duckdb)", unit: "ms", runs: result.seconds.map { $0 * 1000 })
+                )
+            }
+        }
         return BenchReport(
             scenario: "query", quick: quick, rows: rows,
             notes: [

@@ -21,6 +21,7 @@ let scenarios: [String: @Sendable (Bool) async throws -> BenchReport] = [
     "ingest": { try await IngestScenario.run(quick: $0) },
     "postgres": { try await PostgresScenario.run(quick: $0) },
     "query": { try await QueryScenario.run(quick: $0) },
+    "replay": { try await ReplayScenario.run(quick: $0) },
     "service": { try await ServiceScenario.run(quick: $0) },
     "storage": { try await StorageScenario.run(quick: $0) },
 ]

@@ -28,9 +28,9 @@ struct FakeBlueZDevice {
     /// A Pair waiting for the agent's answer.
     var pendingPair: DBusMethodCall?
 
-    init(entry: FakeBlueZScenario.Peripheral) {
+    init(entry: FakeBlueZScenario.Peripheral, peripheral given: (any SimulatedPeripheral)? = nil) {
         self.entry = entry
-        var peripheral = entry.script.makePeripheral()
+        var peripheral = given ?? entry.script.makePeripheral()
         let paired = entry.paired ?? false
         if paired { peripheral.setPaired(true) }
         self.peripheral = peripheral

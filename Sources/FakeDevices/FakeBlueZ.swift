@@ -51,17 +51,25 @@ public actor FakeBlueZ {
     /// Runs on the bus thread, like the connection.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { bus.unownedExecutor }
 
-    init(bus: DBusConnection, scenario: FakeBlueZScenario) {
+    /// Peripherals given besides the scenario.
+    let extra: [any SimulatedPeripheral]
+
+    init(bus: DBusConnection, scenario: FakeBlueZScenario, extra: [any SimulatedPeripheral] = []) {
         self.bus = bus
         self.scenario = scenario
+        self.extra = extra
     }
 
     /// Connects to `address`, exports the adapter and the known devices, and takes the name `org.bluez`.
     ///
     /// - Throws: ``DBusError`` when the bus cannot be reached, or ``FakeBlueZError`` when the name is taken.
-    public static func start(on address: DBusAddress, scenario: FakeBlueZScenario) async throws -> FakeBlueZ {
+    /// `peripherals` are served beside the scenario's, known to bluetoothd from the start (a recorded trace's
+    /// sensors, for example).
+    public static func start(
+        on address: DBusAddress, scenario: FakeBlueZScenario, peripherals: [any SimulatedPeripheral] = []
+    ) async throws -> FakeBlueZ {
         let bus = try await DBusConnection.connect(to: address)
-        let fake = FakeBlueZ(bus: bus, scenario: scenario)
+        let fake = FakeBlueZ(bus: bus, scenario: scenario, extra: peripherals)
         do {
             try await fake.exportInitialObjects()
             try await fake.watchClients()
@@ -181,8 +189,13 @@ public actor FakeBlueZ {
                 ])
         }
         try exportAdapter()
-        for entry in scenario.peripherals {
-            let device = FakeBlueZDevice(entry: entry)
+        let given = extra.map { peripheral in
+            let entry = FakeBlueZScenario.Peripheral(
+                kind: .chestStrap, address: peripheral.identity.address, name: peripheral.identity.name, known: true)
+            return (entry, Optional(peripheral))
+        }
+        for (entry, peripheral) in scenario.peripherals.map({ ($0, (any SimulatedPeripheral)?.none) }) + given {
+            let device = FakeBlueZDevice(entry: entry, peripheral: peripheral)
             let path = Self.devicePath(entry.address)
             guard devices[path] == nil else { continue }
             devices[path] = device

@@ -1,3 +1,4 @@
+internal import Foundation
 public import GATT
 public import Health
 
@@ -58,8 +59,15 @@ public struct SampleBuilder: Sendable {
         public var count: Int { quantities.count + series.count }
     }
 
-    public var context: SensorContext
+    public var context: SensorContext {
+        didSet { refreshTags() }
+    }
     public let settings: Settings
+    /// The context's metadata dictionaries, built once per context (every sample shares their storage).
+    private var heartRateMetadata: [String: MetadataValue] = [:]
+    private var motionMetadata: [String: MetadataValue] = [:]
+    /// The UTC offset of the context's time zone, valid from `from` until the next transition (ms).
+    private var offsetCache: (from: Int64, until: Int64, offset: Int32)?
     public private(set) var counters = Counters()
     /// The last decode failure, for the log.
     public private(set) var lastError: DecodeError?
@@ -79,6 +87,25 @@ public struct SampleBuilder: Sendable {
         self.timeline = timeline
         self.beats = HeartbeatAccumulator(
             window: settings.seriesWindow.wholeMilliseconds, gapThreshold: settings.gapThreshold.wholeMilliseconds)
+        refreshTags()
+    }
+
+    private mutating func refreshTags() {
+        heartRateMetadata = context.heartRateMetadata
+        motionMetadata = context.motionMetadata
+        offsetCache = nil
+    }
+
+    /// The UTC offset at `instant`, asking the time zone only when a DST transition may lie in between.
+    mutating func offset(at instant: Instant) -> Int32 {
+        let milliseconds = instant.milliseconds
+        if let cache = offsetCache, milliseconds >= cache.from, milliseconds < cache.until { return cache.offset }
+        let offset = context.offset(at: instant)
+        let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+        let next = context.timeZone.nextDaylightSavingTimeTransition(after: date)
+        let until = next.map { Int64(($0.timeIntervalSince1970 * 1000).rounded(.down)) } ?? Int64.max
+        offsetCache = (milliseconds, until, offset)
+        return offset
     }
 
     /// Builds the samples of one notification.
@@ -98,7 +125,7 @@ public struct SampleBuilder: Sendable {
                 let steps = try InfiniTimeStepCount(decoding: notification.value).steps
                 if let delta = watchSteps.advance(to: UInt64(steps), at: at, resetsFromZero: true) {
                     if delta.reset { counters.counterResets += 1 }
-                    append(.stepCount, from: delta.from, to: at, Double(delta.amount), context.motionMetadata, &output)
+                    append(.stepCount, from: delta.from, to: at, Double(delta.amount), motionMetadata, &output)
                 }
             default:
                 counters.ignored += 1
@@ -135,7 +162,7 @@ public struct SampleBuilder: Sendable {
         } else if measurement.heartRate == 0 {
             counters.zeroHeartRate += 1
         } else {
-            append(.heartRate, from: at, to: at, Double(measurement.heartRate), context.heartRateMetadata, &output)
+            append(.heartRate, from: at, to: at, Double(measurement.heartRate), heartRateMetadata, &output)
             if !measurement.rrIntervals.isEmpty {
                 for closed in beats.add(rr1024: Array(measurement.rrIntervals), arrivedAt: at) {
                     appendSeries(closed, into: &output)
@@ -147,7 +174,7 @@ public struct SampleBuilder: Sendable {
         {
             if delta.reset { counters.counterResets += 1 }
             let kcal = Double(delta.amount) / 4.184
-            append(.activeEnergyBurned, from: delta.from, to: at, kcal, context.heartRateMetadata, &output)
+            append(.activeEnergyBurned, from: delta.from, to: at, kcal, heartRateMetadata, &output)
         }
     }
 
@@ -155,12 +182,12 @@ public struct SampleBuilder: Sendable {
         let start = Instant(milliseconds: closed.startMilliseconds)
         let end = Instant(milliseconds: closed.endMilliseconds)
         let series = HeartbeatSeriesSample(
-            start: start, end: end, startOffsetSeconds: context.offset(at: start), beats: closed.beats,
+            start: start, end: end, startOffsetSeconds: offset(at: start), beats: closed.beats,
             source: context.source, device: context.device, subject: context.subject,
-            metadata: context.heartRateMetadata)
+            metadata: heartRateMetadata)
         output.series.append(series)
         guard let hrv = closed.variability else { return }
-        var metadata = context.heartRateMetadata
+        var metadata = heartRateMetadata
         metadata[MetadataKey.heartRateVariabilityRMSSD] = .quantity(hrv.rmssd, unit: "ms")
         append(.heartRateVariabilitySDNN, from: start, to: end, hrv.sdnn, metadata, &output)
     }
@@ -168,7 +195,7 @@ public struct SampleBuilder: Sendable {
     // MARK: Motion
 
     mutating func rsc(_ measurement: RSCMeasurement, at: Instant, into output: inout Output) {
-        var metadata = context.motionMetadata
+        var metadata = motionMetadata
         if context.reportsWalkingOrRunning {
             metadata["motion"] = .string(measurement.isRunning ? "running" : "walking")
         }
@@ -184,7 +211,7 @@ public struct SampleBuilder: Sendable {
             let metres = Double(delta.amount) / 10
             let seconds = Double(at.milliseconds - delta.from.milliseconds) / 1000
             if metres <= settings.maxSpeedMetresPerSecond * max(seconds, 1) + 10 {
-                append(.distanceWalkingRunning, from: delta.from, to: at, metres, context.motionMetadata, &output)
+                append(.distanceWalkingRunning, from: delta.from, to: at, metres, motionMetadata, &output)
             } else {
                 counters.counterResets += 1  // an impossible jump: re-based, nothing counted
             }
@@ -194,7 +221,7 @@ public struct SampleBuilder: Sendable {
         {
             let steps = Double(last.cadence) * Double(at.milliseconds - last.at.milliseconds) / 60_000
             if steps > 0 {
-                var estimated = context.motionMetadata
+                var estimated = motionMetadata
                 estimated[MetadataKey.wasEstimated] = .bool(true)
                 append(.stepCount, from: last.at, to: at, steps, estimated, &output)
             }
@@ -216,7 +243,7 @@ public struct SampleBuilder: Sendable {
             let delta = pamsSteps.advance(to: total, at: at, resetsFromZero: true)
         else { return }
         if delta.reset { counters.counterResets += 1 }
-        append(.stepCount, from: delta.from, to: at, Double(delta.amount), context.motionMetadata, &output)
+        append(.stepCount, from: delta.from, to: at, Double(delta.amount), motionMetadata, &output)
     }
 
     /// Appends a sample unless it carries nothing (a zero delta of a cumulative type).
@@ -227,7 +254,7 @@ public struct SampleBuilder: Sendable {
         if type.aggregation == .cumulative, value <= 0 { return }
         output.quantities.append(
             QuantitySample(
-                type: type, start: start, end: end, startOffsetSeconds: context.offset(at: start), value: value,
+                type: type, start: start, end: end, startOffsetSeconds: offset(at: start), value: value,
                 source: context.source, device: context.device, subject: context.subject, metadata: metadata))
     }
 }

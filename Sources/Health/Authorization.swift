@@ -47,6 +47,10 @@ public struct AppAuthorization: Hashable, Sendable {
 public struct AccessLogEntry: Hashable, Sendable {
     public enum Operation: String, Hashable, Sendable {
         case save, query, statistics, changes, delete, grant, revoke
+        /// An app asked for permissions (``HealthStore/requestAuthorization(app:read:share:)``).
+        case request
+        /// An app started observing types (the bus API's `Observe`).
+        case observe
     }
 
     public var at: Instant

@@ -46,6 +46,24 @@ public protocol HealthStore: Sendable {
     /// Every app with its grants and pending requests.
     func apps() async throws -> [AppAuthorization]
 
+    /// Records that `app` asks to read `read` and write `share` (type identifiers), as HealthKit's
+    /// `requestAuthorization` does; the owner decides later (``setAuthorization(app:_:)``, which answers every
+    /// pending request of the app: what it does not grant is denied). A type and direction already granted or
+    /// decided is not asked again. Logged as ``AccessLogEntry/Operation-swift.enum/request``.
+    ///
+    /// - Returns: whether any of the requested permissions awaits the owner's decision. Never the decision
+    ///   itself: an app cannot tell denied from "no data" (store.md §3, pain point 9).
+    func requestAuthorization(app: String, read: [String], share: [String]) async throws -> Bool
+
+    /// Adds an entry to the access log for a call that touches no samples itself (an app starting to observe
+    /// a type).
+    func recordAccess(_ caller: Caller, _ operation: AccessLogEntry.Operation, type: String?) async throws
+
+    /// The types that got new samples after `anchor` (a write-order number, as ``changes(of:since:limit:as:)``
+    /// uses), and the anchor to pass next time; `nil` gives no types and the current anchor. For observers: it
+    /// reveals no samples, so it is not logged, and it is cheap when nothing changed.
+    func typesWithNewSamples(since anchor: Int64?) async throws -> (types: Set<String>, anchor: Int64)
+
     /// The most recent access-log entries, newest first.
     func accessLog(limit: Int) async throws -> [AccessLogEntry]
 

@@ -369,6 +369,9 @@ public actor PostgresHealthStore: HealthStore {
                     ON CONFLICT (app, type) DO UPDATE SET read = excluded.read, share = excluded.share
                     """, [app, grant.type, grant.read ? "true" : "false", grant.share ? "true" : "false"])
             }
+            // The owner's decision answers every pending request of the app.
+            try connection.query(
+                "UPDATE authorization_requests SET pending = false WHERE app = $1 AND pending", [app])
             try log(
                 connection, .owner, grants.contains { $0.read || $0.share } ? .grant : .revoke, type: nil, count: 0,
                 denied: false)
@@ -385,7 +388,22 @@ public actor PostgresHealthStore: HealthStore {
                     type: rows.text(row, 1) ?? "", read: rows.bool(row, 2), share: rows.bool(row, 3))
                 if byApp.last?.0 == app { byApp[byApp.count - 1].1.append(grant) } else { byApp.append((app, [grant])) }
             }
-            return byApp.map { AppAuthorization(app: $0.0, grants: $0.1) }
+            var apps = Dictionary(
+                uniqueKeysWithValues: byApp.map { ($0.0, AppAuthorization(app: $0.0, grants: $0.1)) })
+            let pending = try connection.query(
+                "SELECT app, type, direction FROM authorization_requests WHERE pending ORDER BY app, type")
+            for row in 0..<pending.count {
+                let app = pending.text(row, 0) ?? ""
+                let type = pending.text(row, 1) ?? ""
+                var entry = apps[app] ?? AppAuthorization(app: app, grants: [])
+                if pending.text(row, 2) == "read" {
+                    entry.pendingRead.append(type)
+                } else {
+                    entry.pendingShare.append(type)
+                }
+                apps[app] = entry
+            }
+            return apps.values.sorted { $0.app < $1.app }
         }
     }
 

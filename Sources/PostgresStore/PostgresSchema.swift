@@ -81,7 +81,16 @@ enum PostgresSchema {
             address text PRIMARY KEY, state text NOT NULL, battery integer, last_sample_ms bigint,
             notifications bigint NOT NULL, samples bigint NOT NULL, malformed bigint NOT NULL, dropped bigint NOT NULL,
             reconnects bigint NOT NULL, updated_ms bigint NOT NULL);
+        """,
+        // 2: apps' permission requests (the bus API's RequestAuthorization), one row per type and direction, as
+        // the SQLite engine keeps them: pending until the owner next decides on the app (grant or revoke), then
+        // kept as decided so that the app is not asked about it again.
         """
+        CREATE TABLE authorization_requests (
+            app text NOT NULL, type text NOT NULL, direction text NOT NULL CHECK (direction IN ('read', 'share')),
+            pending boolean NOT NULL, requested_ms bigint NOT NULL,
+            PRIMARY KEY (app, type, direction));
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

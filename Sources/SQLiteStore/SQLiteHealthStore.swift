@@ -301,6 +301,11 @@ public actor SQLiteHealthStore: HealthStore {
                 try statement.bind(4, Int64(grant.share ? 1 : 0))
                 try statement.step()
             }
+            // The owner's decision answers every pending request of the app.
+            let decide = try connection.cached(
+                "UPDATE authorization_requests SET pending = 0 WHERE app = ?1 AND pending = 1")
+            try decide.bind(1, app)
+            try decide.step()
             try log(
                 .owner, grants.contains { $0.read || $0.share } ? .grant : .revoke, type: nil, count: 0, denied: false)
         }
@@ -316,7 +321,17 @@ public actor SQLiteHealthStore: HealthStore {
                 type: statement.text(1) ?? "", read: statement.int64(2) != 0, share: statement.int64(3) != 0)
             if byApp.last?.0 == app { byApp[byApp.count - 1].1.append(grant) } else { byApp.append((app, [grant])) }
         }
-        return byApp.map { AppAuthorization(app: $0.0, grants: $0.1) }
+        var apps = Dictionary(uniqueKeysWithValues: byApp.map { ($0.0, AppAuthorization(app: $0.0, grants: $0.1)) })
+        let pending = try connection.cached(
+            "SELECT app, type, direction FROM authorization_requests WHERE pending = 1 ORDER BY app, type")
+        while try pending.step() {
+            let app = pending.text(0) ?? ""
+            let type = pending.text(1) ?? ""
+            var entry = apps[app] ?? AppAuthorization(app: app, grants: [])
+            if pending.text(2) == "read" { entry.pendingRead.append(type) } else { entry.pendingShare.append(type) }
+            apps[app] = entry
+        }
+        return apps.values.sorted { $0.app < $1.app }
     }
 
     public func accessLog(limit: Int) throws -> [AccessLogEntry] {

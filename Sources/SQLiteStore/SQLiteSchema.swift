@@ -124,6 +124,15 @@ enum SQLiteSchema {
         INSERT INTO counters (name, value)
             SELECT 'heartbeat_span', coalesce(max(end_ms - start_ms), 0) FROM heartbeat_series;
         """,
+        // 9: apps' permission requests (the bus API's RequestAuthorization), one row per type and direction:
+        // pending until the owner next decides on the app (grant or revoke), then kept as decided so that the
+        // app is not asked about it again.
+        """
+        CREATE TABLE authorization_requests (
+            app TEXT NOT NULL, type TEXT NOT NULL, direction TEXT NOT NULL CHECK (direction IN ('read', 'share')),
+            pending INTEGER NOT NULL, requested_ms INTEGER NOT NULL,
+            PRIMARY KEY (app, type, direction)) STRICT, WITHOUT ROWID;
+        """,
     ]
 
     /// The side file, `<store>-access`, for what is written often and must never wait for (or hold up) a write

@@ -86,15 +86,30 @@ struct RevokeCommand: Command {
     }
 }
 
-/// `wearhouse apps`: every app with what it may read and write.
+/// `wearhouse apps`: every app with what it may read and write, and what it asked for (pending requests);
+/// `--log` shows the access log instead.
 struct AppsCommand: Command {
     let name = "apps"
-    let abstract = "List apps and their permissions."
-    let usage = "[--json]"
-    let options = OptionTable(valued: [StoreLocation.option], flags: [("json", "One JSON object per app.")])
+    let abstract = "List apps, their permissions and pending requests, or the access log."
+    let usage = "[--json] [--log [--limit <n>]]"
+    var discussion: String {
+        """
+        Apps reach the store through the D-Bus API (docs/app-api.md) and are named by the service from their
+        credentials: uid<N>:<systemd unit>, uid<N>:<executable or script>, or uid<N>. An app's
+        RequestAuthorization shows here as PENDING until you decide with 'wearhouse grant' (what it does not
+        grant is denied) or 'wearhouse revoke' (everything denied).
+        """
+    }
+    let options = OptionTable(
+        valued: [StoreLocation.option, ("limit", "n", "How many access-log entries to show (default 50).")],
+        flags: [("json", "One JSON object per app (or log entry)."), ("log", "Show the access log, newest first.")])
 
     func run(_ arguments: Arguments, console: Console) async -> ExitCode {
         await withStore(arguments, console: console) { store in
+            if arguments.flag("log") {
+                try await showLog(store, arguments, console: console)
+                return
+            }
             let apps = try await store.apps()
             if arguments.flag("json") {
                 for app in apps {
@@ -103,23 +118,60 @@ struct AppsCommand: Command {
                     console.out(
                         FieldValue.object([
                             Field("app", .string(app.app)), Field("read", .list(read)), Field("write", .list(write)),
+                            Field("pending_read", .list(app.pendingRead.map { .string($0) })),
+                            Field("pending_write", .list(app.pendingShare.map { .string($0) })),
                         ])
                         .json + "\n")
                 }
                 return
             }
             guard !apps.isEmpty else {
-                console.out("No apps have permissions.\n")
+                console.out("No apps have permissions or requests.\n")
                 return
             }
             let rows = apps.map { app in
-                [
+                let pending =
+                    app.pendingRead.map { "read:\($0)" } + app.pendingShare.map { "write:\($0)" }
+                return [
                     app.app, app.grants.filter(\.read).map(\.type).joined(separator: ",").nonEmpty ?? "-",
                     app.grants.filter(\.share).map(\.type).joined(separator: ",").nonEmpty ?? "-",
+                    pending.joined(separator: ",").nonEmpty ?? "-",
                 ]
             }
-            console.out(table(header: ["APP", "READ", "WRITE"], rows: rows))
+            console.out(table(header: ["APP", "READ", "WRITE", "PENDING"], rows: rows))
         }
+    }
+
+    private func showLog(_ store: any CommandStore, _ arguments: Arguments, console: Console) async throws {
+        var limit = 50
+        if let text = arguments.option("limit") {
+            guard let number = Int(text), number > 0 else {
+                throw StoreArguments.Invalid(message: "--limit takes a whole number of entries (1 or more)")
+            }
+            limit = number
+        }
+        let entries = try await store.accessLog(limit: limit)
+        if arguments.flag("json") {
+            for entry in entries {
+                console.out(
+                    FieldValue.object([
+                        Field("at", .string(StoreArguments.format(entry.at, offsetSeconds: 0))),
+                        Field("caller", .string(entry.caller.description)),
+                        Field("operation", .string(entry.operation.rawValue)),
+                        Field("type", entry.type.map { .string($0) } ?? .null), Field("count", .int(entry.sampleCount)),
+                        Field("denied", .bool(entry.denied)),
+                    ])
+                    .json + "\n")
+            }
+            return
+        }
+        let rows = entries.map { entry in
+            [
+                StoreArguments.format(entry.at, offsetSeconds: 0), entry.caller.description, entry.operation.rawValue,
+                entry.type ?? "-", String(entry.sampleCount), entry.denied ? "denied" : "",
+            ]
+        }
+        console.out(table(header: ["AT", "CALLER", "OPERATION", "TYPE", "COUNT", "DENIED"], rows: rows))
     }
 }
 

@@ -1,13 +1,16 @@
 import BlueZ
 import FakeDevices
 import Foundation
+import GATT
+import Traces
 
 /// `wearhouse fake-bluez`: runs FakeBlueZ standalone, so wearhouse (or anything else that speaks org.bluez)
 /// can be tried without a radio.
 struct FakeBlueZCommand: Command {
     let name = "fake-bluez"
     let abstract = "Serve a fake bluetoothd (org.bluez) with simulated sensors on a D-Bus bus."
-    let usage = "[--address <dbus-address> | --bus system|session] [--scenario <file>] [--duration <seconds>]"
+    let usage =
+        "[--address <dbus-address> | --bus system|session] [--scenario <file>] [--trace <file>] [--duration <seconds>]"
     var discussion: String {
         """
         Never point this at the real system bus while bluetoothd runs. Start a private bus first:
@@ -26,6 +29,7 @@ struct FakeBlueZCommand: Command {
         ("address", "dbus-address", "The bus to serve on, e.g. unix:path=/tmp/bus."),
         ("bus", "bus", "system or session (honours DBUS_SYSTEM_BUS_ADDRESS / DBUS_SESSION_BUS_ADDRESS)."),
         ("scenario", "file", "The peripherals to simulate (JSON)."),
+        ("trace", "file", "Also serve the sensors of a recorded trace, sending what they sent when they sent it."),
         ("duration", "seconds", "Stop after this many seconds."),
     ])
 
@@ -70,16 +74,28 @@ struct FakeBlueZCommand: Command {
                 return FileManager.default.fileExists(atPath: path) ? .dataError : .noInput
             }
         }
+        var recorded: [RecordedPeripheral] = []
+        if let path = arguments.option("trace") {
+            do {
+                recorded = try Self.peripherals(fromTrace: path)
+            } catch {
+                console.error("cannot read the trace \(path): \(error)")
+                return FileManager.default.fileExists(atPath: path) ? .dataError : .noInput
+            }
+            // A trace replaces the default sensors unless a scenario was asked for as well.
+            if arguments.option("scenario") == nil { scenario.peripherals = [] }
+        }
         let fake: FakeBlueZ
         do {
-            fake = try await FakeBlueZ.start(on: address, scenario: scenario)
+            fake = try await FakeBlueZ.start(on: address, scenario: scenario, peripherals: recorded)
         } catch {
             console.error("cannot serve org.bluez on \(address): \(error)")
             return .unavailable
         }
         console.err(
-            "FakeBlueZ serving org.bluez on \(address) with \(scenario.peripherals.count) peripherals: "
-                + scenario.peripherals.map { "\($0.kind.rawValue) \($0.address)" }.joined(separator: ", ") + "\n")
+            "FakeBlueZ serving org.bluez on \(address) with \(scenario.peripherals.count + recorded.count) peripherals: "
+                + (scenario.peripherals.map { "\($0.kind.rawValue) \($0.address)" }
+                + recorded.map { "recorded \($0.identity.address)" }).joined(separator: ", ") + "\n")
         let clock = Task { await fake.runInRealTime() }
         if let duration {
             try? await Task.sleep(for: duration)
@@ -89,5 +105,63 @@ struct FakeBlueZCommand: Command {
         clock.cancel()
         await fake.stop()
         return .success
+    }
+
+    /// One recorded peripheral per sensor of the trace at `path`: its notifications at their times since the
+    /// trace's first line, and its Device Information, locations and reads as values to read.
+    static func peripherals(fromTrace path: String) throws -> [RecordedPeripheral] {
+        let records = try TraceReader(path: path).readAll()
+        var start: Duration?
+        var sensors: [String: TraceSensor] = [:]
+        var order: [String] = []
+        var emissions: [String: [PeripheralEmission]] = [:]
+        var reads: [String: [BluetoothUUID: [UInt8]]] = [:]
+        for record in records {
+            switch record {
+            case .sensor(let sensor):
+                if sensors[sensor.address] == nil { order.append(sensor.address) }
+                sensors[sensor.address] = sensor
+            case .value(let value):
+                if sensors[value.address] == nil, emissions[value.address] == nil { order.append(value.address) }
+                let origin = start ?? value.at.monotonic
+                start = origin
+                if value.kind == .read {
+                    reads[value.address, default: [:]][value.characteristic] = value.bytes
+                } else {
+                    emissions[value.address, default: []].append(
+                        PeripheralEmission(
+                            characteristic: value.characteristic, value: value.bytes, at: value.at.monotonic - origin,
+                            isIndication: value.kind == .indication))
+                }
+            default:
+                continue
+            }
+        }
+        return order.map { address in
+            let sensor = sensors[address]
+            var values = reads[address] ?? [:]
+            func text(_ uuid: BluetoothUUID, _ string: String?) {
+                if let string, values[uuid] == nil { values[uuid] = Array(string.utf8) }
+            }
+            text(.manufacturerNameString, sensor?.manufacturer)
+            text(.modelNumberString, sensor?.model)
+            text(.serialNumberString, sensor?.serialNumber)
+            text(.hardwareRevisionString, sensor?.hardwareRevision)
+            text(.firmwareRevisionString, sensor?.firmwareRevision)
+            text(.softwareRevisionString, sensor?.softwareRevision)
+            if let location = sensor?.bodySensorLocation, values[.bodySensorLocation] == nil {
+                values[.bodySensorLocation] = [location]
+            }
+            if let location = sensor?.sensorLocation, values[.sensorLocation] == nil {
+                values[.sensorLocation] = [location]
+            }
+            let sent = emissions[address] ?? []
+            let services = Set(sent.map { RecordedPeripheral.serviceUUID(of: $0.characteristic) })
+            return RecordedPeripheral(
+                identity: PeripheralIdentity(
+                    address: address, name: sensor?.name ?? "Recorded \(address.suffix(5))",
+                    advertisedServices: services.sorted { $0.description < $1.description }),
+                emissions: sent, values: values)
+        }
     }
 }

@@ -5,6 +5,7 @@ import GATT
 import Gateway
 import Health
 import SQLiteStore
+import Traces
 
 /// `wearhouse run`: the service. Reads the config, connects to bluetoothd, streams every enrolled sensor into
 /// the store until SIGTERM (or `--duration`); SIGHUP reloads the registry and the log level.
@@ -26,10 +27,17 @@ struct RunCommand: Command {
         ("config", "file", "The configuration file (default \(GatewayConfiguration.defaultPath), if present)."),
         StoreLocation.option, BluetoothOptions.bus, BluetoothOptions.adapter,
         ("set", "key=value,...", "Override configuration keys (section.key=value), comma-separated."),
-        ("duration", "seconds", "Stop after this many seconds (tests, demos)."),
+        ("duration", "seconds", "Stop after this many seconds (tests, demos)."), AppAPI.option,
+        ("record", "file", "Also record every notification into this trace file (appended to when it exists)."),
     ])
 
     func run(_ arguments: Arguments, console: Console) async -> ExitCode {
+        await run(arguments, console: console, recordOnly: nil)
+    }
+
+    /// `recordOnly` (`wearhouse record`): serve only these sensors (all when empty), store nothing, write no
+    /// statuses; the trace is everything.
+    func run(_ arguments: Arguments, console: Console, recordOnly: Set<String>?) async -> ExitCode {
         var configuration: GatewayConfiguration
         var overrides: [String: String] = [:]
         do {
@@ -73,8 +81,31 @@ struct RunCommand: Command {
             return error.code
         }
         let log = ServiceLog(level: configuration.service.logLevel, destination: .automatic())
-        return await Service(configuration: configuration, store: store, log: log, duration: duration).run(
-            console: console)
+        var recorder: TraceRecorder?
+        if let path = arguments.option("record") {
+            do throws(TraceError) {
+                recorder = try TraceRecorder(
+                    path: path, recorder: "wearhouse \(WearhouseCLI.version)",
+                    samples: .init(seriesWindow: configuration.samples.heartbeatSeriesWindow))
+            } catch {
+                console.error("cannot record: \(error)")
+                return .ioError
+            }
+        }
+        // Recording alone (wearhouse record) serves no app API.
+        var api: AppAPI?
+        if recordOnly == nil {
+            guard let started = await AppAPI.start(arguments, storeArguments: storeArguments, log: log) else {
+                return .unavailable
+            }
+            api = started
+        }
+        let status = await Service(
+            configuration: configuration, store: store, log: log, duration: duration, recorder: recorder,
+            recordOnly: recordOnly
+        ).run(console: console)
+        await api?.stop()
+        return status
     }
 }
 
@@ -84,6 +115,8 @@ private struct Service {
     let store: any CommandStore
     let log: ServiceLog
     let duration: Duration?
+    let recorder: TraceRecorder?
+    let recordOnly: Set<String>?
     let notifier = ServiceNotifier()
 
     func run(console: Console) async -> ExitCode {
@@ -106,14 +139,15 @@ private struct Service {
             return .unavailable
         }
         let writer = StoreWriter(
-            sink: HealthStoreSink(store: store),
+            sink: recordOnly == nil ? HealthStoreSink(store: store) : DiscardingSink(),
             settings: .init(
                 batchSize: configuration.writer.batchSize, flushInterval: configuration.writer.flushInterval,
                 capacity: configuration.writer.queueCapacity))
         let notifier = self.notifier
         let service = GatewayService(
-            central: central, registry: store, writer: writer, settings: settings, log: log,
-            status: { notifier.status($0) })
+            central: central, registry: recordOnly.map { RecordingRegistry(store, only: $0) } ?? store, writer: writer,
+            settings: settings, log: log, status: { notifier.status($0) }, observer: recorder)
+        recorder?.start()
         do {
             try await service.start()
         } catch {
@@ -141,6 +175,15 @@ private struct Service {
         await service.stop()
         await central.shutdown(disconnecting: [])
         await bus.close()
+        if let recorder {
+            do throws(TraceError) {
+                try recorder.close()
+                log.notice("recorded \(recorder.notifications) notifications into \(recorder.path)")
+            } catch {
+                log.error("the recording stopped: \(error)")
+            }
+        }
+        guard recordOnly == nil else { return .success }
         let counters = await writer.counters
         log.notice(
             "wrote \(counters.inserted) samples (\(counters.duplicates) duplicates, \(counters.rejected) rejected)")

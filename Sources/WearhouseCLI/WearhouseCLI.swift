@@ -27,6 +27,9 @@ public enum WearhouseCLI {
         AppsCommand(),
         StoreCommand(),
         FakeBlueZCommand(),
+        RecordCommand(),
+        ReplayCommand(),
+        ImportCommand(),
     ]
 
     /// Runs one command line (without the program name) and returns the exit code.

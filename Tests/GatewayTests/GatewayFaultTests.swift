@@ -5,6 +5,7 @@ import GATT
 import Gateway
 import Health
 import SQLiteStore
+import TestSupport
 import Testing
 
 /// Each fault FakeBlueZ can inject, against the whole gateway: recovered, with no duplicate and no silent loss.
@@ -43,6 +44,32 @@ import Testing
             await fixture.fake.setConnectFault(nil, for: Self.strap)
             try await fixture.waitUntilStreaming([Self.strap])
             try await fixture.run(seconds: 5)
+            try await Self.check(fixture)
+        }
+    }
+
+    @Test func aConnectLeftPendingByAnotherClientIsCancelledThenRetried() async throws {
+        try await GatewayFixture.run(Self.scenario(), enrol: [(Self.strap, "alice")], start: false) { fixture in
+            // Another program's Connect hangs in bluetoothd: ours gets "Operation already in progress" (R8 in
+            // progress), disconnects once to cancel it, and retries patiently.
+            await fixture.fake.setConnectFault(.noReply, for: Self.strap)
+            let other = try await DBusConnection.connect(to: .address(fixture.daemon.address))
+            let stale = Task {
+                try? await other.call(
+                    "org.bluez", path: FakeBlueZ.devicePath(Self.strap), interface: "org.bluez.Device1",
+                    member: "Connect", timeout: .seconds(30))
+            }
+            try await fixture.waitUntil("pending") { await fixture.fake.isConnecting(Self.strap) }
+            try await fixture.service.start()
+            try await fixture.waitUntil("in progress") {
+                try await fixture.status(Self.strap)?.state.contains("inProgress") == true
+            }
+            await fixture.fake.setConnectFault(nil, for: Self.strap)
+            try await fixture.waitUntilStreaming([Self.strap])
+            #expect(await !fixture.fake.isConnecting(Self.strap))
+            try await fixture.run(seconds: 5)
+            stale.cancel()
+            await other.close()
             try await Self.check(fixture)
         }
     }

@@ -57,6 +57,21 @@ struct SampleBuilderTests {
         #expect(builder.lastError?.kind == "truncated")
     }
 
+    @Test func theUTCOffsetFollowsDaylightSavingTimeAcrossATransition() {
+        // Europe/Berlin springs forward at 2026-03-29 01:00 UTC (+01:00 -> +02:00).
+        let transition: Int64 = 1_774_746_000_000_000
+        var builder = SampleBuilder(context: Self.context)
+        var offsets: [Int32] = []
+        for (index, second) in [-2, -1, 0, 1, 2].enumerated() {
+            let at = transition + Int64(second) * 1_000_000
+            let notification = GATTNotification(
+                peripheral: Self.strap, characteristic: .heartRateMeasurement, value: Self.hrm(70),
+                receivedAt: Timestamp(monotonic: .seconds(100 + index), wallMicroseconds: at))
+            offsets += builder.add(notification).quantities.map(\.startOffsetSeconds)
+        }
+        #expect(offsets == [3600, 3600, 7200, 7200, 7200])
+    }
+
     @Test func timestampsFollowTheMonotonicClockWhenTheWallClockSteps() {
         var builder = SampleBuilder(context: Self.context)
         _ = builder.add(Self.notification(.heartRateMeasurement, Self.hrm(70), at: 0))

@@ -109,7 +109,7 @@ import Testing
             try insert.step()
         }
         let store = try SQLiteHealthStore(path: path)
-        #expect(try await store.report().schemaVersion == 8)
+        #expect(try await store.report().schemaVersion == SQLiteSchema.currentVersion)
         let read = try await store.heartbeatSeries(SampleQuery(type: .heartbeatSeries), as: .owner).series
         #expect(read == [series])
         // The replayed series is a duplicate (the blob was rewritten in the current version), and new ones go in.

@@ -1,10 +1,16 @@
-import Foundation
+internal import Foundation
 
 /// What a program run to completion said: exit status, stdout, stderr.
 public struct ToolRun: Sendable {
     public var status: Int32
     public var stdout: String
     public var stderr: String
+
+    public init(status: Int32, stdout: String, stderr: String) {
+        self.status = status
+        self.stdout = stdout
+        self.stderr = stderr
+    }
 }
 
 /// Runs `path` with `arguments` to completion (the `wearhouse` binary, busctl, bluetoothctl, systemd-analyze),

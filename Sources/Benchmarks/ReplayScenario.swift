@@ -1,0 +1,150 @@
+import FakeDevices
+import Foundation
+import GATT
+import Gateway
+import Health
+import SQLiteStore
+import Traces
+
+/// `replay`: `wearhouse replay --speed max` into an empty SQLite store, in notifications per second, for a trace
+/// of 10 simulated sensors over 24 hours (1 hour with --quick). Alongside, the stages on their own: reading and
+/// parsing the trace, and reading plus sample building without a store, so the table shows where the time goes.
+enum ReplayScenario {
+    static func run(quick: Bool) async throws -> BenchReport {
+        let hours = quick ? 1 : 24
+        let runs = quick ? 2 : 3
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-replay-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let trace = directory.appendingPathComponent("day.trace").path
+        let generated = try generate(hours: hours, into: trace)
+        let bytes = (try FileManager.default.attributesOfItem(atPath: trace)[.size] as? NSNumber)?.int64Value ?? 0
+
+        var parseRates: [Double] = []
+        var buildRates: [Double] = []
+        var replayRates: [Double] = []
+        var discardRates: [Double] = []
+        var samplesPerNotification = 0.0
+        for run in 0...runs {  // run 0 warms up
+            let clock = ContinuousClock()
+            var count = 0
+            let parse = try clock.measure {
+                let reader = try TraceReader(path: trace)
+                while let record = try reader.next() { if case .value = record { count += 1 } }
+            }
+            var built = 0
+            let build = try clock.measure {
+                let reader = try TraceReader(path: trace)
+                var engine = TraceReplayEngine(settings: settings)
+                _ = engine.handle(.header(reader.header))
+                while let record = try reader.next() { built += engine.handle(record).count }
+                built += engine.finish().count
+            }
+            let store = try SQLiteHealthStore(path: directory.appendingPathComponent("replay-\(run).db").path)
+            let writer = StoreWriter(
+                sink: HealthStoreSink(store: store),
+                settings: .init(batchSize: 5_000, flushInterval: .milliseconds(100), capacity: 200_000))
+            await writer.start()
+            let started = clock.now
+            var reader = try TraceReader(path: trace)
+            let counters = try await TraceReplay.run(
+                &reader, engine: TraceReplayEngine(settings: settings), writer: writer)
+            await writer.close()
+            let replay = clock.now - started
+            let written = await writer.counters
+            guard written.inserted == counters.samples, counters.notifications + counters.indications == generated
+            else {
+                throw BenchError("replay stored \(written.inserted) of \(counters.samples) samples")
+            }
+            let discarding = StoreWriter(
+                sink: DiscardingSink(),
+                settings: .init(batchSize: 5_000, flushInterval: .milliseconds(100), capacity: 200_000))
+            await discarding.start()
+            let discardStart = clock.now
+            var again = try TraceReader(path: trace)
+            _ = try await TraceReplay.run(&again, engine: TraceReplayEngine(settings: settings), writer: discarding)
+            await discarding.close()
+            let discard = clock.now - discardStart
+            if run > 0 {
+                discardRates.append(Double(generated) / seconds(discard))
+                parseRates.append(Double(count) / seconds(parse))
+                buildRates.append(Double(count) / seconds(build))
+                replayRates.append(Double(generated) / seconds(replay))
+                samplesPerNotification = Double(built) / Double(count)
+            }
+        }
+        return BenchReport(
+            scenario: "replay", quick: quick,
+            rows: [
+                BenchRow(subject: "replay --speed max into empty SQLite", unit: "notifications/s", runs: replayRates),
+                BenchRow(subject: "read + parse the trace only", unit: "notifications/s", runs: parseRates),
+                BenchRow(subject: "read + parse + build samples, no store", unit: "notifications/s", runs: buildRates),
+                BenchRow(
+                    subject: "replay through the writer, discarding sink", unit: "notifications/s", runs: discardRates),
+            ],
+            notes: [
+                "\(generated) notifications from 10 simulated sensors over \(hours) h (\(bytes / 1_000_000) MB trace), "
+                    + String(format: "%.2f", samplesPerNotification) + " samples per notification",
+                "store: WAL + synchronous=FULL, writer batches of 5,000; target >= 1 M notifications/s",
+            ])
+    }
+
+    static let settings = TraceReplayEngine.Settings(
+        source: Source(identifier: "wearhouse", version: "bench"), timeZone: TimeZone(identifier: "UTC")!)
+
+    /// Writes a trace of 10 simulated sensors (4 chest straps, 2 wrist monitors, 2 footpods, a PAMS step counter
+    /// and an InfiniTime watch) for `hours`, returns the number of notifications.
+    static func generate(hours: Int, into path: String) throws -> Int {
+        let kinds: [PeripheralScript.Kind] = [
+            .chestStrap, .chestStrap, .chestStrap, .chestStrap, .wristMonitor, .wristMonitor, .footpod, .footpod,
+            .stepCounter, .infiniTimeWatch,
+        ]
+        let wallStart: Int64 = 1_795_946_400_000_000
+        let writer = try TraceWriter(path: path, header: TraceHeader(recorder: "wearhouse bench", origin: "simulated"))
+        var peripherals = kinds.enumerated().map { index, kind in
+            PeripheralScript(kind: kind, address: String(format: "C0:FF:EE:00:01:%02X", index), seed: UInt64(index + 1))
+                .makePeripheral()
+        }
+        let measurements: Set<BluetoothUUID> = Set(GatewayService.measurements)
+        for (index, peripheral) in peripherals.enumerated() {
+            try writer.append(
+                .sensor(
+                    TraceSensor(
+                        address: peripheral.identity.address, name: peripheral.identity.name,
+                        manufacturer: "Wearhouse Fakes", model: kinds[index].rawValue, serialNumber: "SN\(index)",
+                        bodySensorLocation: kinds[index] == .chestStrap ? 1 : nil, subject: "subject-\(index % 3)",
+                        sourceIdentifier: "wearhouse", sourceVersion: "bench", timeZone: "UTC")))
+        }
+        var count = 0
+        for second in 1...(hours * 3600) {
+            let now = Duration.seconds(second)
+            for index in peripherals.indices {
+                for emission in peripherals[index].advance(to: now) where measurements.contains(emission.characteristic)
+                {
+                    let (whole, fraction) = emission.at.components
+                    let at = Timestamp(
+                        monotonic: emission.at,
+                        wallMicroseconds: wallStart + whole * 1_000_000 + fraction / 1_000_000_000_000)
+                    try writer.append(
+                        .value(
+                            TraceValue(
+                                kind: emission.isIndication ? .indication : .notification,
+                                address: peripherals[index].identity.address, characteristic: emission.characteristic,
+                                bytes: emission.value, at: at)))
+                    count += 1
+                }
+            }
+        }
+        try writer.close()
+        return count
+    }
+
+    struct BenchError: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+    }
+}

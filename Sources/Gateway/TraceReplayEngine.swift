@@ -1,0 +1,178 @@
+public import Foundation
+internal import GATT
+public import Health
+public import Traces
+
+/// Feeds trace records into the same ingest path as live data, one step at a time: one ``SampleBuilder`` per
+/// sensor (its context rebuilt from the sensor line the way ``GatewayService`` builds it, its own ``Timeline``),
+/// ``SampleBuilder/linkLost()`` on a disconnection, ``SampleBuilder/finish()`` at a new session and at the end.
+/// ``TraceReplay`` drives it against a ``StoreWriter``; tests and the benchmark may drive it directly.
+public struct TraceReplayEngine: Sendable {
+    public struct Settings: Sendable {
+        /// The source for sensors whose line names none (imported captures): wearhouse and this version.
+        public var source: Source
+        /// Replaces every sensor's subject (`--subject`).
+        public var subject: String?
+        /// The sample builder's settings; the header's series window and gap threshold override these.
+        public var samples: SampleBuilder.Settings
+        /// The time zone for sensors whose line names none.
+        public var timeZone: TimeZone
+        /// The adapter address notifications are given (it does not reach the samples).
+        public var adapter: String
+
+        public init(
+            source: Source, subject: String? = nil, samples: SampleBuilder.Settings = SampleBuilder.Settings(),
+            timeZone: TimeZone = .current, adapter: String = "00:00:00:00:00:00"
+        ) {
+            self.source = source
+            self.subject = subject
+            self.samples = samples
+            self.timeZone = timeZone
+            self.adapter = adapter
+        }
+    }
+
+    /// What the replay did.
+    public struct Counters: Hashable, Sendable {
+        public var notifications = 0
+        public var indications = 0
+        public var reads = 0
+        public var connectionEvents = 0
+        public var sessions = 0
+        public var sensors = 0
+        /// Samples built, by type identifier (`heartbeatSeries` for series).
+        public var samplesByType: [String: Int] = [:]
+        /// Values that did not decode.
+        public var malformed = 0
+        /// Values on characteristics the builder does not turn into samples.
+        public var ignored = 0
+        public var outOfContact = 0
+        public init() {}
+
+        public var samples: Int { samplesByType.values.reduce(0, +) }
+    }
+
+    public let settings: Settings
+    private var samples: SampleBuilder.Settings
+    private var builders: [String: SampleBuilder] = [:]
+    /// Counters of builders already finished (earlier sessions).
+    private var finished = Counters()
+    private var counters = Counters()
+
+    public init(settings: Settings) {
+        self.settings = settings
+        self.samples = settings.samples
+    }
+
+    /// Everything counted so far.
+    public var totals: Counters {
+        var totals = counters
+        totals.malformed = finished.malformed
+        totals.ignored = finished.ignored
+        totals.outOfContact = finished.outOfContact
+        for builder in builders.values {
+            totals.malformed += builder.counters.malformed
+            totals.ignored += builder.counters.ignored
+            totals.outOfContact += builder.counters.outOfContact
+        }
+        return totals
+    }
+
+    /// Applies one record; returns the samples it completed.
+    public mutating func handle(_ record: TraceRecord) -> SampleBuilder.Output {
+        switch record {
+        case .header(let header):
+            adopt(header)
+            return SampleBuilder.Output()
+        case .session(let header):
+            // The recorder restarted: so did the service, with new builders.
+            counters.sessions += 1
+            let output = finish()
+            adopt(header)
+            return output
+        case .sensor(let sensor):
+            let context = context(for: sensor)
+            if builders[sensor.address] != nil {
+                builders[sensor.address]?.context = context
+            } else {
+                counters.sensors += 1
+                builders[sensor.address] = SampleBuilder(context: context, settings: samples)
+            }
+            return SampleBuilder.Output()
+        case .connection(let connection):
+            counters.connectionEvents += 1
+            guard !connection.connected, var builder = builders[connection.address] else {
+                return SampleBuilder.Output()
+            }
+            let output = builder.linkLost()
+            builders[connection.address] = builder
+            return counted(output)
+        case .value(let value):
+            switch value.kind {
+            case .read:
+                counters.reads += 1
+                return SampleBuilder.Output()
+            case .notification: counters.notifications += 1
+            case .indication: counters.indications += 1
+            }
+            var builder =
+                builders.removeValue(forKey: value.address)
+                ?? {
+                    counters.sensors += 1
+                    return SampleBuilder(context: context(for: TraceSensor(address: value.address)), settings: samples)
+                }()
+            let output = builder.add(value.notification(adapter: settings.adapter))
+            builders[value.address] = builder
+            return counted(output)
+        }
+    }
+
+    /// Closes every sensor's open heartbeat series (the end of the trace, or of a session).
+    public mutating func finish() -> SampleBuilder.Output {
+        var output = SampleBuilder.Output()
+        for address in builders.keys.sorted() {
+            guard var builder = builders[address] else { continue }
+            let closed = builder.finish()
+            output.quantities += closed.quantities
+            output.series += closed.series
+            finished.malformed += builder.counters.malformed
+            finished.ignored += builder.counters.ignored
+            finished.outOfContact += builder.counters.outOfContact
+        }
+        builders = [:]
+        return counted(output)
+    }
+
+    private mutating func adopt(_ header: TraceHeader) {
+        samples = settings.samples
+        if let window = header.seriesWindowMilliseconds, window > 0 { samples.seriesWindow = .milliseconds(window) }
+        if let gap = header.gapThresholdMilliseconds, gap > 0 { samples.gapThreshold = .milliseconds(gap) }
+    }
+
+    private mutating func counted(_ output: SampleBuilder.Output) -> SampleBuilder.Output {
+        for sample in output.quantities { counters.samplesByType[sample.type.identifier, default: 0] += 1 }
+        if !output.series.isEmpty {
+            counters.samplesByType[HealthType.heartbeatSeries.identifier, default: 0] += output.series.count
+        }
+        return output
+    }
+
+    /// The context a sensor line describes, built as the service builds it when the sensor starts streaming.
+    public func context(for sensor: TraceSensor) -> SensorContext {
+        var metadata = SensorMetadata()
+        metadata.manufacturer = sensor.manufacturer
+        metadata.model = sensor.model
+        metadata.serialNumber = sensor.serialNumber
+        metadata.hardwareRevision = sensor.hardwareRevision
+        metadata.firmwareRevision = sensor.firmwareRevision
+        metadata.softwareRevision = sensor.softwareRevision
+        let source =
+            sensor.sourceIdentifier.map { Source(identifier: $0, version: sensor.sourceVersion) } ?? settings.source
+        return SensorContext(
+            source: source,
+            device: metadata.device(name: sensor.label ?? sensor.name, address: sensor.address, fallback: nil),
+            subject: settings.subject ?? sensor.subject, bodySensorLocation: sensor.bodySensorLocation,
+            sensorLocation: sensor.sensorLocation, reportsWalkingOrRunning: sensor.reportsWalkingOrRunning,
+            timeZone: sensor.timeZone.flatMap(TimeZone.init(identifier:)) ?? settings.timeZone)
+    }
+}

@@ -1,0 +1,80 @@
+public import BlueZ
+
+/// The names, limits and interface of `org.wearhouse.Health1`, the store's D-Bus API for apps (docs/app-api.md).
+///
+/// The service (``HealthBusServer``) and the Swift client (`WearhouseClient`) share this description; the shipped
+/// `Systemd/org.wearhouse.Health1.xml` is the same interface written out with comments, and a test keeps the two
+/// equal.
+public enum HealthBusAPI {
+    /// The well-known bus name the service owns.
+    public static let busName = "org.wearhouse.Health1"
+    /// The one object.
+    public static let objectPath = "/org/wearhouse/Health1"
+    /// The interface of that object.
+    public static let interfaceName = "org.wearhouse.Health1"
+    /// The signal sent (unicast) to observers allowed to read a type when samples of it were added.
+    public static let samplesAddedSignal = "SamplesAdded"
+
+    /// Samples per page when a query names no limit.
+    public static let defaultPageSize = 1_000
+    /// The most samples one reply carries; a larger `limit` is cut to this and the rest follows by cursor.
+    public static let maximumPageSize = 5_000
+    /// The most samples (or ids) one `SaveSamples` (or `DeleteSamples`) call may carry.
+    public static let maximumBatchSize = 10_000
+    /// The most buckets one `StatisticsCollection` call may ask for.
+    public static let maximumBuckets = 10_000
+    /// How many calls one connection may have waiting for the store at once; more are refused with
+    /// `LimitExceeded` until one finishes, so that no caller can queue up work in front of the others.
+    public static let maximumCallsInFlight = 8
+
+    /// One sample on the wire: `(type, start_ms, end_ms, value, unit, properties)`. Times are milliseconds since
+    /// 1970-01-01T00:00:00Z; `properties` holds everything optional (``SampleWire``).
+    public static let sampleType = DBusType.struct([
+        .string, .int64, .int64, .double, .string, .dictionary(key: .string, value: .variant),
+    ])
+    /// `a{sv}`.
+    public static let options = DBusType.dictionary(key: .string, value: .variant)
+
+    /// The interface as the service serves it.
+    public static let interface = DBusInterface(
+        name: interfaceName,
+        methods: [
+            .init("Types", outputs: [.init("types", .array(.struct([.string, .string, .string])))]),
+            .init("Identity", outputs: [.init("app", .string), .init("uid", .uint32)]),
+            .init(
+                "RequestAuthorization",
+                inputs: [.init("read", .array(.string)), .init("write", .array(.string))],
+                outputs: [.init("app", .string), .init("pending", .boolean)]),
+            .init(
+                "SaveSamples", inputs: [.init("samples", .array(sampleType))],
+                outputs: [.init("outcomes", .array(.string))]),
+            .init("DeleteSamples", inputs: [.init("ids", .array(.string))], outputs: [.init("deleted", .uint32)]),
+            .init(
+                "QuerySamples", inputs: [.init("type", .string), .init("options", options)],
+                outputs: [.init("samples", .array(sampleType)), .init("cursor", .string)]),
+            .init(
+                "Statistics",
+                inputs: [
+                    .init("type", .string), .init("from", .int64), .init("to", .int64), .init("options", options),
+                ],
+                outputs: [.init("statistics", options)]),
+            .init(
+                "StatisticsCollection",
+                inputs: [
+                    .init("type", .string), .init("from", .int64), .init("to", .int64), .init("interval", .string),
+                    .init("options", options),
+                ],
+                outputs: [.init("buckets", .array(options))]),
+            .init(
+                "Changes", inputs: [.init("type", .string), .init("anchor", .int64), .init("limit", .uint32)],
+                outputs: [
+                    .init("added", .array(sampleType)), .init("deleted", .array(.string)),
+                    .init("anchor", .int64), .init("more", .boolean),
+                ]),
+            .init("Observe", inputs: [.init("types", .array(.string))], outputs: [.init("anchor", .int64)]),
+            .init("StopObserving", inputs: [.init("types", .array(.string))]),
+        ],
+        signals: [
+            .init(samplesAddedSignal, arguments: [.init("type", .string), .init("anchor", .int64)])
+        ])
+}

@@ -1,0 +1,277 @@
+import BlueZ
+import Foundation
+import Health
+
+/// The methods of `org.wearhouse.Health1`; their arguments were checked against the declared signatures already.
+extension HealthBusServer {
+    func perform(_ call: DBusMethodCall, as identity: AppIdentity, sender: String) async throws -> [DBusValue] {
+        let caller = Caller.app(identity.appID)
+        let arguments = call.arguments
+        switch call.member {
+        case "Types":
+            return [types()]
+        case "Identity":
+            return [.string(identity.appID), .uint32(identity.uid)]
+        case "RequestAuthorization":
+            let read = try Self.typeList(arguments[0], "read")
+            let write = try Self.typeList(arguments[1], "write")
+            let pending = try await store.requestAuthorization(app: identity.appID, read: read, share: write)
+            return [.string(identity.appID), .boolean(pending)]
+        case "SaveSamples":
+            return [try await save(arguments[0], identity: identity, caller: caller)]
+        case "DeleteSamples":
+            return [try await delete(arguments[0], caller: caller)]
+        case "QuerySamples":
+            return try await query(type: arguments[0], options: arguments[1], caller: caller)
+        case "Statistics":
+            return [try await statistics(arguments, caller: caller)]
+        case "StatisticsCollection":
+            return [try await statisticsCollection(arguments, caller: caller)]
+        case "Changes":
+            return try await changes(arguments, caller: caller)
+        case "Observe":
+            let types = try Self.typeList(arguments[0], "types")
+            guard !types.isEmpty else { throw HealthBusError.invalidArgument("Observe: name at least one type") }
+            for type in types { try await store.recordAccess(caller, .observe, type: type) }
+            return [.int64(observe(types, sender: sender))]
+        case "StopObserving":
+            stopObserving(try Self.typeList(arguments[0], "types"), sender: sender)
+            return []
+        default:
+            throw HealthBusError.invalidArgument("\(call.member) is not a method of \(HealthBusAPI.interfaceName)")
+        }
+    }
+
+    private func types() -> DBusValue {
+        .array(
+            .struct([.string, .string, .string]),
+            HealthTypeCatalog.all.map {
+                .struct([.string($0.identifier), .string($0.canonicalUnit), .string($0.aggregation.rawValue)])
+            })
+    }
+
+    // MARK: Writes
+
+    private func save(_ argument: DBusValue, identity: AppIdentity, caller: Caller) async throws -> DBusValue {
+        let values = argument.arrayElements ?? []
+        guard values.count <= HealthBusAPI.maximumBatchSize else {
+            throw HealthBusError.limitExceeded(
+                "SaveSamples takes at most \(HealthBusAPI.maximumBatchSize) samples a call, got \(values.count); "
+                    + "split the batch")
+        }
+        let source = Source(identifier: identity.appID)
+        var quantities: [QuantitySample] = []
+        var series: [HeartbeatSeriesSample] = []
+        for (index, value) in values.enumerated() {
+            let sample: BusSample
+            do {
+                sample = try SampleWire.decode(value, defaultSource: source)
+            } catch {
+                throw HealthBusError(name: error.name, message: "sample \(index + 1): \(error.message)")
+            }
+            guard sample.source.identifier == source.identifier else {
+                throw HealthBusError.invalidArgument(
+                    "sample \(index + 1): an app's samples have the app as their source (\(source.identifier)); "
+                        + "leave out 'source' or give that")
+            }
+            switch sample {
+            case .quantity(let quantity): quantities.append(quantity)
+            case .heartbeats(let heartbeats): series.append(heartbeats)
+            }
+        }
+        guard quantities.isEmpty || series.isEmpty else {
+            throw HealthBusError.invalidArgument(
+                "save heartbeatSeries samples in a call of their own (a call is one atomic batch of one kind)")
+        }
+        let outcomes =
+            series.isEmpty
+            ? try await store.save(quantities, as: caller) : try await store.save(series, as: caller)
+        return .strings(outcomes.map(\.rawValue))
+    }
+
+    private func delete(_ argument: DBusValue, caller: Caller) async throws -> DBusValue {
+        let texts = argument.stringArrayValue ?? []
+        guard texts.count <= HealthBusAPI.maximumBatchSize else {
+            throw HealthBusError.limitExceeded(
+                "DeleteSamples takes at most \(HealthBusAPI.maximumBatchSize) ids a call; split the list")
+        }
+        var ids: [UUID] = []
+        for text in texts {
+            guard let id = UUID(uuidString: text) else {
+                throw HealthBusError.invalidArgument("'\(text)' is not a sample id (a UUID as QuerySamples returns)")
+            }
+            ids.append(id)
+        }
+        return .uint32(UInt32(clamping: try await store.delete(ids, as: caller)))
+    }
+
+    // MARK: Reads
+
+    static let queryOptions = [
+        "from", "to", "strictStart", "strictEnd", "sources", "devices", "subjects", "ascending", "limit", "cursor",
+        "unit", "metadata",
+    ]
+
+    private func query(type argument: DBusValue, options value: DBusValue, caller: Caller) async throws -> [DBusValue] {
+        let type = try Self.type(argument)
+        let options = try BusOptions(value, method: "QuerySamples", allowed: Self.queryOptions)
+        let from = try options.instant("from")
+        let to = try options.instant("to")
+        try Self.checkRange(from, to)
+        let ascending = try options.bool("ascending") ?? true
+        let limit = try options.integer("limit") ?? Int64(HealthBusAPI.defaultPageSize)
+        guard limit > 0 else {
+            throw HealthBusError.invalidArgument(
+                "limit is the number of samples per page, 1 or more (at most \(HealthBusAPI.maximumPageSize) come "
+                    + "back per call; the cursor fetches the rest)")
+        }
+        let unit = try options.string("unit").map { text throws(HealthBusError) in
+            try SampleWire.parseUnit(text, for: type)
+        }
+        let metadata = try Self.metadataPredicates(options.dictionary("metadata"))
+        let query = SampleQuery(
+            type: type, from: from, to: to, strictStart: try options.bool("strictStart") ?? false,
+            strictEnd: try options.bool("strictEnd") ?? false, sources: try options.strings("sources"),
+            devices: try options.strings("devices"), subjects: try options.strings("subjects"), metadata: metadata,
+            ascending: ascending, limit: Int(min(limit, Int64(HealthBusAPI.maximumPageSize))),
+            cursor: try CursorWire.decode(options.string("cursor") ?? "", type: type, ascending: ascending))
+        if type.aggregation == .series {
+            let page = try await store.heartbeatSeries(query, as: caller)
+            return [
+                .array(HealthBusAPI.sampleType, page.series.map { SampleWire.encode($0) }),
+                .string(CursorWire.encode(page.next, type: type, ascending: ascending)),
+            ]
+        }
+        let page = try await store.samples(query, as: caller)
+        return [
+            .array(HealthBusAPI.sampleType, page.samples.map { SampleWire.encode($0, unit: unit) }),
+            .string(CursorWire.encode(page.next, type: type, ascending: ascending)),
+        ]
+    }
+
+    static let statisticsOptions = ["unit", "sources", "devices", "subjects", "exact", "maxHold"]
+
+    private func statistics(_ arguments: [DBusValue], caller: Caller) async throws -> DBusValue {
+        let type = try Self.statisticsType(arguments[0])
+        let (from, to) = try Self.range(arguments[1], arguments[2])
+        guard from < to else {
+            throw HealthBusError.invalidArgument("the range is empty: 'to' must come after 'from'")
+        }
+        let options = try BusOptions(arguments[3], method: "Statistics", allowed: Self.statisticsOptions)
+        let unit = try options.string("unit").map { text throws(HealthBusError) in
+            try SampleWire.parseUnit(text, for: type)
+        }
+        let buckets: [StatisticsBucket]
+        do {
+            buckets = try StatisticsBuckets.buckets(borders: [from, to])
+        } catch {
+            throw HealthBusError.invalidArgument("\(error)")
+        }
+        let query = try Self.statisticsQuery(type, buckets, options, separateBySource: false)
+        let results = try await store.statistics(query, as: caller)
+        guard let result = results.first else {
+            return StatisticsWire.encode(StatisticsResult(bucket: buckets[0]), type: type, unit: unit)
+        }
+        return StatisticsWire.encode(result, type: type, unit: unit)
+    }
+
+    private func statisticsCollection(_ arguments: [DBusValue], caller: Caller) async throws -> DBusValue {
+        let type = try Self.statisticsType(arguments[0])
+        let (from, to) = try Self.range(arguments[1], arguments[2])
+        let options = try BusOptions(
+            arguments[4], method: "StatisticsCollection",
+            allowed: Self.statisticsOptions + ["timeZone", "anchor", "separateBySource"])
+        let unit = try options.string("unit").map { text throws(HealthBusError) in
+            try SampleWire.parseUnit(text, for: type)
+        }
+        let zone = try options.string("timeZone") ?? "UTC"
+        let anchor = try options.instant("anchor").map { StatisticsTime.instant($0) } ?? .defaultAnchor
+        let buckets: [StatisticsBucket]
+        do throws(StatisticsBucketError) {
+            let interval = try StatisticsInterval(parsing: arguments[3].stringValue ?? "")
+            let calendar = try StatisticsBuckets(interval: interval, anchor: anchor, timeZoneIdentifier: zone)
+            buckets = try calendar.buckets(from: from, to: to, limit: HealthBusAPI.maximumBuckets)
+        } catch .tooManyBuckets {
+            throw HealthBusError.limitExceeded(
+                "more than \(HealthBusAPI.maximumBuckets) buckets in one call; use a longer interval or split the range"
+            )
+        } catch {
+            throw HealthBusError.invalidArgument("\(error)")
+        }
+        let separate = try options.bool("separateBySource") ?? false
+        let query = try Self.statisticsQuery(type, buckets, options, separateBySource: separate)
+        let results = buckets.isEmpty ? [] : try await store.statistics(query, as: caller)
+        return .array(HealthBusAPI.options, results.map { StatisticsWire.encode($0, type: type, unit: unit) })
+    }
+
+    private func changes(_ arguments: [DBusValue], caller: Caller) async throws -> [DBusValue] {
+        let type = try Self.type(arguments[0])
+        guard let anchor = arguments[1].int64Value, anchor >= 0 else {
+            throw HealthBusError.invalidArgument("the anchor is 0 (from the beginning) or one Changes returned")
+        }
+        let requested = Int(arguments[2].uint32Value ?? 0)
+        let limit = requested == 0 ? HealthBusAPI.defaultPageSize : min(requested, HealthBusAPI.maximumPageSize)
+        let changes = try await store.changes(of: type, since: anchor, limit: limit, as: caller)
+        let added =
+            changes.added.map { SampleWire.encode($0) } + changes.heartbeatSeries.map { SampleWire.encode($0) }
+        return [
+            .array(HealthBusAPI.sampleType, added), .strings(changes.deleted.map { $0.uuidString.lowercased() }),
+            .int64(changes.anchor), .boolean(changes.hasMore),
+        ]
+    }
+
+    // MARK: Arguments
+
+    static func type(_ value: DBusValue) throws(HealthBusError) -> HealthType {
+        let identifier = value.stringValue ?? ""
+        guard let type = HealthTypeCatalog.type(identifier) else { throw .unknownType(identifier) }
+        return type
+    }
+
+    static func statisticsType(_ value: DBusValue) throws(HealthBusError) -> HealthType {
+        let type = try type(value)
+        guard type.aggregation != .series else {
+            throw .invalidArgument(
+                "heartbeatSeries has no statistics; ask for heartRate or heartRateVariabilitySDNN, or read the "
+                    + "series with QuerySamples")
+        }
+        return type
+    }
+
+    static func typeList(_ value: DBusValue, _ name: String) throws(HealthBusError) -> [String] {
+        let types = value.stringArrayValue ?? []
+        for identifier in types where HealthTypeCatalog.type(identifier) == nil { throw .unknownType(identifier) }
+        return types
+    }
+
+    static func range(_ from: DBusValue, _ to: DBusValue) throws(HealthBusError) -> (Instant, Instant) {
+        let start = Instant(milliseconds: from.int64Value ?? 0)
+        let end = Instant(milliseconds: to.int64Value ?? 0)
+        try checkRange(start, end)
+        return (start, end)
+    }
+
+    static func checkRange(_ from: Instant?, _ to: Instant?) throws(HealthBusError) {
+        guard let from, let to, from > to else { return }
+        throw .invalidArgument(
+            "the time range is inverted: 'from' (\(from.milliseconds) ms) is after 'to' (\(to.milliseconds) ms); "
+                + "times are milliseconds since 1970-01-01T00:00:00Z")
+    }
+
+    static func metadataPredicates(_ value: DBusValue?) throws(HealthBusError) -> [MetadataPredicate] {
+        guard let value else { return [] }
+        let wanted = try SampleWire.decodeMetadata(value)
+        return wanted.sorted { $0.key < $1.key }.map { .equals($0.key, $0.value) }
+    }
+
+    static func statisticsQuery(
+        _ type: HealthType, _ buckets: [StatisticsBucket], _ options: BusOptions, separateBySource: Bool
+    ) throws(HealthBusError) -> StatisticsQuery {
+        let hold = try options.integer("maxHold") ?? 5_000
+        guard hold >= 0 else { throw .invalidArgument("maxHold is a duration in milliseconds, 0 or more") }
+        return StatisticsQuery(
+            type: type, buckets: buckets, sources: try options.strings("sources"),
+            devices: try options.strings("devices"), subjects: try options.strings("subjects"),
+            separateBySource: separateBySource, maxHoldMilliseconds: hold, exact: try options.bool("exact") ?? false)
+    }
+}

@@ -1,0 +1,335 @@
+public import BlueZ
+public import Foundation
+public import Health
+
+/// A sample as the API carries it: a quantity sample, or a heartbeat series (type `heartbeatSeries`).
+public enum BusSample: Hashable, Sendable {
+    case quantity(QuantitySample)
+    case heartbeats(HeartbeatSeriesSample)
+
+    /// The sample's id.
+    public var id: UUID {
+        switch self {
+        case .quantity(let sample): sample.id
+        case .heartbeats(let series): series.id
+        }
+    }
+
+    /// The sample's source.
+    public var source: Source {
+        switch self {
+        case .quantity(let sample): sample.source
+        case .heartbeats(let series): series.source
+        }
+    }
+}
+
+/// Samples to and from their wire form `(sxxdsa{sv})`: type, start and end in milliseconds since the epoch (UTC),
+/// value, unit, and a dictionary of optional properties:
+///
+/// | key | type | meaning |
+/// |---|---|---|
+/// | `id` | `s` | the sample's UUID; left out when saving, the store derives one from the natural key |
+/// | `source` | `s` | who wrote it; when saving, the service sets it to the calling app |
+/// | `sourceVersion` | `s` | the writer's version |
+/// | `device` | `a{ss}` | `name`, `manufacturer`, `model`, `hardwareVersion`, `firmwareVersion`, `softwareVersion`, `serialNumber`, `localIdentifier` |
+/// | `subject` | `s` | who wore the sensor |
+/// | `startOffset` | `i` | the UTC offset at the start, in seconds (local time = start + offset) |
+/// | `metadata` | `a{sv}` | HealthKit metadata: strings, numbers, booleans; a date as `a{sv}` `{date: x}` (ms), a quantity as `{value: d, unit: s}` |
+/// | `beats` | `a(ddb)` | heartbeat series only: offset from the start (ms), RR interval (ms), preceded by a gap |
+///
+/// A heartbeat series carries its number of beats as the value, in `count` (ignored when saving).
+public enum SampleWire {
+    /// The property keys a sample may carry.
+    public static let propertyKeys: Set<String> = [
+        "id", "source", "sourceVersion", "device", "subject", "startOffset", "metadata", "beats",
+    ]
+    /// The keys of the `device` property, in the order of ``Device``'s fields.
+    public static let deviceKeys = [
+        "name", "manufacturer", "model", "hardwareVersion", "firmwareVersion", "softwareVersion", "serialNumber",
+        "localIdentifier",
+    ]
+
+    // MARK: Encoding
+
+    /// The wire form of a quantity sample, its value in `unit` (the type's canonical unit when `nil`).
+    ///
+    /// With `forSaving`, as an app sends it to `SaveSamples`: without `source` (the service sets it) and without an
+    /// `id` derived from the sample's own fields (the service derives it again with the app as the source).
+    public static func encode(_ sample: QuantitySample, unit: HealthUnit? = nil, forSaving: Bool = false)
+        -> DBusValue
+    {
+        var value = sample.value
+        var unitText = sample.type.canonicalUnit
+        if let unit, let canonical = try? HealthUnit(sample.type.canonicalUnit),
+            let converted = try? canonical.convert(sample.value, to: unit)
+        {
+            value = converted
+            unitText = unit.description
+        }
+        var properties = common(
+            id: sample.id, source: sample.source, device: sample.device, subject: sample.subject,
+            startOffset: sample.startOffsetSeconds, metadata: sample.metadata)
+        if forSaving { properties.removeAll { $0.0 == "source" || ($0.0 == "id" && sample.hasDerivedID) } }
+        properties.sort { $0.0 < $1.0 }
+        return .struct([
+            .string(sample.type.identifier), .int64(sample.start.milliseconds), .int64(sample.end.milliseconds),
+            .double(value), .string(unitText), .vardict(ordered: properties),
+        ])
+    }
+
+    /// The wire form of a heartbeat series: its beat count as the value, its beats in `beats`. `forSaving` as for
+    /// quantity samples.
+    public static func encode(_ series: HeartbeatSeriesSample, forSaving: Bool = false) -> DBusValue {
+        var properties = common(
+            id: series.id, source: series.source, device: series.device, subject: series.subject,
+            startOffset: series.startOffsetSeconds, metadata: series.metadata)
+        if forSaving { properties.removeAll { $0.0 == "source" || ($0.0 == "id" && series.hasDerivedID) } }
+        let beats = series.beats.map { beat in
+            DBusValue.struct([
+                .double(beat.offsetMilliseconds), .double(beat.rrMilliseconds), .boolean(beat.precededByGap),
+            ])
+        }
+        properties.append(("beats", .array(.struct([.double, .double, .boolean]), beats)))
+        properties.sort { $0.0 < $1.0 }
+        return .struct([
+            .string(HealthType.heartbeatSeries.identifier), .int64(series.start.milliseconds),
+            .int64(series.end.milliseconds), .double(Double(series.beats.count)), .string("count"),
+            .vardict(ordered: properties),
+        ])
+    }
+
+    /// The wire form of either kind.
+    public static func encode(_ sample: BusSample, unit: HealthUnit? = nil) -> DBusValue {
+        switch sample {
+        case .quantity(let quantity): encode(quantity, unit: unit)
+        case .heartbeats(let series): encode(series)
+        }
+    }
+
+    private static func common(
+        id: UUID, source: Source, device: Device?, subject: String?, startOffset: Int32,
+        metadata: [String: MetadataValue]
+    ) -> [(String, DBusValue)] {
+        var properties: [(String, DBusValue)] = [
+            ("id", .string(id.uuidString.lowercased())), ("source", .string(source.identifier)),
+            ("startOffset", .int32(startOffset)),
+        ]
+        if let version = source.version { properties.append(("sourceVersion", .string(version))) }
+        if let device { properties.append(("device", encode(device))) }
+        if let subject { properties.append(("subject", .string(subject))) }
+        if !metadata.isEmpty { properties.append(("metadata", encode(metadata))) }
+        return properties
+    }
+
+    /// A device as `a{ss}` (absent fields left out).
+    public static func encode(_ device: Device) -> DBusValue {
+        let fields = [
+            device.name, device.manufacturer, device.model, device.hardwareVersion, device.firmwareVersion,
+            device.softwareVersion, device.serialNumber, device.localIdentifier,
+        ]
+        let entries = zip(deviceKeys, fields).compactMap { key, value in
+            value.map { DBusDictEntry(key: .string(key), value: .string($0)) }
+        }
+        return .dictionary(key: .string, value: .string, entries)
+    }
+
+    /// Metadata as `a{sv}`.
+    public static func encode(_ metadata: [String: MetadataValue]) -> DBusValue {
+        .vardict(
+            metadata.mapValues { value in
+                switch value {
+                case .string(let text): .string(text)
+                case .number(let number): .double(number)
+                case .bool(let flag): .boolean(flag)
+                case .date(let instant): .vardict(["date": .int64(instant.milliseconds)])
+                case .quantity(let number, let unit): .vardict(["value": .double(number), "unit": .string(unit)])
+                }
+            })
+    }
+
+    // MARK: Decoding
+
+    /// A sample from its wire form, its value converted to the type's canonical unit.
+    ///
+    /// - Parameters:
+    ///   - value: one `(sxxdsa{sv})`.
+    ///   - defaultSource: the source when the properties name none.
+    /// - Throws: ``HealthBusError``: `UnknownType`, `IncompatibleUnit`, or `InvalidArgument` naming the field.
+    public static func decode(_ value: DBusValue, defaultSource: Source = Source(identifier: "")) throws(HealthBusError)
+        -> BusSample
+    {
+        guard let fields = value.structMembers, fields.count == 6, let identifier = fields[0].stringValue,
+            let start = fields[1].int64Value, let end = fields[2].int64Value, let number = fields[3].doubleValue,
+            let unitText = fields[4].stringValue, let properties = fields[5].stringKeyedValue
+        else { throw .invalidArgument("a sample is (type s, start_ms x, end_ms x, value d, unit s, properties a{sv})") }
+        guard let type = HealthTypeCatalog.type(identifier) else { throw .unknownType(identifier) }
+        for key in properties.keys where !propertyKeys.contains(key) {
+            throw .invalidArgument(
+                "unknown sample property '\(key)'; the properties are "
+                    + propertyKeys.sorted().joined(separator: ", "))
+        }
+        guard start <= end else {
+            throw .invalidArgument("end (\(end) ms) is before start (\(start) ms)")
+        }
+        let id = try properties["id"].map { text throws(HealthBusError) in try uuid(text, "id") }
+        var source = defaultSource
+        if let property = properties["source"] {
+            source.identifier = try string(property, "source")
+        }
+        if let property = properties["sourceVersion"] { source.version = try string(property, "sourceVersion") }
+        let device = try properties["device"].map { property throws(HealthBusError) in try decodeDevice(property) }
+        let subject = try properties["subject"].map { property throws(HealthBusError) in
+            try string(property, "subject")
+        }
+        var offset: Int32 = 0
+        if let property = properties["startOffset"] {
+            guard let seconds = integer(property), (-64_800...64_800).contains(seconds) else {
+                throw .invalidArgument("startOffset is the UTC offset in seconds (i), between -64800 and 64800")
+            }
+            offset = Int32(seconds)
+        }
+        let metadata =
+            try properties["metadata"].map { property throws(HealthBusError) in
+                try decodeMetadata(property)
+            } ?? [:]
+        let startInstant = Instant(milliseconds: start)
+        let endInstant = Instant(milliseconds: end)
+        if type.aggregation == .series {
+            guard let property = properties["beats"] else {
+                throw .invalidArgument("a heartbeatSeries sample needs its beats: property 'beats' a(ddb)")
+            }
+            return .heartbeats(
+                HeartbeatSeriesSample(
+                    id: id, start: startInstant, end: endInstant, startOffsetSeconds: offset,
+                    beats: try decodeBeats(property), source: source, device: device, subject: subject,
+                    metadata: metadata))
+        }
+        guard properties["beats"] == nil else {
+            throw .invalidArgument("only heartbeatSeries samples have beats; \(identifier) has a value")
+        }
+        let canonicalValue = try canonical(number, unit: unitText, of: type)
+        return .quantity(
+            QuantitySample(
+                id: id, type: type, start: startInstant, end: endInstant, startOffsetSeconds: offset,
+                value: canonicalValue, source: source, device: device, subject: subject, metadata: metadata))
+    }
+
+    /// `value` in `unit` converted to the type's canonical unit; an empty unit means the canonical one.
+    static func canonical(_ value: Double, unit text: String, of type: HealthType) throws(HealthBusError) -> Double {
+        guard !text.isEmpty, text != type.canonicalUnit else { return value }
+        let unit = try parseUnit(text, for: type)
+        do {
+            return try unit.convert(value, to: HealthUnit(type.canonicalUnit))
+        } catch {
+            throw HealthBusError(
+                name: HealthBusError.Name.incompatibleUnit,
+                message: "\(type.identifier) is measured in \(type.canonicalUnit) or a unit of the same kind; "
+                    + "cannot convert \(text): \(error)")
+        }
+    }
+
+    /// Parses `text` and checks that it measures what `type` measures.
+    public static func parseUnit(_ text: String, for type: HealthType) throws(HealthBusError) -> HealthUnit {
+        let unit: HealthUnit
+        do {
+            unit = try HealthUnit(text)
+        } catch {
+            throw HealthBusError(
+                name: HealthBusError.Name.incompatibleUnit,
+                message: "'\(text)' is not a unit (\(error)); write HealthKit unit strings such as count/min, m, km, "
+                    + "kcal, ms")
+        }
+        guard let canonical = try? HealthUnit(type.canonicalUnit), unit.isCompatible(with: canonical) else {
+            throw HealthBusError(
+                name: HealthBusError.Name.incompatibleUnit,
+                message: "\(type.identifier) is measured in \(type.canonicalUnit) (dimension "
+                    + "\((try? HealthUnit(type.canonicalUnit))?.dimension.description ?? "?")), not in \(text) "
+                    + "(\(unit.dimension))")
+        }
+        return unit
+    }
+
+    static func decodeDevice(_ value: DBusValue) throws(HealthBusError) -> Device {
+        guard let entries = value.dictionaryEntries else {
+            throw .invalidArgument("device is a{ss} with keys " + deviceKeys.joined(separator: ", "))
+        }
+        var fields: [String: String] = [:]
+        for entry in entries {
+            guard let key = entry.key.stringValue, let text = entry.value.stringValue, deviceKeys.contains(key) else {
+                throw .invalidArgument("device is a{ss} with keys " + deviceKeys.joined(separator: ", "))
+            }
+            fields[key] = text
+        }
+        return Device(
+            name: fields["name"], manufacturer: fields["manufacturer"], model: fields["model"],
+            hardwareVersion: fields["hardwareVersion"], firmwareVersion: fields["firmwareVersion"],
+            softwareVersion: fields["softwareVersion"], serialNumber: fields["serialNumber"],
+            localIdentifier: fields["localIdentifier"])
+    }
+
+    static func decodeMetadata(_ value: DBusValue) throws(HealthBusError) -> [String: MetadataValue] {
+        guard let entries = value.stringKeyedValue else { throw .invalidArgument("metadata is a{sv}") }
+        var metadata: [String: MetadataValue] = [:]
+        for (key, entry) in entries {
+            if let text = entry.stringValue, entry.objectPathValue == nil {
+                metadata[key] = .string(text)
+            } else if let flag = entry.boolValue {
+                metadata[key] = .bool(flag)
+            } else if let number = entry.doubleValue {
+                metadata[key] = .number(number)
+            } else if let number = integer(entry) {
+                metadata[key] = .number(Double(number))
+            } else if let inner = entry.stringKeyedValue, let date = inner["date"].flatMap(integer), inner.count == 1 {
+                metadata[key] = .date(Instant(milliseconds: date))
+            } else if let inner = entry.stringKeyedValue, inner.count == 2, let number = inner["value"]?.doubleValue,
+                let unit = inner["unit"]?.stringValue
+            {
+                metadata[key] = .quantity(number, unit: unit)
+            } else {
+                throw .invalidArgument(
+                    "metadata '\(key)': values are strings, numbers, booleans, {date: x} or {value: d, unit: s}")
+            }
+        }
+        return metadata
+    }
+
+    static func decodeBeats(_ value: DBusValue) throws(HealthBusError) -> [Beat] {
+        guard let elements = value.arrayElements else { throw .invalidArgument("beats is a(ddb)") }
+        var beats: [Beat] = []
+        beats.reserveCapacity(elements.count)
+        for element in elements {
+            guard let members = element.structMembers, members.count == 3, let offset = members[0].doubleValue,
+                let rr = members[1].doubleValue, let gap = members[2].boolValue
+            else { throw .invalidArgument("beats is a(ddb): offset ms, RR interval ms, preceded by a gap") }
+            beats.append(Beat(offsetMilliseconds: offset, rrMilliseconds: rr, precededByGap: gap))
+        }
+        return beats
+    }
+
+    static func string(_ value: DBusValue, _ name: String) throws(HealthBusError) -> String {
+        guard let text = value.stringValue else { throw .invalidArgument("\(name) is a string (s)") }
+        return text
+    }
+
+    static func uuid(_ value: DBusValue, _ name: String) throws(HealthBusError) -> UUID {
+        guard let text = value.stringValue, let id = UUID(uuidString: text) else {
+            throw .invalidArgument("\(name) is a UUID string such as 0190a5b2-7c3e-8d4f-9a1b-2c3d4e5f6a7b")
+        }
+        return id
+    }
+
+    /// Any D-Bus integer as an Int64 (`y n q i u x t`), or `nil`.
+    static func integer(_ value: DBusValue) -> Int64? {
+        switch value.unwrapped {
+        case .byte(let number): Int64(number)
+        case .int16(let number): Int64(number)
+        case .uint16(let number): Int64(number)
+        case .int32(let number): Int64(number)
+        case .uint32(let number): Int64(number)
+        case .int64(let number): number
+        case .uint64(let number): Int64(exactly: number)
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,158 @@
+import BlueZ
+import FakeDevices
+import Foundation
+import TestSupport
+import Testing
+
+/// `wearhouse run --record` and `wearhouse record` through the real binary, against FakeBlueZ in real time.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct TraceRecordCommandTests {
+    static let strap = "C0:FF:EE:00:00:01"
+    static let scenario = FakeBlueZScenario(peripherals: [
+        .init(kind: .chestStrap, address: strap, name: "Strap", seed: 1, known: true),
+        .init(kind: .footpod, address: "C0:FF:EE:00:00:03", name: "Pod", seed: 3, known: true),
+    ])
+
+    @Test func runRecordsWhatItStoresAndRecordStoresNothing() async throws {
+        try await withPrivateBus { bus in
+            let fake = try await FakeBlueZ.start(on: .address(bus.address), scenario: Self.scenario)
+            let clock = Task { await fake.runInRealTime(interval: .milliseconds(50)) }
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rec-cli-\(UUID().uuidString)")
+            defer {
+                clock.cancel()
+                try? FileManager.default.removeItem(at: folder)
+            }
+            let store = folder.appendingPathComponent("health.db").path
+            let trace = folder.appendingPathComponent("run.trace").path
+            for address in [Self.strap, "C0:FF:EE:00:00:03"] {
+                let pair = try WearhouseRunner.run(["pair", address, "--bus", bus.address, "--store", store])
+                #expect(pair.status == 0, "\(pair.stderr)")
+            }
+            // The service runs until the trace holds a few notifications (however busy the machine), then SIGTERM.
+            let run = try Self.run(
+                ["run", "--config", "/dev/null", "--bus", bus.address, "--store", store, "--record", trace]
+            ) { Self.notifications(in: trace, afterLast: nil) >= 4 }
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(run.stderr.contains("recorded"))
+            let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+            #expect(lines.first?.hasPrefix(#"{"wearhouse-trace":1"#) == true)
+            #expect(lines.contains { $0.contains(#""kind":"sensor","sensor":"C0:FF:EE:00:00:01""#) })
+            let notifications = lines.filter { $0.contains(#""kind":"notification""#) }.count
+            #expect(notifications >= 4)
+
+            // Replayed into an empty store: the same heart-rate samples as the service stored.
+            let replayStore = folder.appendingPathComponent("replay.db").path
+            let replay = try WearhouseRunner.run(["replay", trace, "--store", replayStore])
+            #expect(replay.status == 0, "\(replay.stderr)")
+            for type in ["heartRate", "runningSpeed", "heartbeatSeries"] {
+                let live = try WearhouseRunner.run(["samples", "--store", store, "--type", type, "--format", "csv"])
+                let again = try WearhouseRunner.run([
+                    "samples", "--store", replayStore, "--type", type, "--format", "csv",
+                ])
+                #expect(!live.stdout.isEmpty)
+                #expect(live.stdout == again.stdout, "\(type)")
+            }
+
+            // Record only: the trace grows by a session, the store does not.
+            let before = try WearhouseRunner.run([
+                "samples", "--store", store, "--type", "heartRate", "--format", "csv",
+            ])
+            let record = try Self.run([
+                "record", "--out", trace, "--sensor", Self.strap.lowercased(), "--config", "/dev/null", "--bus",
+                bus.address, "--store", store,
+            ]) { Self.notifications(in: trace, afterLast: #""kind":"session""#) >= 2 }
+            #expect(record.status == 0, "\(record.stderr)")
+            let after = try WearhouseRunner.run(["samples", "--store", store, "--type", "heartRate", "--format", "csv"])
+            #expect(before.stdout == after.stdout)
+            let all = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+            let session = try #require(all.firstIndex { $0.contains(#""kind":"session""#) })
+            let recorded = all[session...].filter { $0.contains(#""kind":"notification""#) }
+            #expect(recorded.count >= 2)
+            #expect(recorded.allSatisfy { $0.contains(Self.strap) })
+            await fake.stop()
+        }
+    }
+
+    /// `fake-bluez --trace`: a recorded session lived again through D-Bus and the real service.
+    @Test func aRecordedTraceIsServedAgainAsASimulatedPeripheral() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rec-fake-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let trace = folder.appendingPathComponent("strap.trace").path
+        let first = folder.appendingPathComponent("first.db").path
+        try await withPrivateBus { bus in
+            let fake = try await FakeBlueZ.start(on: .address(bus.address), scenario: Self.scenario)
+            let clock = Task { await fake.runInRealTime(interval: .milliseconds(50)) }
+            defer { clock.cancel() }
+            #expect(try WearhouseRunner.run(["pair", Self.strap, "--bus", bus.address, "--store", first]).status == 0)
+            let run = try Self.run(
+                ["run", "--config", "/dev/null", "--bus", bus.address, "--store", first, "--record", trace]
+            ) { Self.notifications(in: trace, afterLast: nil) >= 8 }
+            #expect(run.status == 0, "\(run.stderr)")
+            await fake.stop()
+        }
+        let again = folder.appendingPathComponent("again.db").path
+        try await withPrivateBus { bus in
+            let server = Process()
+            server.executableURL = WearhouseRunner.executable
+            server.arguments = ["fake-bluez", "--address", bus.address, "--trace", trace, "--duration", "60"]
+            server.standardError = FileHandle.nullDevice
+            try server.run()
+            defer { kill(server.processIdentifier, SIGKILL) }
+            var paired = WearhouseRunner.Result(ToolRun(status: -1, stdout: "", stderr: ""))
+            for _ in 0..<50 where paired.status != 0 {
+                try await Task.sleep(for: .milliseconds(100))
+                paired = try WearhouseRunner.run(["pair", Self.strap, "--bus", bus.address, "--store", again])
+            }
+            #expect(paired.status == 0, "\(paired.stderr)")
+            #expect(paired.stdout.contains("Strap"))
+            let run = try Self.run(["run", "--config", "/dev/null", "--bus", bus.address, "--store", again]) {
+                let stored = try? WearhouseRunner.run([
+                    "samples", "--store", again, "--type", "heartRate", "--format", "csv",
+                ])
+                return (stored?.stdout.split(separator: "\n").count ?? 0) >= 4
+            }
+            #expect(run.status == 0, "\(run.stderr)")
+        }
+        // What the replayed strap sent is what the real one sent: the values are a run of the original ones.
+        func values(_ store: String) throws -> [String] {
+            let csv = try WearhouseRunner.run(["samples", "--store", store, "--type", "heartRate", "--format", "csv"])
+            let rows = csv.stdout.split(separator: "\n").map {
+                $0.split(separator: ",", omittingEmptySubsequences: false)
+            }
+            guard let column = rows.first?.firstIndex(of: "value") else { return [] }
+            return rows.dropFirst().map { String($0[column]) }
+        }
+        let original = try values(first)
+        let replayed = try values(again)
+        #expect(replayed.count >= 3)
+        #expect(original.joined(separator: " ").contains(replayed.prefix(3).joined(separator: " ")))
+    }
+
+    /// Runs the binary until `done` holds (checked every 100 ms, at most a minute), then stops it with SIGTERM.
+    static func run(_ arguments: [String], until done: () -> Bool) throws -> WearhouseRunner.Result {
+        let process = Process()
+        process.executableURL = WearhouseRunner.executable
+        process.arguments = arguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(60)
+        while !done(), Date() < deadline, process.isRunning { Thread.sleep(forTimeInterval: 0.1) }
+        kill(process.processIdentifier, SIGTERM)
+        let log = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return WearhouseRunner.Result(
+            ToolRun(status: process.terminationStatus, stdout: "", stderr: String(decoding: log, as: UTF8.self)))
+    }
+
+    /// Notification lines in the trace at `path`, counting only after the last line containing `marker`.
+    static func notifications(in path: String, afterLast marker: String?) -> Int {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return 0 }
+        var lines = text.split(separator: "\n")[...]
+        if let marker {
+            guard let last = lines.lastIndex(where: { $0.contains(marker) }) else { return 0 }
+            lines = lines[(last + 1)...]
+        }
+        return lines.filter { $0.contains(#""kind":"notification""#) }.count
+    }
+}

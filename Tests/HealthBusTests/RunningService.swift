@@ -1,0 +1,181 @@
+import Foundation
+import Health
+import SQLiteStore
+import TestSupport
+import Testing
+
+/// The real service (`wearhouse run --api <private bus>`) over a fresh store, and programs run against it, as
+/// root or as other users (`setpriv`).
+final class RunningService: @unchecked Sendable {
+    // @unchecked Sendable: every property is set in init and never changed; Process is used from one task.
+    let bus: PrivateBus
+    let directory: URL
+    let storePath: String
+    let process: Process
+    let log: URL
+
+    struct Output {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static let wearhouse: URL = {
+        let besideTests = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("wearhouse")
+        if FileManager.default.isExecutableFile(atPath: besideTests.path) { return besideTests }
+        return repositoryRoot.appendingPathComponent(".build/debug/wearhouse")
+    }()
+
+    private init(bus: PrivateBus, directory: URL, process: Process, log: URL) {
+        self.bus = bus
+        self.directory = directory
+        storePath = directory.appendingPathComponent("health.db").path
+        self.process = process
+        self.log = log
+    }
+
+    /// Starts a private bus and the service on it, and waits (up to 15 s) until it owns `org.wearhouse.Health1`.
+    static func start() async throws -> RunningService {
+        let bus = try await PrivateBus.start()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-service-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let log = directory.appendingPathComponent("service.log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let process = Process()
+        process.executableURL = wearhouse
+        process.arguments = [
+            "run", "--store", directory.appendingPathComponent("health.db").path, "--bus", bus.address, "--api",
+            bus.address,
+        ]
+        process.standardOutput = try FileHandle(forWritingTo: log)
+        process.standardError = try FileHandle(forWritingTo: log)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let service = RunningService(bus: bus, directory: directory, process: process, log: log)
+        let deadline = ContinuousClock.now + .seconds(15)
+        while true {
+            let owned = try service.run([
+                "/usr/bin/busctl", "--address=\(bus.address)", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                "org.freedesktop.DBus", "NameHasOwner", "s", "org.wearhouse.Health1",
+            ])
+            if owned.stdout.hasPrefix("b true") { return service }
+            guard ContinuousClock.now < deadline, process.isRunning else {
+                let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+                service.stop()
+                throw ServiceError(message: "the service did not take its name: \(text)")
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    struct ServiceError: Error, CustomStringConvertible {
+        var message: String
+        var description: String { message }
+    }
+
+    /// Stops the service (SIGTERM) and returns its exit status; removes the bus and the store.
+    @discardableResult
+    func stop() -> Int32 {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        bus.stop()
+        try? FileManager.default.removeItem(at: directory)
+        return process.terminationStatus
+    }
+
+    /// The environment programs get: the private bus as the system bus.
+    var environment: [String: String] {
+        [
+            "PATH": Self.wearhouse.deletingLastPathComponent().path + ":/usr/bin:/bin",
+            "DBUS_SYSTEM_BUS_ADDRESS": bus.address, "WEARHOUSE_STORE": storePath, "HOME": "/", "LANG": "C.UTF-8",
+        ]
+    }
+
+    /// `argv` prefixed to run as `uid` (with its primary group and no others).
+    static func asUser(_ uid: uid_t?, _ argv: [String]) -> [String] {
+        guard let uid else { return argv }
+        let gid = getpwuid(uid).map { $0.pointee.pw_gid } ?? uid
+        return ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "--"] + argv
+    }
+
+    /// Runs a program to completion (as `uid`, when given).
+    func run(_ argv: [String], as uid: uid_t? = nil) throws -> Output {
+        let full = Self.asUser(uid, argv)
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: full[0])
+        child.arguments = Array(full.dropFirst())
+        child.environment = environment
+        let out = Pipe()
+        let err = Pipe()
+        child.standardOutput = out
+        child.standardError = err
+        child.standardInput = FileHandle.nullDevice
+        try child.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        child.waitUntilExit()
+        return Output(
+            status: child.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// `busctl call org.wearhouse.Health1 /org/wearhouse/Health1 org.wearhouse.Health1 <member> <arguments>`.
+    func busctl(_ member: String, _ arguments: [String] = [], as uid: uid_t? = nil) throws -> Output {
+        try run(
+            [
+                "/usr/bin/busctl", "call", "org.wearhouse.Health1", "/org/wearhouse/Health1", "org.wearhouse.Health1",
+                member,
+            ]
+                + arguments, as: uid)
+    }
+
+    /// `wearhouse <arguments>` as the owner (root, with the store).
+    func wearhouse(_ arguments: [String]) throws -> Output {
+        try run([Self.wearhouse.path] + arguments + ["--store", storePath])
+    }
+
+    /// Starts a program in the background (as `uid`), its output going to a file.
+    func background(_ argv: [String], as uid: uid_t?, output: URL) throws -> Process {
+        let full = Self.asUser(uid, argv)
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: full[0])
+        child.arguments = Array(full.dropFirst())
+        child.environment = environment
+        child.standardOutput = try FileHandle(forWritingTo: output)
+        child.standardError = try FileHandle(forWritingTo: output)
+        child.standardInput = FileHandle.nullDevice
+        try child.run()
+        return child
+    }
+}
+
+/// Whether the multi-user tests can run here, and the users they run as.
+enum MultiUser {
+    /// Existing non-root users (dbus-daemon refuses UIDs without a passwd entry), UID 1000 first when it exists.
+    static let users: [uid_t] = [1000, 65534, 1, 2, 3, 8, 33].filter { getpwuid($0) != nil }
+
+    static let tools = ["/usr/bin/setpriv", "/usr/bin/busctl", "/usr/bin/gdbus", "/usr/bin/python3"]
+
+    /// Root, the tools, python3-dbus and python3-gi, and two users.
+    static let available: Bool = {
+        guard getuid() == 0, users.count >= 2, tools.allSatisfy({ FileManager.default.isExecutableFile(atPath: $0) })
+        else { return false }
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        probe.arguments = ["-c", "import dbus, dbus.mainloop.glib; from gi.repository import GLib"]
+        probe.standardOutput = FileHandle.nullDevice
+        probe.standardError = FileHandle.nullDevice
+        guard (try? probe.run()) != nil else { return false }
+        probe.waitUntilExit()
+        return probe.terminationStatus == 0
+    }()
+
+    static let skipReason: Comment = """
+        needs root (to start clients under other UIDs with setpriv), busctl, gdbus, /usr/bin/python3 with \
+        python3-dbus and python3-gi, and two non-root users; skipped here, CI runs it as root
+        """
+}
