@@ -38,7 +38,8 @@ let package = Package(
         .target(name: "Health", swiftSettings: strict),
         // Store engines, one target each: SQLite (default), PostgreSQL (fleets).
         .target(name: "SQLiteStore", dependencies: ["Health", "CSQLite"], swiftSettings: strict),
-        // PostgresStore opens libpq at run time until its engine lands (PostgresLibrary.swift); CLibPQ is for that engine.
+        // PostgresStore opens libpq at run time (dlopen, PostgresLibrary.swift) rather than linking it, so that a
+        // service writing to SQLite does not carry libpq's TLS, Kerberos and LDAP libraries.
         .target(name: "PostgresStore", dependencies: ["Health"], swiftSettings: strict),
         // sd-bus wrapper and the org.bluez client.
         .target(name: "BlueZ", dependencies: ["GATT", "CSystemd"], swiftSettings: strict),
@@ -66,7 +67,10 @@ let package = Package(
         .executableTarget(name: "wearhouse", dependencies: ["WearhouseCLI"], swiftSettings: strict),
         // The benchmark harness (`make bench`); not part of the product.
         .executableTarget(
-            name: "Benchmarks", dependencies: ["GATT", "Health", "SQLiteStore", "BlueZ", "Traces", "Gateway", "FakeDevices"],
+            name: "Benchmarks",
+            dependencies: [
+                "GATT", "Health", "SQLiteStore", "PostgresStore", "BlueZ", "Traces", "Gateway", "FakeDevices", "TestSupport",
+            ],
             swiftSettings: strict),
 
         // Helpers shared by the test targets (a seedable generator, tolerant comparison).
@@ -80,6 +84,8 @@ let package = Package(
         .testTarget(name: "GATTTests", dependencies: ["GATT", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HealthTests", dependencies: ["Health", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Health", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "StoreConformanceTests", dependencies: ["SQLiteStore", "PostgresStore", "Health", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore", "SQLiteStore", "Health", "Gateway", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["wearhouse", "SQLiteStore", "Health", "BlueZ", "FakeDevices", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FakeDevicesTests", dependencies: ["FakeDevices", "GATT", "BlueZ", "TestSupport"], swiftSettings: strict),

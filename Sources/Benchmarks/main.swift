@@ -19,6 +19,7 @@ if let index = arguments.firstIndex(of: "--out"), index + 1 < arguments.count {
 let scenarios: [String: @Sendable (Bool) async throws -> BenchReport] = [
     "decode": { try DecodeScenario.run(quick: $0) },
     "ingest": { try await IngestScenario.run(quick: $0) },
+    "postgres": { try await PostgresScenario.run(quick: $0) },
     "query": { try await QueryScenario.run(quick: $0) },
     "replay": { try await ReplayScenario.run(quick: $0) },
     "service": { try await ServiceScenario.run(quick: $0) },

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A moment on the UTC timeline, in whole milliseconds since 1970-01-01T00:00:00Z.
 ///
 /// Stores keep milliseconds exactly; sub-millisecond times are rejected at the edges. The UTC offset a person
@@ -18,4 +20,11 @@ public struct Instant: Hashable, Sendable, Comparable, Codable, CustomStringConv
     public func adding(milliseconds delta: Int64) -> Instant { Instant(milliseconds: milliseconds + delta) }
 
     public var description: String { "\(milliseconds) ms" }
+}
+
+extension Instant {
+    /// The current wall-clock time.
+    public static var now: Instant {
+        Instant(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+    }
 }

@@ -66,18 +66,7 @@ extension SQLiteHealthStore {
 
     /// Why `sample`, of the catalog's `type`, cannot be stored, or `nil` when it can.
     static func invalidity(of sample: QuantitySample, type: HealthType) -> String? {
-        guard sample.end >= sample.start else {
-            return "end (\(sample.end.milliseconds) ms) is before start (\(sample.start.milliseconds) ms)"
-        }
-        guard sample.value.isFinite else { return "value is not a finite number" }
-        if let range = type.validRange, !range.contains(sample.value) {
-            return "\(type.identifier) value \(sample.value) \(type.canonicalUnit) is outside "
-                + "\(range.lowerBound)...\(range.upperBound)"
-        }
-        if !sample.metadata.isEmpty, case .some(let external) = sample.metadata[MetadataKey.externalUUID] {
-            guard case .string(let text) = external, !text.isEmpty else { return "externalUUID must be a string" }
-        }
-        return nil
+        sample.invalidityReason(as: type)
     }
 
     private func save(_ sample: QuantitySample, index: Int, writer: String) throws -> WriteOutcome {

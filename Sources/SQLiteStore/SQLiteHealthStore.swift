@@ -381,10 +381,3 @@ public actor SQLiteHealthStore: HealthStore {
         return order
     }
 }
-
-extension Instant {
-    /// The current wall-clock time.
-    public static var now: Instant {
-        Instant(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
-    }
-}

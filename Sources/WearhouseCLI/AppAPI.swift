@@ -2,7 +2,6 @@ import BlueZ
 import Foundation
 import Gateway
 import HealthBus
-import SQLiteStore
 
 /// `wearhouse run --api`: where the service serves `org.wearhouse.Health1`, the store's API for apps
 /// (docs/app-api.md).
@@ -21,8 +20,9 @@ struct AppAPI {
     private let bus: DBusConnection?
     private let server: HealthBusServer?
 
-    /// Starts serving as `--api` says; `nil` when it was asked for explicitly and could not be served.
-    static func start(_ arguments: Arguments, storePath: String, log: ServiceLog) async -> AppAPI? {
+    /// Starts serving as `--api` says, on a connection of its own to the store `storeArguments` name (either
+    /// engine); `nil` when it was asked for explicitly and could not be served.
+    static func start(_ arguments: Arguments, storeArguments: Arguments, log: ServiceLog) async -> AppAPI? {
         let requested = arguments.option("api")
         let address: DBusAddress
         switch requested ?? (getuid() < 1000 ? "system" : "session") {
@@ -36,7 +36,7 @@ struct AppAPI {
         }
         var bus: DBusConnection?
         do {
-            let store = try SQLiteHealthStore(path: storePath)
+            let store = try StoreLocation.open(storeArguments, mustExist: false)
             let connection = try await DBusConnection.connect(to: address, timeout: .seconds(5))
             bus = connection
             let server = try await HealthBusServer.start(on: connection, store: store) { log.warning("api: \($0)") }
@@ -44,11 +44,12 @@ struct AppAPI {
             return AppAPI(bus: connection, server: server)
         } catch {
             await bus?.close()
+            let reason = (error as? StoreLocation.Failure)?.message ?? "\(error)"
             if requested != nil {
-                log.error("cannot serve \(HealthBusAPI.busName) on the \(address): \(error)")
+                log.error("cannot serve \(HealthBusAPI.busName) on the \(address): \(reason)")
                 return nil
             }
-            log.warning("not serving \(HealthBusAPI.busName) to apps (the \(address): \(error)); give --api to choose")
+            log.warning("not serving \(HealthBusAPI.busName) to apps (the \(address): \(reason)); give --api to choose")
             return AppAPI(bus: nil, server: nil)
         }
     }

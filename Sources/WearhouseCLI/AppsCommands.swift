@@ -39,7 +39,7 @@ private struct GrantChange {
 
 /// Opens the store and runs `body` on it, mapping errors as ``runStoreCommand(_:_:)`` does.
 private func withStore(
-    _ arguments: Arguments, console: Console, _ body: (SQLiteHealthStore) async throws -> Void
+    _ arguments: Arguments, console: Console, _ body: (any CommandStore) async throws -> Void
 ) async -> ExitCode {
     await runStoreCommand(console) {
         try await body(try StoreLocation.open(arguments, mustExist: false))
@@ -142,7 +142,7 @@ struct AppsCommand: Command {
         }
     }
 
-    private func showLog(_ store: SQLiteHealthStore, _ arguments: Arguments, console: Console) async throws {
+    private func showLog(_ store: any CommandStore, _ arguments: Arguments, console: Console) async throws {
         var limit = 50
         if let text = arguments.option("limit") {
             guard let number = Int(text), number > 0 else {
@@ -208,12 +208,12 @@ struct StoreCommand: Command {
         }
         var healthy = true
         let status = await withStore(arguments, console: console) { store in
-            let report = try await store.report()
+            let report = try await store.summary()
             healthy = report.integrity == ["ok"]
             if arguments.flag("json") {
                 console.out(
                     FieldValue.object([
-                        Field("path", .string(store.path)),
+                        Field("path", .string(store.location)),
                         Field("integrity", .list(report.integrity.map { .string($0) })),
                         Field("bytes", .int(report.bytes)), Field("schema_version", .int(report.schemaVersion)),
                         Field(
@@ -223,7 +223,7 @@ struct StoreCommand: Command {
                     ]).json + "\n")
                 return
             }
-            var text = "store      \(store.path)\n"
+            var text = "store      \(store.location)\n"
             text += "integrity  \(report.integrity.joined(separator: "; "))\n"
             text += "size       \(report.bytes) bytes\n"
             text += "schema     version \(report.schemaVersion)\n"

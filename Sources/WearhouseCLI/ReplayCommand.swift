@@ -1,7 +1,6 @@
 import Foundation
 import Gateway
 import Health
-import SQLiteStore
 import Traces
 
 /// `wearhouse replay FILE`: a recorded trace through the live ingest path into the store.
@@ -59,7 +58,7 @@ enum TraceReplayRunner {
         _ source: inout Records, name: String, speed: ReplaySpeed, arguments: Arguments, console: Console,
         issues: () -> [String]
     ) async -> ExitCode {
-        let store: SQLiteHealthStore
+        let store: any CommandStore
         do throws(StoreLocation.Failure) {
             store = try StoreLocation.open(arguments, mustExist: false)
         } catch {

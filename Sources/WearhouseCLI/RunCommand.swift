@@ -73,7 +73,7 @@ struct RunCommand: Command {
         {
             storeArguments.options["store"] = configuration.store.url
         }
-        let store: SQLiteHealthStore
+        let store: any CommandStore
         do throws(StoreLocation.Failure) {
             store = try StoreLocation.open(storeArguments, mustExist: false)
         } catch {
@@ -95,7 +95,7 @@ struct RunCommand: Command {
         // Recording alone (wearhouse record) serves no app API.
         var api: AppAPI?
         if recordOnly == nil {
-            guard let started = await AppAPI.start(arguments, storePath: store.path, log: log) else {
+            guard let started = await AppAPI.start(arguments, storeArguments: storeArguments, log: log) else {
                 return .unavailable
             }
             api = started
@@ -112,7 +112,7 @@ struct RunCommand: Command {
 /// One run of the service, from connecting to the last flush.
 private struct Service {
     let configuration: GatewayConfiguration
-    let store: SQLiteHealthStore
+    let store: any CommandStore
     let log: ServiceLog
     let duration: Duration?
     let recorder: TraceRecorder?

@@ -45,7 +45,7 @@ struct PairCommand: Command {
             console.error(error.message)
             return .usage
         }
-        let store: SQLiteHealthStore
+        let store: any CommandStore
         do throws(StoreLocation.Failure) {
             store = try StoreLocation.open(arguments, mustExist: false)
         } catch {

@@ -1,8 +1,10 @@
 import Foundation
 import Health
+import PostgresStore
 import SQLiteStore
 
-/// Where the store is: `--store PATH`, `sqlite:PATH` or `postgresql://...`, else `$WEARHOUSE_STORE`, else the
+/// Where the store is: `--store PATH`, `sqlite:PATH` or `postgresql://...` (any libpq URL: host, port, user,
+/// password, `sslmode`, `host=/run/postgresql` for peer authentication), else `$WEARHOUSE_STORE`, else the
 /// per-user default `$XDG_DATA_HOME/wearhouse/health.db` (`~/.local/share/wearhouse/health.db`).
 enum StoreLocation {
     static let option = (
@@ -16,14 +18,23 @@ enum StoreLocation {
         var code: ExitCode
     }
 
+    /// The store URL the arguments and environment name: `--store`, else `$WEARHOUSE_STORE`, else the default path.
+    static func url(_ arguments: Arguments) -> String {
+        let environment = ProcessInfo.processInfo.environment
+        return arguments.option("store") ?? environment["WEARHOUSE_STORE"] ?? defaultPath(environment)
+    }
+
+    /// Whether `url` names a PostgreSQL database (`postgresql://...` or `postgres://...`).
+    static func isPostgreSQL(_ url: String) -> Bool {
+        url.hasPrefix("postgresql://") || url.hasPrefix("postgres://")
+    }
+
     /// The SQLite path the arguments and environment name.
     static func path(_ arguments: Arguments) throws(Failure) -> String {
-        let environment = ProcessInfo.processInfo.environment
-        let url = arguments.option("store") ?? environment["WEARHOUSE_STORE"] ?? defaultPath(environment)
-        if url.hasPrefix("postgresql://") || url.hasPrefix("postgres://") {
+        let url = url(arguments)
+        if isPostgreSQL(url) {
             throw Failure(
-                message: "the PostgreSQL engine is not available in this build yet; use a SQLite path",
-                code: .unavailable)
+                message: "\(PostgresHealthStore.redacted(url)) is a PostgreSQL store, not a file", code: .usage)
         }
         let path = url.hasPrefix("sqlite:") ? String(url.dropFirst("sqlite:".count)) : url
         guard !path.isEmpty else { throw Failure(message: "empty store path", code: .usage) }
@@ -36,8 +47,21 @@ enum StoreLocation {
         return home + "/.local/share/wearhouse/health.db"
     }
 
-    /// Opens the store. Reading commands pass `mustExist` so that a typo does not create an empty store.
-    static func open(_ arguments: Arguments, mustExist: Bool) throws(Failure) -> SQLiteHealthStore {
+    /// Opens the store: a SQLite file, or a PostgreSQL database (whose schema is created or brought up to date).
+    /// Reading commands pass `mustExist` so that a typo does not create an empty SQLite store.
+    static func open(_ arguments: Arguments, mustExist: Bool) throws(Failure) -> any CommandStore {
+        let url = url(arguments)
+        if isPostgreSQL(url) {
+            do {
+                return try PostgresHealthStore(url: url)
+            } catch let error as PostgresError where error.code == .schema {
+                throw Failure(message: "the store at \(PostgresHealthStore.redacted(url)): \(error)", code: .dataError)
+            } catch {
+                throw Failure(
+                    message: "cannot open the store at \(PostgresHealthStore.redacted(url)): \(error)",
+                    code: .unavailable)
+            }
+        }
         let path = try path(arguments)
         if mustExist, !FileManager.default.fileExists(atPath: path) {
             throw Failure(message: "no store at \(path) (give --store or set WEARHOUSE_STORE)", code: .noInput)
@@ -47,6 +71,49 @@ enum StoreLocation {
         } catch {
             throw Failure(message: "cannot open the store at \(path): \(error)", code: .ioError)
         }
+    }
+}
+
+/// What the commands use of a store, whichever engine holds it.
+protocol CommandStore: HealthStore, SensorRegistry {
+    /// Where the store is, for people: the SQLite path, or the PostgreSQL URL without its password.
+    nonisolated var location: String { get }
+    func summary() async throws -> StoreSummary
+    func retention() async throws -> [String: Int]
+    func setRetention(of type: HealthType, days: Int?) async throws
+    func prune() async throws -> Int
+}
+
+/// What `wearhouse store check` shows, for either engine.
+struct StoreSummary {
+    /// `["ok"]`, or the engine's list of problems.
+    var integrity: [String]
+    var bytes: Int64
+    var schemaVersion: Int
+    var counts: [String: Int]
+    var tombstones: Int
+}
+
+extension SQLiteHealthStore: CommandStore {
+    nonisolated var location: String { path }
+
+    func summary() async throws -> StoreSummary {
+        let report = try report()
+        return StoreSummary(
+            integrity: report.integrity, bytes: report.bytes, schemaVersion: report.schemaVersion,
+            counts: report.counts,
+            tombstones: report.tombstones)
+    }
+}
+
+extension PostgresHealthStore: CommandStore {
+    nonisolated var location: String { redactedURL }
+
+    func summary() async throws -> StoreSummary {
+        let (counts, tombstones) = try counts()
+        return StoreSummary(
+            integrity: ["ok"], bytes: try databaseSize(), schemaVersion: try schemaVersion(), counts: counts,
+            tombstones: tombstones)
     }
 }
 

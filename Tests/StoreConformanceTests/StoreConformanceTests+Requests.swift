@@ -1,13 +1,12 @@
 import Foundation
 import Health
-import SQLiteStore
 import Testing
 
 /// Permission requests and the observers' change feed.
 extension StoreConformanceTests {
-    @Test func requestsStayPendingUntilTheOwnerDecides() async throws {
-        let (store, directory) = try makeStore()
-        defer { try? FileManager.default.removeItem(at: directory) }
+    @Test(arguments: Engine.allCases) func requestsStayPendingUntilTheOwnerDecides(_ engine: Engine) async throws {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
         let app = "uid1000:/usr/bin/today"
         #expect(try await store.requestAuthorization(app: app, read: ["heartRate", "stepCount"], share: ["heartRate"]))
         var listed = try await store.apps()
@@ -35,12 +34,12 @@ extension StoreConformanceTests {
         #expect(log.filter { $0.operation == .request && $0.caller == .app(app) }.count == 3)
     }
 
-    @Test func reportsWhichTypesGotNewSamples() async throws {
-        let (store, directory) = try makeStore()
-        defer { try? FileManager.default.removeItem(at: directory) }
+    @Test(arguments: Engine.allCases) func reportsWhichTypesGotNewSamples(_ engine: Engine) async throws {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
         let (none, start) = try await store.typesWithNewSamples(since: nil)
         #expect(none.isEmpty)
-        // A dense series (chunks) and an app's row.
+        // A sensor's dense series (chunks in SQLite, rows in PostgreSQL) and an app's row.
         _ = try await store.save([heartRate(1, 70), heartRate(2, 71)], as: .owner)
         let (types, anchor) = try await store.typesWithNewSamples(since: start)
         #expect(types == ["heartRate"])

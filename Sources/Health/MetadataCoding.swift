@@ -1,10 +1,10 @@
 import Foundation
-import Health
 
 /// Metadata as stored: a JSON object whose values are tagged by type, so a number stays a number and a date a
 /// date: `{"heartRateSensorLocation": {"number": 1}, "timeZone": {"string": "Europe/Berlin"}}`.
-enum MetadataCoding {
-    static func encode(_ metadata: [String: MetadataValue]) -> String? {
+/// Shared by the engines (package access), so that both store the same text.
+package enum MetadataCoding {
+    package static func encode(_ metadata: [String: MetadataValue]) -> String? {
         guard !metadata.isEmpty else { return nil }
         var object: [String: Any] = [:]
         for (key, value) in metadata {
@@ -20,7 +20,7 @@ enum MetadataCoding {
         return String(decoding: data, as: UTF8.self)
     }
 
-    static func decode(_ text: String?) -> [String: MetadataValue] {
+    package static func decode(_ text: String?) -> [String: MetadataValue] {
         guard let text, let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
             return [:]
         }

@@ -4,8 +4,8 @@ import SQLiteStore
 import TestSupport
 import Testing
 
-/// The behaviour every `HealthStore` engine must show, run against the SQLite engine on real files.
-/// (The PostgreSQL engine will run the same suite.)
+/// The behaviour every `HealthStore` engine must show, run against each engine: SQLite on real files, PostgreSQL
+/// on a throwaway server (``Engine``).
 @Suite struct StoreConformanceTests {
     static let gateway = Source(identifier: "org.wearhouse.gateway", version: "0.1.0")
     static let strap = Device(
@@ -13,13 +13,6 @@ import Testing
         serialNumber: "690A1321", localIdentifier: "A0:9E:1A:00:00:01")
     static let watch = Device(
         name: "PineTime", manufacturer: "Pine64", model: "PineTime", localIdentifier: "C7:00:00:00:00:02")
-
-    func makeStore() throws -> (SQLiteHealthStore, URL) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "wearhouse-tests-\(UUID().uuidString)")
-        let path = directory.appendingPathComponent("health.db").path
-        return (try SQLiteHealthStore(path: path), directory)
-    }
 
     func heartRate(_ second: Int64, _ bpm: Double, subject: String? = "alice", device: Device? = strap)
         -> QuantitySample
@@ -30,9 +23,9 @@ import Testing
             metadata: [MetadataKey.heartRateSensorLocation: .number(1)])
     }
 
-    @Test func savesAndReadsBackEverything() async throws {
-        let (store, directory) = try makeStore()
-        defer { try? FileManager.default.removeItem(at: directory) }
+    @Test(arguments: Engine.allCases) func savesAndReadsBackEverything(_ engine: Engine) async throws {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
         let samples = (0..<10).map { heartRate(1_700_000_000 + Int64($0), 60 + Double($0)) }
         let outcomes = try await store.save(samples, as: .owner)
         #expect(outcomes == Array(repeating: .inserted, count: 10))
@@ -42,9 +35,9 @@ import Testing
         #expect(page.samples.first?.metadata[MetadataKey.heartRateSensorLocation] == .number(1))
     }
 
-    @Test func writingTheSameBatchTwiceReportsDuplicates() async throws {
-        let (store, directory) = try makeStore()
-        defer { try? FileManager.default.removeItem(at: directory) }
+    @Test(arguments: Engine.allCases) func writingTheSameBatchTwiceReportsDuplicates(_ engine: Engine) async throws {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
         let samples = (0..<5).map { heartRate(1_700_000_000 + Int64($0), 70) }
         _ = try await store.save(samples, as: .owner)
         // Same natural keys, new uuids (a replay builds new sample objects): duplicates, not new rows.
@@ -56,9 +49,9 @@ import Testing
         #expect(try await store.save([heartRate(1_700_000_000, 99)], as: .owner) == [.conflict])
     }
 
-    @Test func externalUUIDVersionsReplaceOnlyWhenGreater() async throws {
-        let (store, directory) = try makeStore()
-        defer { try? FileManager.default.removeItem(at: directory) }
+    @Test(arguments: Engine.allCases) func externalUUIDVersionsReplaceOnlyWhenGreater(_ engine: Engine) async throws {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
         let app = Source(identifier: "com.example.logger")
         func steps(_ value: Double, version: Double) -> QuantitySample {
             QuantitySample(
@@ -79,9 +72,9 @@ import Testing
         #expect(changes.added.map(\.value) == [200])
     }
 
-    @Test func oneInvalidSampleRejectsTheWholeBatch() async throws {
-        let (store, directory) = try makeStore()
-        defer { try? FileManager.default.removeItem(at: directory) }
+    @Test(arguments: Engine.allCases) func oneInvalidSampleRejectsTheWholeBatch(_ engine: Engine) async throws {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
         let batch = [heartRate(1, 60), heartRate(2, 0), heartRate(3, 61)]  // 0 bpm is outside 1...300
         await #expect(throws: InvalidSampleError.self) { try await store.save(batch, as: .owner) }
         #expect(try await store.samples(SampleQuery(type: .heartRate), as: .owner).samples.isEmpty)
@@ -90,9 +83,9 @@ import Testing
         await #expect(throws: InvalidSampleError.self) { try await store.save([reversed], as: .owner) }
     }
 
-    @Test func aBatchRejectedHalfwayLeavesNoTrace() async throws {
-        let (store, directory) = try makeStore()
-        defer { try? FileManager.default.removeItem(at: directory) }
+    @Test(arguments: Engine.allCases) func aBatchRejectedHalfwayLeavesNoTrace(_ engine: Engine) async throws {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
         try await store.setAuthorization(app: "app", [TypeAuthorization(type: "heartRate", read: true, share: true)])
         let appSample = QuantitySample(
             type: .heartRate, start: Instant(seconds: 50), end: Instant(seconds: 50), value: 70,
@@ -116,9 +109,9 @@ import Testing
         #expect(fromRollups.first?.discrete?.maximum == 100)
     }
 
-    @Test func appsSeeOnlyWhatTheirGrantsAllow() async throws {
-        let (store, directory) = try makeStore()
-        defer { try? FileManager.default.removeItem(at: directory) }
+    @Test(arguments: Engine.allCases) func appsSeeOnlyWhatTheirGrantsAllow(_ engine: Engine) async throws {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
         _ = try await store.save([heartRate(1, 60), heartRate(2, 61)], as: .owner)
         let reader = Caller.app("reader.service")
         let writer = Caller.app("writer.service")
@@ -147,9 +140,9 @@ import Testing
         #expect(apps.map(\.app) == ["reader.service", "writer.service"])
     }
 
-    @Test func mergedStepsDoNotDoubleCountTwoDevices() async throws {
-        let (store, directory) = try makeStore()
-        defer { try? FileManager.default.removeItem(at: directory) }
+    @Test(arguments: Engine.allCases) func mergedStepsDoNotDoubleCountTwoDevices(_ engine: Engine) async throws {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
         func steps(_ device: Device, _ start: Int64, _ end: Int64, _ value: Double) -> QuantitySample {
             QuantitySample(
                 type: .stepCount, start: Instant(seconds: start), end: Instant(seconds: end), value: value,
@@ -169,9 +162,9 @@ import Testing
         #expect(separate.map(\.sum) == [1_000, 600] || separate.map(\.sum) == [600, 1_000])
     }
 
-    @Test func dailyHeartRateStatisticsInBerlinAcrossDST() async throws {
-        let (store, directory) = try makeStore()
-        defer { try? FileManager.default.removeItem(at: directory) }
+    @Test(arguments: Engine.allCases) func dailyHeartRateStatisticsInBerlinAcrossDST(_ engine: Engine) async throws {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
         // 2025-03-30 is 23 hours long in Berlin. One reading per hour from 2025-03-29 23:00Z (midnight local).
         let dayStart: Int64 = 1_743_289_200  // 2025-03-30T00:00+01:00
         let readings = (0..<23).map { heartRate(dayStart + Int64($0) * 3_600, 60 + Double($0)) }
@@ -190,9 +183,9 @@ import Testing
         #expect(result.discrete?.average == 71)
     }
 
-    @Test func deletionLeavesTombstonesForSync() async throws {
-        let (store, directory) = try makeStore()
-        defer { try? FileManager.default.removeItem(at: directory) }
+    @Test(arguments: Engine.allCases) func deletionLeavesTombstonesForSync(_ engine: Engine) async throws {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
         let samples = (0..<4).map { heartRate(Int64($0), 60) }
         _ = try await store.save(samples, as: .owner)
         let first = try await store.changes(of: .heartRate, since: nil, limit: 3, as: .owner)
@@ -207,9 +200,9 @@ import Testing
         #expect(try await store.delete([samples[1].id], as: .app("stranger")) == 0)
     }
 
-    @Test func pagesWithACursor() async throws {
-        let (store, directory) = try makeStore()
-        defer { try? FileManager.default.removeItem(at: directory) }
+    @Test(arguments: Engine.allCases) func pagesWithACursor(_ engine: Engine) async throws {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
         let samples = (0..<25).map { heartRate(Int64($0), 60) }
         _ = try await store.save(samples, as: .owner)
         var query = SampleQuery(type: .heartRate, limit: 10)
@@ -226,20 +219,26 @@ import Testing
             try await store.samples(query, as: .owner).samples.map(\.start.milliseconds) == [24_000, 23_000, 22_000])
     }
 
-    @Test func fileIsPrivateAndPassesIntegrityCheckAfterReopening() async throws {
-        let (store, directory) = try makeStore()
-        defer { try? FileManager.default.removeItem(at: directory) }
+    @Test(arguments: Engine.allCases) func storeIsPrivateAndKeepsItsSamplesAfterReopening(_ engine: Engine)
+        async throws
+    {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
         _ = try await store.save([heartRate(1, 60)], as: .owner)
-        let attributes = try FileManager.default.attributesOfItem(atPath: store.path)
-        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
-        #expect(try await store.integrityCheck() == ["ok"])
-        let reopened = try SQLiteHealthStore(path: store.path)
+        if let sqlite = store as? SQLiteHealthStore {
+            let attributes = try FileManager.default.attributesOfItem(atPath: sqlite.path)
+            #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+            #expect(try await sqlite.integrityCheck() == ["ok"])
+        }
+        let reopened = try storage.reopen()
         #expect(try await reopened.samples(SampleQuery(type: .heartRate), as: .owner).samples.count == 1)
     }
 
-    @Test func denseSeriesAndSingleSamplesMixInOneOrderedStream() async throws {
-        let (store, directory) = try makeStore()
-        defer { try? FileManager.default.removeItem(at: directory) }
+    @Test(arguments: Engine.allCases) func denseSeriesAndSingleSamplesMixInOneOrderedStream(_ engine: Engine)
+        async throws
+    {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
         // 3,000 gateway readings (kept as chunks) and a reading an app wrote every 100 s (kept as rows).
         let series = (0..<3_000).map { heartRate(Int64($0), 60 + Double($0 % 40)) }
         try await store.setAuthorization(app: "app", [TypeAuthorization(type: "heartRate", read: true, share: true)])
@@ -276,9 +275,11 @@ import Testing
         #expect(outcomes.filter { $0 == .duplicate }.count == 2_999)
     }
 
-    @Test func longRangeStatisticsFromRollupsMatchTheExactSweep() async throws {
-        let (store, directory) = try makeStore()
-        defer { try? FileManager.default.removeItem(at: directory) }
+    @Test(arguments: Engine.allCases) func longRangeStatisticsFromRollupsMatchTheExactSweep(_ engine: Engine)
+        async throws
+    {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
         // Three days, one reading a minute from two devices, some rows from an app, then deletions.
         let day: Int64 = 86_400
         let minutes = 3 * 1_440
@@ -325,12 +326,10 @@ import Testing
         #expect(counted == 2 * minutes + 50 - 3)
     }
 
-    @Test func retentionPrunesOldSamplesChunksAndRollups() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "wearhouse-tests-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
+    @Test(arguments: Engine.allCases) func retentionPrunesOldSamplesChunksAndRollups(_ engine: Engine) async throws {
         let now = Instant(seconds: 10 * 86_400)
-        let store = try SQLiteHealthStore(path: directory.appendingPathComponent("health.db").path, now: { now })
+        let (store, storage) = try makeStore(engine, now: { now })
+        defer { storage.remove() }
         // Ten days, one reading every ten minutes (chunks), plus app rows on each day.
         let readings = (0..<1_440).map { heartRate(Int64($0) * 600, 60 + Double($0 % 30)) }
         try await store.setAuthorization(app: "app", [TypeAuthorization(type: "heartRate", read: true, share: true)])

@@ -1,6 +1,5 @@
 import Foundation
 import Health
-import SQLiteStore
 import Testing
 
 /// Heartbeat series: what every engine must do with them.
@@ -23,9 +22,11 @@ extension StoreConformanceTests {
             metadata: [MetadataKey.heartRateSensorLocation: .number(1)])
     }
 
-    @Test func heartbeatSeriesRoundTripAndRewritingIsADuplicate() async throws {
-        let (store, directory) = try makeStore()
-        defer { try? FileManager.default.removeItem(at: directory) }
+    @Test(arguments: Engine.allCases) func heartbeatSeriesRoundTripAndRewritingIsADuplicate(_ engine: Engine)
+        async throws
+    {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
         let written = (0..<5).map { series(minute: $0, gapAt: $0 == 2 ? 30 : nil) }
         #expect(try await store.save(written, as: .owner) == Array(repeating: .inserted, count: 5))
         let page = try await store.heartbeatSeries(SampleQuery(type: .heartbeatSeries), as: .owner)
@@ -61,9 +62,9 @@ extension StoreConformanceTests {
         #expect(try await store.heartbeatSeries(SampleQuery(type: .heartRate), as: .owner).series.isEmpty)
     }
 
-    @Test func invalidHeartbeatSeriesRejectTheWholeBatch() async throws {
-        let (store, directory) = try makeStore()
-        defer { try? FileManager.default.removeItem(at: directory) }
+    @Test(arguments: Engine.allCases) func invalidHeartbeatSeriesRejectTheWholeBatch(_ engine: Engine) async throws {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
         var unsorted = series(minute: 1)
         unsorted.beats.swapAt(3, 4)
         var tooShort = series(minute: 1)
@@ -82,9 +83,9 @@ extension StoreConformanceTests {
         #expect(series(minute: 0).invalidityReason == nil)
     }
 
-    @Test func heartbeatSeriesFollowTheGrants() async throws {
-        let (store, directory) = try makeStore()
-        defer { try? FileManager.default.removeItem(at: directory) }
+    @Test(arguments: Engine.allCases) func heartbeatSeriesFollowTheGrants(_ engine: Engine) async throws {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
         _ = try await store.save([series(minute: 0), series(minute: 1)], as: .owner)
         let writer = Caller.app("writer.service")
         let appSource = Source(identifier: "writer.service")
@@ -112,9 +113,9 @@ extension StoreConformanceTests {
         #expect(log.contains { $0.caller == writer && $0.operation == .save && $0.denied })
     }
 
-    @Test func deletedHeartbeatSeriesLeaveTombstonesForSync() async throws {
-        let (store, directory) = try makeStore()
-        defer { try? FileManager.default.removeItem(at: directory) }
+    @Test(arguments: Engine.allCases) func deletedHeartbeatSeriesLeaveTombstonesForSync(_ engine: Engine) async throws {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
         let written = (0..<4).map { series(minute: $0) }
         _ = try await store.save(written, as: .owner)
         let first = try await store.changes(of: .heartbeatSeries, since: nil, limit: 3, as: .owner)
@@ -141,9 +142,9 @@ extension StoreConformanceTests {
         #expect(third.deleted == [explicit.id])
     }
 
-    @Test func heartbeatSeriesQueriesFilterAndPage() async throws {
-        let (store, directory) = try makeStore()
-        defer { try? FileManager.default.removeItem(at: directory) }
+    @Test(arguments: Engine.allCases) func heartbeatSeriesQueriesFilterAndPage(_ engine: Engine) async throws {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
         var all: [HeartbeatSeriesSample] = []
         for minute in Int64(0)..<30 {
             all.append(series(minute: minute))

@@ -1,0 +1,232 @@
+public import Foundation
+public import Health
+
+extension PostgresHealthStore {
+    /// One stored row, as the queries read it.
+    struct Row {
+        var sample: QuantitySample
+        var seq: Int64
+    }
+
+    static let rowColumns = """
+        s.uuid, s.start_ms, s.end_ms, s.start_offset_s, s.value, so.identifier, so.version, s.device_id,
+        d.name, d.manufacturer, d.model, d.hardware, d.firmware, d.software, d.serial, d.local_id,
+        sj.name, s.metadata, s.seq
+        FROM samples s
+        JOIN sources so ON so.id = s.source_id
+        LEFT JOIN devices d ON d.id = s.device_id
+        LEFT JOIN subjects sj ON sj.id = s.subject_id
+        """
+
+    func readRows(_ rows: PostgresRows, type: HealthType) -> [Row] {
+        var result: [Row] = []
+        result.reserveCapacity(rows.count)
+        for row in 0..<rows.count {
+            guard let id = rows.text(row, 0).flatMap(UUID.init(uuidString:)) else { continue }
+            let version = rows.text(row, 6) ?? ""
+            let sample = QuantitySample(
+                id: id, type: type, start: Instant(milliseconds: rows.int64(row, 1)),
+                end: Instant(milliseconds: rows.int64(row, 2)),
+                startOffsetSeconds: Int32(clamping: rows.int64(row, 3)), value: rows.double(row, 4),
+                source: Source(identifier: rows.text(row, 5) ?? "", version: version.isEmpty ? nil : version),
+                device: rows.int64(row, 7) == 0 ? nil : Self.readDevice(rows, row, from: 8),
+                subject: rows.text(row, 16), metadata: MetadataCoding.decode(rows.text(row, 17)))
+            result.append(Row(sample: sample, seq: rows.int64(row, 18)))
+        }
+        return result
+    }
+
+    /// A device from eight consecutive columns: name, manufacturer, model, hardware, firmware, software, serial,
+    /// local identifier (the `devices` table's order).
+    static func readDevice(_ rows: PostgresRows, _ row: Int, from column: Int) -> Device {
+        Device(
+            name: rows.text(row, column), manufacturer: rows.text(row, column + 1), model: rows.text(row, column + 2),
+            hardwareVersion: rows.text(row, column + 3), firmwareVersion: rows.text(row, column + 4),
+            softwareVersion: rows.text(row, column + 5), serialNumber: rows.text(row, column + 6),
+            localIdentifier: rows.text(row, column + 7))
+    }
+
+    /// Rows of `type` overlapping `[from, to]` that pass the source/device/subject filters and that `caller` may
+    /// read (an app without read permission sees only what it wrote), in query order.
+    func rows(
+        _ connection: PostgresConnection, of type: HealthType, from: Instant?, to: Instant?, sources: [String]?,
+        devices: [String]?, subjects: [String]?, caller: Caller, after cursor: SampleCursor? = nil,
+        ascending: Bool = true, limit: Int? = nil
+    ) throws -> [Row] {
+        guard let typeID = try existingTypeID(connection, type.identifier) else { return [] }
+        var conditions = PostgresConditions()
+        conditions.add("s.type_id = ?", ["\(typeID)"])
+        // Overlap: start <= to and end >= from; no sample is longer than the longest stored, which bounds the
+        // start from below for the index. The exact (half-open) test runs in Swift afterwards.
+        if let to { conditions.add("s.start_ms <= ?", ["\(to.milliseconds)"]) }
+        if let from {
+            let span = try span(connection, typeID: typeID)
+            conditions.add(
+                "s.start_ms >= ? AND s.end_ms >= ?", ["\(from.milliseconds - span)", "\(from.milliseconds)"])
+        }
+        conditions.add("so.identifier", in: sources)
+        conditions.add("d.key", in: devices)
+        conditions.add("sj.name", in: subjects)
+        if case .app(let app) = caller, try !canRead(connection, caller, type) {
+            conditions.add("s.writer = ?", [app])
+        }
+        if let cursor {
+            conditions.add(
+                "(s.start_ms, s.end_ms, s.uuid) \(ascending ? ">" : "<") (?, ?, ?::uuid)",
+                ["\(cursor.start.milliseconds)", "\(cursor.end.milliseconds)", cursor.id])
+        }
+        let order = ascending ? "ASC" : "DESC"
+        var sql =
+            "SELECT \(Self.rowColumns) WHERE \(conditions.sql) "
+            + "ORDER BY s.start_ms \(order), s.end_ms \(order), s.uuid \(order)"
+        if let limit { sql += " LIMIT \(conditions.parameter("\(max(0, limit))"))" }
+        return readRows(try connection.query(sql, conditions.parameters), type: type)
+    }
+
+    public func samples(_ query: SampleQuery, as caller: Caller) throws -> SamplePage {
+        try withConnection { connection in
+            var matched: [QuantitySample] = []
+            var cursor = query.cursor
+            let wanted = query.limit ?? Int.max
+            // Fetch in pages: the time test and metadata predicates run in Swift on top of the SQL filters.
+            while matched.count < wanted {
+                let page = try rows(
+                    connection, of: query.type, from: query.from, to: query.to, sources: query.sources,
+                    devices: query.devices, subjects: query.subjects, caller: caller, after: cursor,
+                    ascending: query.ascending, limit: 1_000)
+                for row in page where matched.count < wanted {
+                    let sample = row.sample
+                    guard query.matchesTime(start: sample.start, end: sample.end),
+                        query.metadata.allSatisfy({ Self.matches($0, sample.metadata) })
+                    else { continue }
+                    matched.append(sample)
+                }
+                guard let last = page.last, page.count == 1_000 else { break }
+                cursor = SampleCursor(start: last.sample.start, end: last.sample.end, id: last.sample.id.uuidString)
+            }
+            try log(connection, caller, .query, type: query.type.identifier, count: matched.count, denied: false)
+            let next =
+                matched.count == wanted && wanted != Int.max
+                ? matched.last.map { SampleCursor(start: $0.start, end: $0.end, id: $0.id.uuidString) } : nil
+            return SamplePage(samples: matched, next: next)
+        }
+    }
+
+    static func matches(_ predicate: MetadataPredicate, _ metadata: [String: MetadataValue]) -> Bool {
+        switch predicate {
+        case .exists(let key): metadata[key] != nil
+        case .equals(let key, let value): metadata[key] == value
+        }
+    }
+
+    public func statistics(_ query: StatisticsQuery, as caller: Caller) throws -> [StatisticsResult] {
+        try withConnection { connection in
+            guard let first = query.buckets.first, let last = query.buckets.last else { return [] }
+            if try canUseRollups(connection, query, caller) {
+                try log(connection, caller, .statistics, type: query.type.identifier, count: 0, denied: false)
+                return try rollupStatistics(connection, query)
+            }
+            let hold = query.type.aggregation == .discrete ? max(0, query.maxHoldMilliseconds) : 0
+            let rows = try rows(
+                connection, of: query.type, from: first.start.adding(milliseconds: -hold), to: last.end,
+                sources: query.sources, devices: query.devices, subjects: query.subjects, caller: caller)
+            let samples = rows.map { StatisticsSample($0.sample, lastModified: $0.seq) }
+            var borders = query.buckets.map(\.start)
+            borders.append(last.end)
+            try log(connection, caller, .statistics, type: query.type.identifier, count: samples.count, denied: false)
+
+            switch query.type.aggregation {
+            case .cumulative:
+                if query.separateBySource {
+                    let buckets = CumulativeMerge.separateBySource(samples, borders: borders)
+                    return zip(query.buckets, buckets).flatMap { bucket, merged in
+                        merged.sums.sorted { $0.key < $1.key }.map {
+                            StatisticsResult(bucket: bucket, provenance: $0.key, sum: $0.value, sources: [$0.key])
+                        }
+                    }
+                }
+                let merge = CumulativeMerge(
+                    priority: try query.priority ?? priority(connection, of: query.type), unranked: query.unranked)
+                return zip(query.buckets, merge.buckets(samples, borders: borders)).map { bucket, merged in
+                    StatisticsResult(bucket: bucket, sum: merged.sum, sources: merged.sources.sorted())
+                }
+            case .discrete, .series:
+                let statistics = DiscreteStatistics(maxHoldMilliseconds: query.maxHoldMilliseconds)
+                if query.separateBySource {
+                    let byProvenance = Dictionary(grouping: samples, by: \.provenance)
+                    return byProvenance.keys.sorted().flatMap { provenance in
+                        zip(query.buckets, statistics.buckets(byProvenance[provenance] ?? [], borders: borders))
+                            .filter { $0.1.count > 0 }
+                            .map { StatisticsResult(bucket: $0.0, provenance: provenance, discrete: $0.1) }
+                    }
+                }
+                return zip(query.buckets, statistics.buckets(samples, borders: borders)).map {
+                    StatisticsResult(bucket: $0.0, discrete: $0.1)
+                }
+            }
+        }
+    }
+
+    public func delete(_ ids: [UUID], as caller: Caller) throws -> Int {
+        try writeTransaction { connection in
+            var deleted = 0
+            for id in ids {
+                let stored = try connection.query(
+                    "SELECT type_id, writer FROM samples WHERE uuid = $1", [id.uuidString])
+                guard stored.count > 0 else {
+                    if try deleteHeartbeatSeries(connection, id, caller: caller) { deleted += 1 }
+                    continue
+                }
+                if case .app(let app) = caller, stored.text(0, 1) != app { continue }  // apps delete only their own
+                try remove(
+                    connection, uuid: id, typeID: stored.int64(0, 0), writer: caller.description, replacedBy: nil)
+                deleted += 1
+            }
+            try log(connection, caller, .delete, type: nil, count: deleted, denied: false)
+            return deleted
+        }
+    }
+
+    public func changes(of type: HealthType, since anchor: Int64?, limit: Int, as caller: Caller) throws -> ChangeSet {
+        try withConnection { connection in
+            let start = anchor ?? 0
+            guard let typeID = try existingTypeID(connection, type.identifier) else {
+                return ChangeSet(added: [], deleted: [], anchor: start, hasMore: false)
+            }
+            let readAll = try canRead(connection, caller, type)
+            let writer: String? = readAll ? nil : caller.description
+            let count = "\(max(0, limit) + 1)"
+            var rows: [Row] = []
+            var heartbeats: [HeartbeatRow] = []
+            if type.aggregation == .series {
+                heartbeats = try heartbeatChanges(connection, after: start, limit: limit + 1, writer: writer)
+            } else {
+                let added = try connection.query(
+                    "SELECT \(Self.rowColumns) WHERE s.type_id = $1 AND s.seq > $2 AND ($3::text IS NULL OR s.writer = $3) "
+                        + "ORDER BY s.seq LIMIT $4", ["\(typeID)", "\(start)", writer, count])
+                rows = readRows(added, type: type)
+            }
+            let tombstones = try connection.query(
+                """
+                SELECT seq, uuid FROM tombstones WHERE type_id = $1 AND seq > $2 AND ($3::text IS NULL OR writer = $3)
+                ORDER BY seq LIMIT $4
+                """, ["\(typeID)", "\(start)", writer, count])
+            var deleted: [(Int64, UUID)] = []
+            for row in 0..<tombstones.count {
+                if let id = tombstones.text(row, 1).flatMap(UUID.init(uuidString:)) {
+                    deleted.append((tombstones.int64(row, 0), id))
+                }
+            }
+            // Merge both streams by sequence and cut at `limit`.
+            let events = (rows.map(\.seq) + heartbeats.map(\.seq) + deleted.map(\.0)).sorted()
+            let kept = events.prefix(max(0, limit))
+            let newAnchor = kept.last ?? start
+            try log(connection, caller, .changes, type: type.identifier, count: kept.count, denied: false)
+            return ChangeSet(
+                added: rows.filter { $0.seq <= newAnchor }.map(\.sample),
+                heartbeatSeries: heartbeats.filter { $0.seq <= newAnchor }.map(\.series),
+                deleted: deleted.filter { $0.0 <= newAnchor }.map(\.1), anchor: newAnchor,
+                hasMore: events.count > kept.count)
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+/// The store commands on a PostgreSQL store (`--store postgresql://...`, `WEARHOUSE_STORE`), on the test
+/// process's throwaway server: the same output as on a SQLite file.
+@Suite struct PostgresStoreCommandTests {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-cli-\(UUID().uuidString)")
+    var file: String { directory.appendingPathComponent("health.db").path }
+
+    /// A fresh database's `postgresql://` URL.
+    func database() throws -> String {
+        let server = try PostgresServer.shared()
+        let conninfo = try server.createDatabase()
+        return server.url(database: String(conninfo.split(separator: "=").last ?? ""))
+    }
+
+    @Test func importStatsAndCheckAsOnSQLite() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = try database()
+        let first = try WearhouseRunner.run(["import-samples", "--store", url, "-"], stdin: StoreCommandTests.lines)
+        #expect(
+            first.stdout == "5 samples: 5 inserted, 0 duplicate, 0 conflict, 0 replaced, 0 stale\n", "\(first.stderr)")
+        // The environment names the store as well as --store does.
+        var environment = ProcessInfo.processInfo.environment
+        environment["WEARHOUSE_STORE"] = url
+        let again = try TestSupport.runTool(
+            WearhouseRunner.executable.path, ["import-samples", "-"], environment: environment,
+            stdin: StoreCommandTests.lines)
+        #expect(again.stdout == "5 samples: 0 inserted, 5 duplicate, 0 conflict, 0 replaced, 0 stale\n")
+        _ = try WearhouseRunner.run(["import-samples", "--store", file, "-"], stdin: StoreCommandTests.lines)
+
+        for arguments in [
+            [
+                "stats", "--type", "stepCount", "--interval", "1d", "--from", "2025-03-30", "--to", "2025-03-31",
+                "--time-zone", "Europe/Berlin", "--json",
+            ],
+            ["stats", "--type", "heartRate", "--interval", "1h", "--from", "2025-03-30", "--to", "2025-03-31"],
+            ["samples", "--type", "stepCount", "--format", "csv"],
+        ] {
+            let postgres = try WearhouseRunner.run(arguments + ["--store", url])
+            let sqlite = try WearhouseRunner.run(arguments + ["--store", file])
+            #expect(postgres.status == 0, "\(postgres.stderr)")
+            // import-samples gives each line a new id: compare the rest.
+            func withoutIDs(_ text: String) -> [String] {
+                text.split(separator: "\n").map { $0.split(separator: ",", maxSplits: 1).last.map(String.init) ?? "" }
+            }
+            #expect(withoutIDs(postgres.stdout) == withoutIDs(sqlite.stdout))
+        }
+        let check = try WearhouseRunner.run(["store", "check", "--store", url])
+        #expect(check.status == 0, "\(check.stderr)")
+        #expect(check.stdout.contains("integrity  ok\n"))
+        #expect(check.stdout.contains("samples    distanceWalkingRunning 1, heartRate 2, stepCount 2\n"))
+        #expect(check.stdout.hasPrefix("store      postgresql://"))
+    }
+
+    @Test func anUnreachableServerIsUnavailableAndThePasswordStaysHidden() throws {
+        let result = try WearhouseRunner.run([
+            "samples", "--type", "heartRate", "--store",
+            "postgresql://someone:secret@/x?host=/nonexistent&connect_timeout=2",
+        ])
+        #expect(result.status == 69)
+        #expect(result.stderr.hasPrefix("Error: cannot open the store at postgresql://someone:***@"))
+        #expect(!result.stderr.contains("secret"))
+    }
+
+    /// One gateway's samples as import-samples lines: its own strap's heart rate for its wearer, and the steps of a
+    /// footpod every gateway hears (the same samples from every one of them).
+    static func fleetLines(gateway: Int) -> [String] {
+        var lines: [String] = []
+        let start = 1_743_206_400  // 2025-03-29T00:00:00Z
+        func time(_ second: Int) -> String {
+            let formatter = ISO8601DateFormatter()
+            return formatter.string(from: Date(timeIntervalSince1970: Double(start + second)))
+        }
+        for minute in 0..<300 {
+            lines.append(
+                #"{"type":"heartRate","start":"\#(time(minute * 60 + gateway))","value":\#(60 + (minute * 7 + gateway) % 90),"#
+                    + #""source":"gateway-\#(gateway)","device":"strap-\#(gateway)","subject":"wearer-\#(gateway % 2)"}"#
+            )
+        }
+        for minute in stride(from: gateway * 50, to: gateway * 50 + 400, by: 1) {
+            lines.append(
+                #"{"type":"stepCount","start":"\#(time(minute * 60))","end":"\#(time(minute * 60 + 60))","#
+                    + #""value":\#(minute % 120),"source":"org.wearhouse.gateway","device":"footpod","subject":"wearer-0"}"#
+            )
+        }
+        return lines
+    }
+
+    @Test func fourGatewayProcessesWritingAtOnceEndAsOneWritingInOrder() throws {
+        let fleet = try database()
+        let single = try database()
+        let gateways = 0..<4
+        // Each gateway imports its lines in ten batches, all four at once.
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: gateways.count) { gateway in
+            let lines = Self.fleetLines(gateway: gateway)
+            for batch in stride(from: 0, to: lines.count, by: 70) {
+                let input = lines[batch..<min(batch + 70, lines.count)].joined(separator: "\n") + "\n"
+                do {
+                    let result = try WearhouseRunner.run(["import-samples", "--store", fleet, "-"], stdin: input)
+                    if result.status != 0 { failures.withLock { $0.append(result.stderr) } }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty)
+        let all = gateways.flatMap { Self.fleetLines(gateway: $0) }.joined(separator: "\n") + "\n"
+        #expect(try WearhouseRunner.run(["import-samples", "--store", single, "-"], stdin: all).status == 0)
+
+        // No duplicates: 4 x 300 heart rates, and the footpod's 550 distinct minutes once each.
+        let check = try WearhouseRunner.run(["store", "check", "--store", fleet])
+        #expect(check.stdout.contains("samples    heartRate 1200, stepCount 550\n"), "\(check.stdout)")
+        for arguments in [
+            [
+                "stats", "--type", "stepCount", "--interval", "1h", "--from", "2025-03-29", "--to", "2025-03-30",
+                "--json",
+            ],
+            [
+                "stats", "--type", "heartRate", "--interval", "1h", "--from", "2025-03-29", "--to", "2025-03-30",
+                "--json", "--by-source",
+            ],
+            ["stats", "--type", "heartRate", "--interval", "1d", "--from", "2025-03-29", "--subject", "wearer-1"],
+            ["samples", "--type", "heartRate", "--subject", "wearer-0", "--format", "csv"],
+        ] {
+            let together = try WearhouseRunner.run(arguments + ["--store", fleet])
+            let inOrder = try WearhouseRunner.run(arguments + ["--store", single])
+            #expect(together.status == 0, "\(together.stderr)")
+            func withoutIDs(_ text: String) -> [String] {
+                text.split(separator: "\n").map { $0.split(separator: ",", maxSplits: 1).last.map(String.init) ?? "" }
+            }
+            #expect(withoutIDs(together.stdout) == withoutIDs(inOrder.stdout))
+        }
+        // A coordinator's query across every gateway by subject: each sample keeps its gateway's source and device.
+        let wearer = try WearhouseRunner.run([
+            "samples", "--type", "heartRate", "--subject", "wearer-1", "--format", "csv", "--store", fleet,
+        ])
+        let rows = wearer.stdout.split(separator: "\n").dropFirst()
+        #expect(rows.count == 600)
+        #expect(
+            Set(rows.map { $0.split(separator: ",", omittingEmptySubsequences: false)[6] }) == [
+                "gateway-1", "gateway-3",
+            ])
+        #expect(
+            Set(rows.map { $0.split(separator: ",", omittingEmptySubsequences: false)[8] }) == ["strap-1", "strap-3"])
+    }
+}
