@@ -74,8 +74,8 @@ public final class HealthBusServer: Sendable {
     /// Serves the API on `bus` and, with `requestName`, takes the name `org.wearhouse.Health1`.
     ///
     /// - Parameters:
-    ///   - store: the store apps reach; give the server a connection of its own (a second
-    ///     `SQLiteHealthStore` on the same file), so that apps' reads never queue behind the gateway's writes.
+    ///   - store: the store apps reach; give the server a connection of its own (a second store opened on the
+    ///     same SQLite file or PostgreSQL database), so that apps' reads never queue behind the gateway's writes.
     ///   - log: where warnings go (a caller that could not be identified, a signal that could not be sent).
     /// - Throws: ``DBusError`` when the object cannot be served or the name is owned by someone else
     ///   (kind `remote`, name `org.freedesktop.DBus.Error.AddressInUse`), or the store's error.
