@@ -147,4 +147,73 @@ import Testing
         #expect(
             Set(rows.map { $0.split(separator: ",", omittingEmptySubsequences: false)[8] }) == ["strap-1", "strap-3"])
     }
+
+    /// One gateway's trace: the strap every gateway hears (the same notifications, over a window that overlaps the
+    /// next gateway's) and its own wearer's strap, as `wearhouse run --record` writes them (no RR intervals:
+    /// heartbeat series are cut from the start of each trace, so overlapping replays would cut them differently).
+    static func fleetTrace(gateway: Int) -> String {
+        let wallStart: Int64 = 1_795_946_400_000_000
+        var lines = [
+            #"{"wearhouse-trace":1,"created-us":\#(wallStart),"recorder":"wearhouse test","origin":"live"}"#
+        ]
+        let own = String(format: "C0:FF:EE:00:00:%02X", 0x10 + gateway)
+        for (sensor, subject) in [("C0:FF:EE:00:00:01", "shared"), (own, "wearer-\(gateway)")] {
+            lines.append(
+                #"{"kind":"sensor","sensor":"\#(sensor)","subject":"\#(subject)","source":"wearhouse","#
+                    + #""source-version":"test","time-zone":"UTC","characteristics":["2a37"],"mono-ns":0,"#
+                    + #""wall-us":\#(wallStart)}"#)
+        }
+        func notification(_ sensor: String, second: Int, rate: Int) -> String {
+            let mono = Int64(second) * 1_000_000_000 + 5_000_000
+            let value = "00" + String(format: "%02x", rate)
+            return #"{"kind":"notification","sensor":"\#(sensor)","uuid":"2a37","value":"\#(value)","#
+                + #""mono-ns":\#(mono),"wall-us":\#(wallStart + mono / 1000)}"#
+        }
+        for second in (gateway * 100)..<(gateway * 100 + 300) {
+            lines.append(notification("C0:FF:EE:00:00:01", second: second, rate: 60 + second % 80))
+            if second < gateway * 100 + 200 {
+                lines.append(notification(own, second: second, rate: 70 + (second * 3 + gateway) % 60))
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    @Test func fourGatewaysReplayingOverlappingTracesAtOnceEndAsOneReplayingThemInOrder() throws {
+        let fleet = try database()
+        let single = try database()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("fleet-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let traces = try (0..<4).map { gateway in
+            let path = folder.appendingPathComponent("gateway-\(gateway).trace").path
+            try Self.fleetTrace(gateway: gateway).write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: traces.count) { index in
+            do {
+                let result = try WearhouseRunner.run(["replay", traces[index], "--store", fleet])
+                if result.status != 0 { failures.withLock { $0.append(result.stderr) } }
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty)
+        for trace in traces {
+            #expect(try WearhouseRunner.run(["replay", trace, "--store", single]).status == 0)
+        }
+        // The shared strap's 600 distinct seconds once each, and every gateway's own 200.
+        let check = try WearhouseRunner.run(["store", "check", "--store", fleet])
+        #expect(check.stdout.contains("heartRate 1400"), "\(check.stdout)")
+        for arguments in [
+            ["stats", "--type", "heartRate", "--interval", "1h", "--json", "--by-source"],
+            ["stats", "--type", "heartRate", "--interval", "5m", "--subject", "shared", "--statistic", "count,avg"],
+            ["samples", "--type", "heartRate", "--format", "csv"],
+        ] {
+            let together = try WearhouseRunner.run(arguments + ["--store", fleet])
+            let inOrder = try WearhouseRunner.run(arguments + ["--store", single])
+            #expect(together.status == 0, "\(together.stderr)")
+            #expect(together.stdout == inOrder.stdout)
+        }
+    }
 }

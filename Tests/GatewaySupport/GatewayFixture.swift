@@ -128,6 +128,10 @@ public struct GatewayFixture {
     }
 
     /// Advances the simulation one second at a time, stamping each second's notifications with its time.
+    ///
+    /// The central stamps a notification with the simulated time when it receives it, so each second waits until
+    /// the client has received everything FakeBlueZ delivered in it (at most 5 s), however busy the machine is:
+    /// otherwise two seconds' values could share an instant.
     public func run(seconds: Int) async throws {
         for _ in 0..<seconds {
             let next = time.now.withLock { now in
@@ -135,9 +139,20 @@ public struct GatewayFixture {
                 return now
             }
             await fake.tick(to: next)
-            try await Task.sleep(for: .milliseconds(15))
+            var sent = 0
+            for peripheral in scenario.peripherals {
+                sent += await fake.deliveredNotifications(of: peripheral.address).count
+            }
+            let deadline = ContinuousClock.now + .seconds(5)
+            while receivedNotifications < sent, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            try await Task.sleep(for: .milliseconds(5))
         }
     }
+
+    /// Every notification the client received so far.
+    public var receivedNotifications: Int { notifications.counts.withLock { $0.values.reduce(0, +) } }
 
     public func status(_ address: String) async throws -> SensorStatus? {
         await service.statuses().first { $0.address == address }
