@@ -1,5 +1,6 @@
 import Foundation
 internal import Glibc
+import PostgresStore
 import SQLiteStore
 
 extension Doctor {
@@ -12,11 +13,25 @@ extension Doctor {
     /// service user when it is the service's, and, when this user owns it, opening with an intact schema.
     static func checkStore(url: String) async -> [DoctorFinding] {
         if url.hasPrefix("postgresql://") || url.hasPrefix("postgres://") {
-            return [
-                .warning(
-                    "store", "the store is PostgreSQL, which this build cannot open yet",
-                    fix: "Use a SQLite path for [store] url until the PostgreSQL engine lands.")
-            ]
+            let shown = PostgresHealthStore.redacted(url)
+            guard PostgresLibrary.version != nil else {
+                return [
+                    .error(
+                        "store", "the store is PostgreSQL (\(shown)) but libpq is not installed",
+                        fix: "Install it: apt-get install libpq5.")
+                ]
+            }
+            do {
+                // Opening connects, checks the schema and brings it up to date, as the service does at start.
+                _ = try PostgresHealthStore(url: url)
+                return [.ok("store", "the PostgreSQL store \(shown) answers and its schema is current")]
+            } catch {
+                return [
+                    .error(
+                        "store", "cannot open the PostgreSQL store \(shown): \(error)",
+                        fix: "Check that the server runs and the URL's user, database and authentication are right.")
+                ]
+            }
         }
         let path = url.hasPrefix("sqlite:") ? String(url.dropFirst("sqlite:".count)) : url
         // FileManager rather than stat(2): which module `struct stat` comes from depends on what else the

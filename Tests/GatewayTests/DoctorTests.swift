@@ -94,7 +94,10 @@ import Testing
                     .ok("store", "no store at \(path) yet; it is created on the first write")
                 ])
             #expect(await Doctor.checkStore(url: directory.path + "/missing/health.db").map(\.severity) == [.warning])
-            #expect(await Doctor.checkStore(url: "postgresql://db/health").map(\.severity) == [.warning])
+            let unreachable = "postgresql://someone:secret@/health?host=/nonexistent&connect_timeout=2"
+            let refused = await Doctor.checkStore(url: unreachable)
+            #expect(refused.map(\.severity) == [.error])
+            #expect(!refused.description.contains("secret"))
             #expect(await Doctor.checkStore(url: directory.path).map(\.severity) == [.error])
 
             _ = try SQLiteHealthStore(path: path)
@@ -155,5 +158,13 @@ import Testing
                         fix: "Correct the file; every key and its default are in wearhouse.conf.example."))
             #expect(findings.first { $0.check == "bus" }?.severity == .error)
         }
+    }
+
+    @Test func aPostgreSQLStoreIsOpenedAndChecked() async throws {
+        let server = try PostgresServer.shared()
+        let name = "doctor_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
+        try server.psql("CREATE DATABASE \(name)")
+        let findings = await Doctor.checkStore(url: server.url(database: name))
+        #expect(findings.map(\.severity) == [.ok], "\(findings)")
     }
 }
