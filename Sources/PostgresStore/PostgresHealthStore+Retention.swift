@@ -45,7 +45,7 @@ extension PostgresHealthStore {
                     removed +=
                         try connection.query("DELETE FROM heartbeat_series WHERE end_ms < $1", ["\(cutoff)"]).affected
                 }
-                let bucket = Self.rollupBucket(cutoff)
+                let bucket = Rollup.bucket(cutoff)
                 try connection.query(
                     "DELETE FROM rollups WHERE type_id = $1 AND bucket_ms < $2", ["\(typeID)", "\(bucket)"])
                 // The quarter hour the cutoff falls in may have lost some samples: rebuild it.

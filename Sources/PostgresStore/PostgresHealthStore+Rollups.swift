@@ -5,45 +5,6 @@ import Health
 /// (inserts add to their quarter hour; deletions recompute it from the rows), read by long-range statistics, which
 /// PostgreSQL aggregates into the query's buckets itself (`width_bucket` over the bucket borders).
 extension PostgresHealthStore {
-    static let rollupMilliseconds: Int64 = 15 * 60 * 1000
-
-    /// One stream's quarter hour.
-    struct RollupKey: Hashable {
-        var typeID: Int64
-        var sourceID: Int64
-        var deviceID: Int64
-        var subjectID: Int64
-        var bucket: Int64
-    }
-
-    /// Mergeable aggregates only: count, sum, min, max and the most recent.
-    struct RollupValue {
-        var n: Int64 = 0
-        var sum: Double = 0
-        var min: Double = .infinity
-        var max: Double = -.infinity
-        var recentStart: Int64 = .min
-        var recentEnd: Int64 = .min
-        var recentValue: Double = 0
-
-        mutating func add(start: Int64, end: Int64, value: Double) {
-            n += 1
-            sum += value
-            min = Swift.min(min, value)
-            max = Swift.max(max, value)
-            if (end, start) > (recentEnd, recentStart) {
-                recentEnd = end
-                recentStart = start
-                recentValue = value
-            }
-        }
-    }
-
-    static func rollupBucket(_ start: Int64) -> Int64 {
-        let remainder = start % rollupMilliseconds
-        return start - (remainder < 0 ? remainder + rollupMilliseconds : remainder)
-    }
-
     func noteInserted(_ key: RollupKey, start: Int64, end: Int64, value: Double) {
         pendingRollups[key, default: RollupValue()].add(start: start, end: end, value: value)
     }
@@ -103,7 +64,7 @@ extension PostgresHealthStore {
                 (array_agg(start_ms ORDER BY end_ms DESC, start_ms DESC))[1], max(end_ms),
                 (array_agg(value ORDER BY end_ms DESC, start_ms DESC))[1]
             FROM samples
-            WHERE type_id = $1 AND start_ms >= $2 AND start_ms < $2 + \(Self.rollupMilliseconds) AND source_id = $3
+            WHERE type_id = $1 AND start_ms >= $2 AND start_ms < $2 + \(Rollup.milliseconds) AND source_id = $3
                 AND device_id = $4 AND subject_id = $5
             HAVING count(*) > 0
             """, parameters)
@@ -116,7 +77,7 @@ extension PostgresHealthStore {
             try canRead(connection, caller, query.type)  // an app that sees only its own samples needs the rows
         else { return false }
         return query.buckets.allSatisfy {
-            $0.start.milliseconds % Self.rollupMilliseconds == 0 && $0.end.milliseconds % Self.rollupMilliseconds == 0
+            $0.start.milliseconds % Rollup.milliseconds == 0 && $0.end.milliseconds % Rollup.milliseconds == 0
         }
     }
 

@@ -178,7 +178,7 @@ extension PostgresHealthStore {
                     noteInserted(
                         RollupKey(
                             typeID: entry.typeID, sourceID: entry.sourceID, deviceID: entry.deviceID,
-                            subjectID: entry.subjectID, bucket: Self.rollupBucket(sample.start.milliseconds)),
+                            subjectID: entry.subjectID, bucket: Rollup.bucket(sample.start.milliseconds)),
                         start: sample.start.milliseconds, end: sample.end.milliseconds, value: sample.value)
                 }
             } else {
@@ -333,7 +333,7 @@ extension PostgresHealthStore {
             noteInserted(
                 RollupKey(
                     typeID: ids.0, sourceID: ids.1, deviceID: ids.2, subjectID: ids.3,
-                    bucket: Self.rollupBucket(sample.start.milliseconds)),
+                    bucket: Rollup.bucket(sample.start.milliseconds)),
                 start: sample.start.milliseconds, end: sample.end.milliseconds, value: sample.value)
         }
         try noteSpan(connection, typeID: ids.0, span: sample.end.milliseconds - sample.start.milliseconds)
@@ -348,7 +348,7 @@ extension PostgresHealthStore {
             staleRollups.insert(
                 RollupKey(
                     typeID: typeID, sourceID: deleted.int64(0, 0), deviceID: deleted.int64(0, 1),
-                    subjectID: deleted.int64(0, 2), bucket: Self.rollupBucket(deleted.int64(0, 3))))
+                    subjectID: deleted.int64(0, 2), bucket: Rollup.bucket(deleted.int64(0, 3))))
         }
         try tombstone(connection, uuid: uuid, typeID: typeID, writer: writer, replacedBy: replacedBy)
     }

@@ -76,13 +76,13 @@ extension SQLiteHealthStore {
                 }
                 let rollups = try connection.cached("DELETE FROM rollups WHERE type_id = ?1 AND bucket_ms < ?2")
                 try rollups.bind(1, typeID)
-                try rollups.bind(2, Self.rollupBucket(cutoff))
+                try rollups.bind(2, Rollup.bucket(cutoff))
                 try rollups.step()
                 // The quarter hour the cutoff falls in may have lost some samples: rebuild it.
                 let partial = try connection.cached(
                     "SELECT source_id, device_id, subject_id FROM rollups WHERE type_id = ?1 AND bucket_ms = ?2")
                 try partial.bind(1, typeID)
-                try partial.bind(2, Self.rollupBucket(cutoff))
+                try partial.bind(2, Rollup.bucket(cutoff))
                 var keys: [(Int64, Int64, Int64)] = []
                 while try partial.step() { keys.append((partial.int64(0), partial.int64(1), partial.int64(2))) }
                 for (source, device, subject) in keys {

@@ -4,63 +4,13 @@ import Health
 /// 15-minute rollups of discrete types: maintained inside every write transaction, read by long-range
 /// statistics (store.md §4.3). Only mergeable aggregates are kept: count, sum, min, max and the most recent.
 extension SQLiteHealthStore {
-    static let rollupMilliseconds: Int64 = 15 * 60 * 1000
-
-    /// One stream's quarter hour.
-    struct RollupKey: Hashable {
-        var typeID: Int64
-        var sourceID: Int64
-        var deviceID: Int64
-        var subjectID: Int64
-        var bucket: Int64
-    }
-
-    struct RollupValue {
-        var n: Int64 = 0
-        var sum: Double = 0
-        var min: Double = .infinity
-        var max: Double = -.infinity
-        var recentStart: Int64 = .min
-        var recentEnd: Int64 = .min
-        var recentValue: Double = 0
-
-        mutating func add(start: Int64, end: Int64, value: Double) {
-            n += 1
-            sum += value
-            min = Swift.min(min, value)
-            max = Swift.max(max, value)
-            if (end, start) > (recentEnd, recentStart) {
-                recentEnd = end
-                recentStart = start
-                recentValue = value
-            }
-        }
-
-        mutating func merge(_ other: RollupValue) {
-            n += other.n
-            sum += other.sum
-            min = Swift.min(min, other.min)
-            max = Swift.max(max, other.max)
-            if (other.recentEnd, other.recentStart) > (recentEnd, recentStart) {
-                recentEnd = other.recentEnd
-                recentStart = other.recentStart
-                recentValue = other.recentValue
-            }
-        }
-    }
-
-    static func rollupBucket(_ start: Int64) -> Int64 {
-        let remainder = start % rollupMilliseconds
-        return start - (remainder < 0 ? remainder + rollupMilliseconds : remainder)
-    }
-
     /// Remembers an inserted discrete sample; ``flushRollups()`` adds it at the end of the write transaction.
     func noteInserted(
         typeID: Int64, sourceID: Int64, deviceID: Int64, subjectID: Int64, start: Int64, end: Int64, value: Double
     ) {
         let key = RollupKey(
             typeID: typeID, sourceID: sourceID, deviceID: deviceID, subjectID: subjectID,
-            bucket: Self.rollupBucket(start))
+            bucket: Rollup.bucket(start))
         pendingRollups[key, default: RollupValue()].add(start: start, end: end, value: value)
     }
 
@@ -69,7 +19,7 @@ extension SQLiteHealthStore {
         staleRollups.insert(
             RollupKey(
                 typeID: typeID, sourceID: sourceID, deviceID: deviceID, subjectID: subjectID,
-                bucket: Self.rollupBucket(start)))
+                bucket: Rollup.bucket(start)))
     }
 
     /// Applies the remembered changes (called by ``writeTransaction(_:)`` before it commits).
@@ -116,7 +66,7 @@ extension SQLiteHealthStore {
 
     /// Rebuilds one quarter hour of one stream from the rows and chunks that are there now.
     private func recomputeRollup(_ key: RollupKey) throws {
-        let end = key.bucket + Self.rollupMilliseconds
+        let end = key.bucket + Rollup.milliseconds
         var value = RollupValue()
         let rows = try connection.cached(
             """
@@ -164,7 +114,7 @@ extension SQLiteHealthStore {
             try canRead(caller, query.type)  // an app that sees only its own samples needs the raw rows
         else { return false }
         return query.buckets.allSatisfy {
-            $0.start.milliseconds % Self.rollupMilliseconds == 0 && $0.end.milliseconds % Self.rollupMilliseconds == 0
+            $0.start.milliseconds % Rollup.milliseconds == 0 && $0.end.milliseconds % Rollup.milliseconds == 0
         }
     }
 

@@ -99,7 +99,7 @@ extension SQLiteHealthStore {
                 SeriesChunkCodec.Point(
                     start: natural.0, duration: natural.1 - natural.0, value: value, seq: try nextSequence()))
             // Rollups: accumulate the quarter hour locally, hand it over when the walk leaves it.
-            let bucket = Self.rollupBucket(natural.0)
+            let bucket = Rollup.bucket(natural.0)
             if let current = rollup, current.bucket != bucket {
                 mergeRollup(key, bucket: current.bucket, current.value)
                 rollup = nil
