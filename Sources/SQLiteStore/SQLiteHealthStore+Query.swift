@@ -130,49 +130,17 @@ extension SQLiteHealthStore {
 
     public func statistics(_ query: StatisticsQuery, as caller: Caller) throws -> [StatisticsResult] {
         defer { connection.resetCachedStatements() }
-        guard let first = query.buckets.first, let last = query.buckets.last else { return [] }
+        guard let from = query.sweepStart, let last = query.buckets.last else { return [] }
         if try canUseRollups(query, caller) {
             try log(caller, .statistics, type: query.type.identifier, count: 0, denied: false)
             return try rollupStatistics(query)
         }
-        let hold = query.type.aggregation == .discrete ? max(0, query.maxHoldMilliseconds) : 0
         let rows = try rows(
-            of: query.type, from: first.start.adding(milliseconds: -hold), to: last.end, sources: query.sources,
-            devices: query.devices, subjects: query.subjects, caller: caller)
+            of: query.type, from: from, to: last.end, sources: query.sources, devices: query.devices,
+            subjects: query.subjects, caller: caller)
         let samples = rows.map { StatisticsSample($0.sample, lastModified: $0.seq) }
-        var borders = query.buckets.map(\.start)
-        borders.append(last.end)
         try log(caller, .statistics, type: query.type.identifier, count: samples.count, denied: false)
-
-        switch query.type.aggregation {
-        case .cumulative:
-            if query.separateBySource {
-                let buckets = CumulativeMerge.separateBySource(samples, borders: borders)
-                return zip(query.buckets, buckets).flatMap { bucket, merged in
-                    merged.sums.sorted { $0.key < $1.key }.map {
-                        StatisticsResult(bucket: bucket, provenance: $0.key, sum: $0.value, sources: [$0.key])
-                    }
-                }
-            }
-            let merge = CumulativeMerge(
-                priority: try query.priority ?? priority(of: query.type), unranked: query.unranked)
-            return zip(query.buckets, merge.buckets(samples, borders: borders)).map { bucket, merged in
-                StatisticsResult(bucket: bucket, sum: merged.sum, sources: merged.sources.sorted())
-            }
-        case .discrete, .series:
-            let statistics = DiscreteStatistics(maxHoldMilliseconds: query.maxHoldMilliseconds)
-            if query.separateBySource {
-                let byProvenance = Dictionary(grouping: samples, by: \.provenance)
-                return byProvenance.keys.sorted().flatMap { provenance in
-                    zip(query.buckets, statistics.buckets(byProvenance[provenance] ?? [], borders: borders))
-                        .filter { $0.1.count > 0 }
-                        .map { StatisticsResult(bucket: $0.0, provenance: provenance, discrete: $0.1) }
-                }
-            }
-            return zip(query.buckets, statistics.buckets(samples, borders: borders)).map {
-                StatisticsResult(bucket: $0.0, discrete: $0.1)
-            }
-        }
+        return try query.sweep(samples) { try priority(of: query.type) }
     }
 
     public func delete(_ ids: [UUID], as caller: Caller) throws -> Int {
