@@ -216,4 +216,11 @@ import Testing
             #expect(together.stdout == inOrder.stdout)
         }
     }
+
+    @Test func doctorOpensAndChecksAPostgreSQLStore() throws {
+        let result = try WearhouseRunner.run(["doctor", "--json", "--store", try database()])
+        let findings = try result.stdout.split(separator: "\n").map { try WearhouseRunner.json($0) }
+        let store = findings.filter { $0["check"] as? String == "store" }
+        #expect(store.map { $0["status"] as? String } == ["ok"], "\(result.stdout)")
+    }
 }

@@ -159,12 +159,4 @@ import Testing
             #expect(findings.first { $0.check == "bus" }?.severity == .error)
         }
     }
-
-    @Test func aPostgreSQLStoreIsOpenedAndChecked() async throws {
-        let server = try PostgresServer.shared()
-        let name = "doctor_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
-        try server.psql("CREATE DATABASE \(name)")
-        let findings = await Doctor.checkStore(url: server.url(database: name))
-        #expect(findings.map(\.severity) == [.ok], "\(findings)")
-    }
 }
