@@ -125,8 +125,10 @@ struct DemoCommand: Command {
         }
 
         say("3. 'wearhouse run' for \(duration), then SIGTERM")
-        console.out("$ wearhouse run --config \(configPath)\n")
-        guard let service = startChild(["run", "--config", configPath], console: console) else { return .software }
+        console.out("$ wearhouse run --config \(configPath) --api <the private bus>\n")
+        // The apps' API is served on the same private bus (org.wearhouse.Health1), as it would be on the system bus.
+        let runArguments = ["run", "--config", configPath, "--api", daemon.address]
+        guard let service = startChild(runArguments, console: console) else { return .software }
         try? await Task.sleep(for: duration)
         kill(service.processIdentifier, SIGTERM)
         while service.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
