@@ -122,7 +122,7 @@ extension PostgresHealthStore {
                 for row in page where matched.count < wanted {
                     let series = row.series
                     guard query.matchesTime(start: series.start, end: series.end),
-                        query.metadata.allSatisfy({ Self.matches($0, series.metadata) })
+                        query.matchesMetadata(series.metadata)
                     else { continue }
                     matched.append(series)
                 }
@@ -130,9 +130,8 @@ extension PostgresHealthStore {
                 cursor = SampleCursor(start: last.start, end: last.end, id: last.id.uuidString)
             }
             try log(connection, caller, .query, type: query.type.identifier, count: matched.count, denied: false)
-            let next =
-                matched.count == wanted && wanted != Int.max
-                ? matched.last.map { SampleCursor(start: $0.start, end: $0.end, id: $0.id.uuidString) } : nil
+            let next = SampleCursor.following(
+                matched: matched.count, wanted: wanted, last: matched.last.map { ($0.start, $0.end, $0.id) })
             return HeartbeatSeriesPage(series: matched, next: next)
         }
     }

@@ -97,7 +97,7 @@ extension PostgresHealthStore {
                 for row in page where matched.count < wanted {
                     let sample = row.sample
                     guard query.matchesTime(start: sample.start, end: sample.end),
-                        query.metadata.allSatisfy({ Self.matches($0, sample.metadata) })
+                        query.matchesMetadata(sample.metadata)
                     else { continue }
                     matched.append(sample)
                 }
@@ -105,17 +105,9 @@ extension PostgresHealthStore {
                 cursor = SampleCursor(start: last.sample.start, end: last.sample.end, id: last.sample.id.uuidString)
             }
             try log(connection, caller, .query, type: query.type.identifier, count: matched.count, denied: false)
-            let next =
-                matched.count == wanted && wanted != Int.max
-                ? matched.last.map { SampleCursor(start: $0.start, end: $0.end, id: $0.id.uuidString) } : nil
+            let next = SampleCursor.following(
+                matched: matched.count, wanted: wanted, last: matched.last.map { ($0.start, $0.end, $0.id) })
             return SamplePage(samples: matched, next: next)
-        }
-    }
-
-    static func matches(_ predicate: MetadataPredicate, _ metadata: [String: MetadataValue]) -> Bool {
-        switch predicate {
-        case .exists(let key): metadata[key] != nil
-        case .equals(let key, let value): metadata[key] == value
         }
     }
 

@@ -18,7 +18,7 @@ public import Health
 ///   and retries failed batches, and since writes are idempotent, a batch whose commit was lost with the
 ///   connection is reported as duplicates the second time, never stored twice.
 public actor PostgresHealthStore: HealthStore {
-    private let executor: PostgresExecutor
+    private let executor: StoreExecutor
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// The connection string or URL (may hold a password: never logged).
@@ -68,7 +68,7 @@ public actor PostgresHealthStore: HealthStore {
         self.connection = connection
         self.now = now
         link = PostgresLink()
-        executor = PostgresExecutor(label: "wearhouse.postgres")
+        executor = StoreExecutor(label: "wearhouse.postgres")
     }
 
     /// Per-session settings. Commits are asynchronous by default (reads write the access log); every write
@@ -437,25 +437,5 @@ public actor PostgresHealthStore: HealthStore {
         let rows = try connection.query(
             "SELECT source, device FROM priorities WHERE type = $1 ORDER BY position", [type.identifier])
         return (0..<rows.count).map { Provenance(source: rows.text($0, 0) ?? "", device: rows.text($0, 1)) }
-    }
-}
-
-/// A serial executor on its own dispatch queue: the one place the store's libpq connection is used, so blocking
-/// libpq calls never run on the cooperative pool.
-final class PostgresExecutor: SerialExecutor {
-    private let queue: DispatchQueue
-
-    init(label: String) {
-        queue = DispatchQueue(label: label, qos: .userInitiated)
-    }
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        let executor = asUnownedSerialExecutor()
-        queue.async { job.runSynchronously(on: executor) }
-    }
-
-    func asUnownedSerialExecutor() -> UnownedSerialExecutor {
-        UnownedSerialExecutor(ordinary: self)
     }
 }

@@ -1,0 +1,26 @@
+package import Foundation
+
+/// What both engines do with the rows their SQL returns (package access): the metadata predicates SQL does not
+/// check, and the cursor that continues a page.
+extension SampleQuery {
+    /// Whether `metadata` satisfies every metadata predicate of the query.
+    package func matchesMetadata(_ metadata: [String: MetadataValue]) -> Bool {
+        self.metadata.allSatisfy { predicate in
+            switch predicate {
+            case .exists(let key): metadata[key] != nil
+            case .equals(let key, let value): metadata[key] == value
+            }
+        }
+    }
+}
+
+extension SampleCursor {
+    /// The cursor after a page that filled `wanted` (the query's limit) with `matched` results ending at `last`,
+    /// or `nil` when the page was the last (unlimited queries have no next page).
+    package static func following(
+        matched: Int, wanted: Int, last: (start: Instant, end: Instant, id: UUID)?
+    ) -> SampleCursor? {
+        guard matched == wanted, wanted != Int.max, let last else { return nil }
+        return SampleCursor(start: last.start, end: last.end, id: last.id.uuidString)
+    }
+}
