@@ -65,7 +65,7 @@ extension GatewayService {
                 if !output.isEmpty {
                     sensors[address]?.samples += Int64(output.count)
                     let writer = self.writer
-                    Task { await writer.submit(output.quantities, output.series) }
+                    Task { await writer.submit(output) }
                 }
             case .release:
                 break  // stop() releases inline, so that it finishes before the process ends
@@ -96,7 +96,7 @@ extension GatewayService {
         let output = builder.finish()
         sensors[address]?.builder = builder
         sensors[address]?.samples += Int64(output.count)
-        await writer.submit(output.quantities, output.series)
+        await writer.submit(output)
     }
 
     // MARK: Subscribing

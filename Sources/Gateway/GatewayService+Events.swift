@@ -55,11 +55,11 @@ extension GatewayService {
             let actions = runtime.state.handle(.notification, now: now)
             if !output.isEmpty {
                 runtime.samples += Int64(output.count)
-                runtime.lastSampleAt = output.quantities.last?.end ?? output.series.last?.end
+                runtime.lastSampleAt = output.latestEnd
             }
             sensors[address] = runtime
             perform(actions, for: address)
-            await writer.submit(output.quantities, output.series, receivedAt: notification.receivedAt.monotonic)
+            await writer.submit(output, receivedAt: notification.receivedAt.monotonic)
         }
     }
 

@@ -4,9 +4,8 @@ public import Health
 public struct DiscardingSink: SampleSink {
     public init() {}
 
-    public func write(_ quantities: [QuantitySample], _ series: [HeartbeatSeriesSample]) async throws -> [WriteOutcome]
-    {
-        Array(repeating: .duplicate, count: quantities.count + series.count)
+    public func write(_ batch: SampleBatch) async throws -> [WriteOutcome] {
+        Array(repeating: .duplicate, count: batch.count)
     }
 }
 

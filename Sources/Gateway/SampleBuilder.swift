@@ -50,14 +50,8 @@ public struct SampleBuilder: Sendable {
         public init() {}
     }
 
-    /// The samples one step produced.
-    public struct Output: Sendable, Equatable {
-        public var quantities: [QuantitySample] = []
-        public var series: [HeartbeatSeriesSample] = []
-        public init() {}
-        public var isEmpty: Bool { quantities.isEmpty && series.isEmpty }
-        public var count: Int { quantities.count + series.count }
-    }
+    /// The samples one step produced: streams of quantity samples and heartbeat series.
+    public typealias Output = SampleBatch
 
     public var context: SensorContext {
         didSet { refreshTags() }
@@ -66,6 +60,13 @@ public struct SampleBuilder: Sendable {
     /// The context's metadata dictionaries, built once per context (every sample shares their storage).
     private var heartRateMetadata: [String: MetadataValue] = [:]
     private var motionMetadata: [String: MetadataValue] = [:]
+    /// Motion metadata with the RSC walking/running status, when the sensor reports it.
+    private var walkingMetadata: [String: MetadataValue] = [:]
+    private var runningMetadata: [String: MetadataValue] = [:]
+    private var estimatedMetadata: [String: MetadataValue] = [:]
+    /// Names this builder's streams in batches (``SampleBatch/StreamTag``); new with every context, since a
+    /// stream's source, device, subject and metadata come from it.
+    private var origin: UInt64 = 0
     /// The UTC offset of the context's time zone, valid from `from` until the next transition (ms).
     private var offsetCache: (from: Int64, until: Int64, offset: Int32)?
     public private(set) var counters = Counters()
@@ -93,7 +94,23 @@ public struct SampleBuilder: Sendable {
     private mutating func refreshTags() {
         heartRateMetadata = context.heartRateMetadata
         motionMetadata = context.motionMetadata
+        walkingMetadata = motionMetadata
+        runningMetadata = motionMetadata
+        if context.reportsWalkingOrRunning {
+            walkingMetadata["motion"] = .string("walking")
+            runningMetadata["motion"] = .string("running")
+        }
+        estimatedMetadata = motionMetadata
+        estimatedMetadata[MetadataKey.wasEstimated] = .bool(true)
         offsetCache = nil
+        origin = UInt64.random(in: 1...UInt64.max)
+    }
+
+    /// The kinds of samples a builder makes, each a stream of its own (per UTC offset).
+    enum Slot: UInt32 {
+        case heartRate, energy, steps, estimatedSteps, distance
+        case walkingSpeed, walkingCadence, walkingStride
+        case runningSpeed, runningCadence, runningStride
     }
 
     /// The UTC offset at `instant`, asking the time zone only when a DST transition may lie in between.
@@ -110,22 +127,35 @@ public struct SampleBuilder: Sendable {
 
     /// Builds the samples of one notification.
     public mutating func add(_ notification: GATTNotification) -> Output {
-        counters.notifications += 1
-        let at = timeline.instant(of: notification.receivedAt)
         var output = Output()
+        add(notification, into: &output)
+        return output
+    }
+
+    /// Builds the samples of one notification into `output`, extending this builder's streams there.
+    public mutating func add(_ notification: GATTNotification, into output: inout Output) {
+        add(notification.characteristic, notification.value, receivedAt: notification.receivedAt, into: &output)
+    }
+
+    /// Builds the samples of a value of `characteristic` received at `receivedAt` into `output`.
+    public mutating func add(
+        _ characteristic: BluetoothUUID, _ value: [UInt8], receivedAt: Timestamp, into output: inout Output
+    ) {
+        counters.notifications += 1
+        let at = timeline.instant(of: receivedAt)
         do throws(DecodeError) {
-            switch notification.characteristic {
+            switch characteristic {
             case .heartRateMeasurement:
-                heartRate(try HeartRateMeasurement(decoding: notification.value), at: at, into: &output)
+                heartRate(try HeartRateMeasurement(decoding: value), at: at, into: &output)
             case .rscMeasurement:
-                rsc(try RSCMeasurement(decoding: notification.value), at: at, into: &output)
+                rsc(try RSCMeasurement(decoding: value), at: at, into: &output)
             case .stepCounterActivitySummaryData:
-                pams(try StepCounterActivitySummaryData(decoding: notification.value), at: at, into: &output)
+                pams(try StepCounterActivitySummaryData(decoding: value), at: at, into: &output)
             case .infiniTimeStepCount:
-                let steps = try InfiniTimeStepCount(decoding: notification.value).steps
+                let steps = try InfiniTimeStepCount(decoding: value).steps
                 if let delta = watchSteps.advance(to: UInt64(steps), at: at, resetsFromZero: true) {
                     if delta.reset { counters.counterResets += 1 }
-                    append(.stepCount, from: delta.from, to: at, Double(delta.amount), motionMetadata, &output)
+                    append(.stepCount, .steps, from: delta.from, to: at, Double(delta.amount), motionMetadata, &output)
                 }
             default:
                 counters.ignored += 1
@@ -134,23 +164,32 @@ public struct SampleBuilder: Sendable {
             counters.malformed += 1
             lastError = error
         }
-        return output
     }
 
     /// Closes what is still open (the current heartbeat series) at the end of a run or before a stop.
     public mutating func finish() -> Output {
         var output = Output()
-        if let closed = beats.close() { appendSeries(closed, into: &output) }
+        finish(into: &output)
         return output
+    }
+
+    /// Closes what is still open into `output`.
+    public mutating func finish(into output: inout Output) {
+        if let closed = beats.close() { appendSeries(closed, into: &output) }
     }
 
     /// The link went down: the RR chain breaks (beats cannot be placed across it); counters keep their values.
     public mutating func linkLost() -> Output {
         var output = Output()
+        linkLost(into: &output)
+        return output
+    }
+
+    /// The link went down: what it closes goes into `output`.
+    public mutating func linkLost(into output: inout Output) {
         if let closed = beats.close() { appendSeries(closed, into: &output) }
         beats.breakChain()
         lastRSC = nil
-        return output
     }
 
     // MARK: Heart rate
@@ -162,7 +201,7 @@ public struct SampleBuilder: Sendable {
         } else if measurement.heartRate == 0 {
             counters.zeroHeartRate += 1
         } else {
-            append(.heartRate, from: at, to: at, Double(measurement.heartRate), heartRateMetadata, &output)
+            append(.heartRate, .heartRate, from: at, to: at, Double(measurement.heartRate), heartRateMetadata, &output)
             if !measurement.rrIntervals.isEmpty {
                 for closed in beats.add(rr1024: Array(measurement.rrIntervals), arrivedAt: at) {
                     appendSeries(closed, into: &output)
@@ -174,7 +213,7 @@ public struct SampleBuilder: Sendable {
         {
             if delta.reset { counters.counterResets += 1 }
             let kcal = Double(delta.amount) / 4.184
-            append(.activeEnergyBurned, from: delta.from, to: at, kcal, heartRateMetadata, &output)
+            append(.activeEnergyBurned, .energy, from: delta.from, to: at, kcal, heartRateMetadata, &output)
         }
     }
 
@@ -185,24 +224,33 @@ public struct SampleBuilder: Sendable {
             start: start, end: end, startOffsetSeconds: offset(at: start), beats: closed.beats,
             source: context.source, device: context.device, subject: context.subject,
             metadata: heartRateMetadata)
-        output.series.append(series)
+        output.heartbeats.append(series)
         guard let hrv = closed.variability else { return }
+        // Its own stream: the RMSSD in its metadata differs from sample to sample.
         var metadata = heartRateMetadata
         metadata[MetadataKey.heartRateVariabilityRMSSD] = .quantity(hrv.rmssd, unit: "ms")
-        append(.heartRateVariabilitySDNN, from: start, to: end, hrv.sdnn, metadata, &output)
+        var stream = QuantitySeries(
+            type: .heartRateVariabilitySDNN, startOffsetSeconds: offset(at: start), source: context.source,
+            device: context.device, subject: context.subject, metadata: metadata)
+        stream.append(start: start.milliseconds, end: end.milliseconds, value: hrv.sdnn)
+        output.append(stream)
     }
 
     // MARK: Motion
 
     mutating func rsc(_ measurement: RSCMeasurement, at: Instant, into output: inout Output) {
-        var metadata = motionMetadata
-        if context.reportsWalkingOrRunning {
-            metadata["motion"] = .string(measurement.isRunning ? "running" : "walking")
+        let running = context.reportsWalkingOrRunning && measurement.isRunning
+        let metadata = running ? runningMetadata : walkingMetadata
+        let speed, cadence, stride: Slot
+        if running {
+            (speed, cadence, stride) = (.runningSpeed, .runningCadence, .runningStride)
+        } else {
+            (speed, cadence, stride) = (.walkingSpeed, .walkingCadence, .walkingStride)
         }
-        append(.runningSpeed, from: at, to: at, Double(measurement.speed) / 256, metadata, &output)
-        append(.stepCadence, from: at, to: at, Double(measurement.cadence), metadata, &output)
-        if let stride = measurement.strideLength, stride > 0 {
-            append(.runningStrideLength, from: at, to: at, Double(stride) / 100, metadata, &output)
+        append(.runningSpeed, speed, from: at, to: at, Double(measurement.speed) / 256, metadata, &output)
+        append(.stepCadence, cadence, from: at, to: at, Double(measurement.cadence), metadata, &output)
+        if let strideLength = measurement.strideLength, strideLength > 0 {
+            append(.runningStrideLength, stride, from: at, to: at, Double(strideLength) / 100, metadata, &output)
         }
         if let total = measurement.totalDistance,
             let delta = distance.advance(to: UInt64(total), at: at, resetsFromZero: true)
@@ -211,7 +259,7 @@ public struct SampleBuilder: Sendable {
             let metres = Double(delta.amount) / 10
             let seconds = Double(at.milliseconds - delta.from.milliseconds) / 1000
             if metres <= settings.maxSpeedMetresPerSecond * max(seconds, 1) + 10 {
-                append(.distanceWalkingRunning, from: delta.from, to: at, metres, motionMetadata, &output)
+                append(.distanceWalkingRunning, .distance, from: delta.from, to: at, metres, motionMetadata, &output)
             } else {
                 counters.counterResets += 1  // an impossible jump: re-based, nothing counted
             }
@@ -221,9 +269,7 @@ public struct SampleBuilder: Sendable {
         {
             let steps = Double(last.cadence) * Double(at.milliseconds - last.at.milliseconds) / 60_000
             if steps > 0 {
-                var estimated = motionMetadata
-                estimated[MetadataKey.wasEstimated] = .bool(true)
-                append(.stepCount, from: last.at, to: at, steps, estimated, &output)
+                append(.stepCount, .estimatedSteps, from: last.at, to: at, steps, estimatedMetadata, &output)
             }
         }
         lastRSC = (at, measurement.cadence)
@@ -243,19 +289,21 @@ public struct SampleBuilder: Sendable {
             let delta = pamsSteps.advance(to: total, at: at, resetsFromZero: true)
         else { return }
         if delta.reset { counters.counterResets += 1 }
-        append(.stepCount, from: delta.from, to: at, Double(delta.amount), motionMetadata, &output)
+        append(.stepCount, .steps, from: delta.from, to: at, Double(delta.amount), motionMetadata, &output)
     }
 
-    /// Appends a sample unless it carries nothing (a zero delta of a cumulative type).
+    /// Appends a sample to its stream in `output` unless it carries nothing (a zero delta of a cumulative type).
     mutating func append(
-        _ type: HealthType, from start: Instant, to end: Instant, _ value: Double, _ metadata: [String: MetadataValue],
-        _ output: inout Output
+        _ type: HealthType, _ slot: Slot, from start: Instant, to end: Instant, _ value: Double,
+        _ metadata: [String: MetadataValue], _ output: inout Output
     ) {
         if type.aggregation == .cumulative, value <= 0 { return }
-        output.quantities.append(
-            QuantitySample(
-                type: type, start: start, end: end, startOffsetSeconds: offset(at: start), value: value,
-                source: context.source, device: context.device, subject: context.subject, metadata: metadata))
+        let tag = SampleBatch.StreamTag(origin: origin, slot: slot.rawValue, offset: offset(at: start))
+        output.append(tag, start: start.milliseconds, end: end.milliseconds, value: value) {
+            QuantitySeries(
+                type: type, source: context.source, device: context.device, subject: context.subject,
+                metadata: metadata)
+        }
     }
 }
 

@@ -4,8 +4,9 @@ public import Health
 
 /// Where the writer puts batches: a ``HealthStore`` in the service (``HealthStoreSink``), anything in tests.
 public protocol SampleSink: Sendable {
-    /// Saves one batch atomically; returns the outcome of each quantity sample and each series, in order.
-    func write(_ quantities: [QuantitySample], _ series: [HeartbeatSeriesSample]) async throws -> [WriteOutcome]
+    /// Saves one batch atomically; returns the outcome of each quantity sample (``SampleBatch/samples``' order)
+    /// and then each heartbeat series.
+    func write(_ batch: SampleBatch) async throws -> [WriteOutcome]
 }
 
 /// The bounded queue between the sensor sessions and the store.
@@ -59,12 +60,11 @@ public actor StoreWriter {
     }
 
     private struct Entry {
-        var quantities: [QuantitySample]
-        var series: [HeartbeatSeriesSample]
+        var batch: SampleBatch
         var submittedAt: ContinuousClock.Instant
         /// The notification's arrival on the monotonic clock (CLOCK_MONOTONIC, as in ``GATT/Timestamp``).
         var receivedAt: Duration?
-        var count: Int { quantities.count + series.count }
+        var count: Int { batch.count }
     }
 
     let sink: any SampleSink
@@ -97,16 +97,14 @@ public actor StoreWriter {
 
     /// Queues samples; waits while the queue is full. `receivedAt` is the notification's arrival on the
     /// monotonic clock (``GATT/Timestamp/monotonic``, CLOCK_MONOTONIC), for the latency figures.
-    public func submit(
-        _ quantities: [QuantitySample], _ series: [HeartbeatSeriesSample] = [], receivedAt: Duration? = nil
-    ) async {
-        let count = quantities.count + series.count
+    public func submit(_ batch: SampleBatch, receivedAt: Duration? = nil) async {
+        let count = batch.count
         guard count > 0 else { return }
         while queued + count > settings.capacity, queued > 0, !closing {
             counters.backpressureWaits += 1
             await withCheckedContinuation { waitingForRoom.append($0) }
         }
-        queue.append(Entry(quantities: quantities, series: series, submittedAt: clock.now, receivedAt: receivedAt))
+        queue.append(Entry(batch: batch, submittedAt: clock.now, receivedAt: receivedAt))
         queued += count
         counters.submitted += count
         counters.largestQueue = max(counters.largestQueue, queued)
@@ -114,6 +112,13 @@ public actor StoreWriter {
             waitingForWork = nil
             waiting.resume()
         }
+    }
+
+    /// Queues samples given one by one (see ``submit(_:receivedAt:)``).
+    public func submit(
+        _ quantities: [QuantitySample], _ series: [HeartbeatSeriesSample] = [], receivedAt: Duration? = nil
+    ) async {
+        await submit(SampleBatch(quantities, heartbeats: series), receivedAt: receivedAt)
     }
 
     /// Samples waiting to be written.
@@ -181,13 +186,14 @@ public actor StoreWriter {
     }
 
     private func takeBatch() -> [Entry] {
-        var batch: [Entry] = []
+        var taken = 0
         var count = 0
-        while let next = queue.first, batch.isEmpty || count + next.count <= settings.batchSize {
-            batch.append(next)
-            count += next.count
-            queue.removeFirst()
+        while taken < queue.count, taken == 0 || count + queue[taken].count <= settings.batchSize {
+            count += queue[taken].count
+            taken += 1
         }
+        let batch = Array(queue[..<taken])
+        queue.removeFirst(taken)
         queued -= count
         return batch
     }
@@ -204,15 +210,25 @@ public actor StoreWriter {
     }
 
     private func write(_ batch: [Entry]) async throws {
-        let quantities = batch.flatMap(\.quantities)
-        let series = batch.flatMap(\.series)
+        var merged = batch.first?.batch ?? SampleBatch()
+        for entry in batch.dropFirst() { merged.append(contentsOf: entry.batch) }
         do {
-            tally(try await sink.write(quantities, series))
+            tally(try await sink.write(merged))
         } catch let invalid as InvalidSampleError {
             // One invalid sample rejects the whole batch: write the rest one by one, leaving only the bad ones out.
             remember("\(invalid)")
-            for sample in quantities { try await writeAlone([sample], []) }
-            for sample in series { try await writeAlone([], [sample]) }
+            for stream in merged.quantities {
+                for index in 0..<stream.count {
+                    var alone = SampleBatch()
+                    alone.append(stream.selecting([index]))
+                    try await writeAlone(alone)
+                }
+            }
+            for series in merged.heartbeats {
+                var alone = SampleBatch()
+                alone.heartbeats = [series]
+                try await writeAlone(alone)
+            }
         }
         counters.batches += 1
         let now = Self.monotonicNow()
@@ -222,9 +238,9 @@ public actor StoreWriter {
         }
     }
 
-    private func writeAlone(_ quantities: [QuantitySample], _ series: [HeartbeatSeriesSample]) async throws {
+    private func writeAlone(_ batch: SampleBatch) async throws {
         do {
-            tally(try await sink.write(quantities, series))
+            tally(try await sink.write(batch))
         } catch let invalid as InvalidSampleError {
             counters.rejected += 1
             remember(invalid.reason)
@@ -276,11 +292,7 @@ public struct HealthStoreSink: SampleSink {
         self.store = store
     }
 
-    public func write(_ quantities: [QuantitySample], _ series: [HeartbeatSeriesSample]) async throws -> [WriteOutcome]
-    {
-        var outcomes: [WriteOutcome] = []
-        if !quantities.isEmpty { outcomes += try await store.save(quantities, as: .owner) }
-        if !series.isEmpty { outcomes += try await store.save(series, as: .owner) }
-        return outcomes
+    public func write(_ batch: SampleBatch) async throws -> [WriteOutcome] {
+        try await store.save(batch, as: .owner)
     }
 }

@@ -1,4 +1,5 @@
 internal import GATT
+internal import Health
 public import Traces
 
 /// Where replay reads records from: a ``Traces/TraceReader`` (a file) or an array (an imported capture).
@@ -85,12 +86,13 @@ public enum TraceReplay {
         var lastProgress = started
         var firstTime: Duration?
         var records = 0
-        if let header = source.headerAlreadyRead { _ = engine.handle(.header(header)) }
+        if let header = source.headerAlreadyRead { engine.handle(.header(header), into: &pending) }
         func submit() async {
             guard !pending.isEmpty else { return }
+            engine.count(pending)
             let batch = pending
             pending = SampleBuilder.Output()
-            await writer.submit(batch.quantities, batch.series)
+            await writer.submit(batch)
         }
         while let record = try source.nextRecord() {
             records += 1
@@ -103,20 +105,14 @@ public enum TraceReplay {
                     try? await clock.sleep(until: due)
                 }
             }
-            let output = engine.handle(record)
-            if !output.isEmpty {
-                pending.quantities += output.quantities
-                pending.series += output.series
-                if pending.count >= submitSize { await submit() }
-            }
+            engine.handle(record, into: &pending)
+            if pending.count >= submitSize { await submit() }
             if let progress, records % 1024 == 0, clock.now - lastProgress >= .milliseconds(100) {
                 lastProgress = clock.now
                 progress(source.fractionDone)
             }
         }
-        let closed = engine.finish()
-        pending.quantities += closed.quantities
-        pending.series += closed.series
+        engine.finish(into: &pending)
         await submit()
         await writer.flush()
         progress?(1)

@@ -78,18 +78,25 @@ public struct TraceReplayEngine: Sendable {
         return totals
     }
 
-    /// Applies one record; returns the samples it completed.
+    /// Applies one record; returns the samples it completed (counted in ``Counters/samplesByType``).
     public mutating func handle(_ record: TraceRecord) -> SampleBuilder.Output {
+        var output = SampleBuilder.Output()
+        handle(record, into: &output)
+        count(output)
+        return output
+    }
+
+    /// Applies one record, adding the samples it completed to `output` (a batch being filled: each sensor's
+    /// streams are extended there). They are counted once handed to ``count(_:)``.
+    public mutating func handle(_ record: TraceRecord, into output: inout SampleBuilder.Output) {
         switch record {
         case .header(let header):
             adopt(header)
-            return SampleBuilder.Output()
         case .session(let header):
             // The recorder restarted: so did the service, with new builders.
             counters.sessions += 1
-            let output = finish()
+            finish(into: &output)
             adopt(header)
-            return output
         case .sensor(let sensor):
             let context = context(for: sensor)
             if builders[sensor.address] != nil {
@@ -98,63 +105,62 @@ public struct TraceReplayEngine: Sendable {
                 counters.sensors += 1
                 builders[sensor.address] = SampleBuilder(context: context, settings: samples)
             }
-            return SampleBuilder.Output()
         case .connection(let connection):
             counters.connectionEvents += 1
-            guard !connection.connected, var builder = builders[connection.address] else {
-                return SampleBuilder.Output()
-            }
-            let output = builder.linkLost()
-            builders[connection.address] = builder
-            return counted(output)
+            guard !connection.connected, builders[connection.address] != nil else { return }
+            builders[connection.address]?.linkLost(into: &output)
         case .value(let value):
             switch value.kind {
             case .read:
                 counters.reads += 1
-                return SampleBuilder.Output()
+                return
             case .notification: counters.notifications += 1
             case .indication: counters.indications += 1
             }
-            var builder =
-                builders.removeValue(forKey: value.address)
-                ?? {
-                    counters.sensors += 1
-                    return SampleBuilder(context: context(for: TraceSensor(address: value.address)), settings: samples)
-                }()
-            let output = builder.add(value.notification(adapter: settings.adapter))
-            builders[value.address] = builder
-            return counted(output)
+            if builders[value.address] == nil {
+                counters.sensors += 1
+                builders[value.address] = SampleBuilder(
+                    context: context(for: TraceSensor(address: value.address)), settings: samples)
+            }
+            builders[value.address]?.add(value.characteristic, value.bytes, receivedAt: value.at, into: &output)
         }
     }
 
     /// Closes every sensor's open heartbeat series (the end of the trace, or of a session).
     public mutating func finish() -> SampleBuilder.Output {
         var output = SampleBuilder.Output()
+        finish(into: &output)
+        count(output)
+        return output
+    }
+
+    /// Closes every sensor's open heartbeat series into `output` (see ``count(_:)``).
+    public mutating func finish(into output: inout SampleBuilder.Output) {
         for address in builders.keys.sorted() {
             guard var builder = builders[address] else { continue }
-            let closed = builder.finish()
-            output.quantities += closed.quantities
-            output.series += closed.series
+            builder.finish(into: &output)
             finished.malformed += builder.counters.malformed
             finished.ignored += builder.counters.ignored
             finished.outOfContact += builder.counters.outOfContact
         }
         builders = [:]
-        return counted(output)
+    }
+
+    /// Adds the samples of `output` to ``Counters/samplesByType`` (once per batch filled by
+    /// ``handle(_:into:)``).
+    public mutating func count(_ output: SampleBuilder.Output) {
+        for stream in output.quantities {
+            counters.samplesByType[stream.type.identifier, default: 0] += stream.count
+        }
+        if !output.heartbeats.isEmpty {
+            counters.samplesByType[HealthType.heartbeatSeries.identifier, default: 0] += output.heartbeats.count
+        }
     }
 
     private mutating func adopt(_ header: TraceHeader) {
         samples = settings.samples
         if let window = header.seriesWindowMilliseconds, window > 0 { samples.seriesWindow = .milliseconds(window) }
         if let gap = header.gapThresholdMilliseconds, gap > 0 { samples.gapThreshold = .milliseconds(gap) }
-    }
-
-    private mutating func counted(_ output: SampleBuilder.Output) -> SampleBuilder.Output {
-        for sample in output.quantities { counters.samplesByType[sample.type.identifier, default: 0] += 1 }
-        if !output.series.isEmpty {
-            counters.samplesByType[HealthType.heartbeatSeries.identifier, default: 0] += output.series.count
-        }
-        return output
     }
 
     /// The context a sensor line describes, built as the service builds it when the sensor starts streaming.

@@ -24,6 +24,9 @@ public protocol HealthStore: Sendable {
     /// the first write stands. Series have no `externalUUID` versions: such metadata is kept, not interpreted.
     func save(_ series: [HeartbeatSeriesSample], as caller: Caller) async throws -> [WriteOutcome]
 
+    /// Saves a batch of streams and heartbeat series under the same rules (see the default implementation).
+    func save(_ batch: SampleBatch, as caller: Caller) async throws -> [WriteOutcome]
+
     /// The heartbeat series matching `query` that `caller` may read, one page at a time, with the filters and
     /// paging of ``samples(_:as:)``; `query.type` must be `heartbeatSeries`, or nothing matches.
     func heartbeatSeries(_ query: SampleQuery, as caller: Caller) async throws -> HeartbeatSeriesPage
@@ -179,5 +182,25 @@ public struct ChangeSet: Hashable, Sendable {
         self.deleted = deleted
         self.anchor = anchor
         self.hasMore = hasMore
+    }
+}
+
+extension HealthStore {
+    /// Saves a batch: its streams' samples, then its heartbeat series. Outcomes (and the index of an
+    /// ``InvalidSampleError``) follow ``SampleBatch/samples`` then ``SampleBatch/heartbeats``.
+    ///
+    /// This default saves them in two calls; an engine that keeps streams column by column (SQLite) saves the
+    /// whole batch in one transaction without making a sample value per sample.
+    public func save(_ batch: SampleBatch, as caller: Caller) async throws -> [WriteOutcome] {
+        var outcomes: [WriteOutcome] = []
+        if batch.quantityCount > 0 { outcomes += try await save(batch.samples, as: caller) }
+        if !batch.heartbeats.isEmpty {
+            do {
+                outcomes += try await save(batch.heartbeats, as: caller)
+            } catch let invalid as InvalidSampleError {
+                throw InvalidSampleError(index: batch.quantityCount + invalid.index, reason: invalid.reason)
+            }
+        }
+        return outcomes
     }
 }

@@ -14,24 +14,39 @@ extension SQLiteHealthStore {
     public func save(_ series: [HeartbeatSeriesSample], as caller: Caller) throws -> [WriteOutcome] {
         defer { connection.resetCachedStatements() }
         guard !series.isEmpty else { return [] }
+        try checkHeartbeats(series, firstIndex: 0, caller)
+        return try writeTransaction { try insertHeartbeats(series, firstIndex: 0, caller) }
+    }
+
+    /// Refuses the batch when a series is invalid (its index in the batch is `firstIndex` + its position) or
+    /// `caller` may not write heartbeat series.
+    func checkHeartbeats(_ series: [HeartbeatSeriesSample], firstIndex: Int, _ caller: Caller) throws {
         for (index, sample) in series.enumerated() {
-            if let reason = sample.invalidityReason { throw InvalidSampleError(index: index, reason: reason) }
+            if let reason = sample.invalidityReason {
+                throw InvalidSampleError(index: firstIndex + index, reason: reason)
+            }
         }
         let type = HealthType.heartbeatSeries
         guard try canShare(caller, type) else {
             try log(caller, .save, type: type.identifier, count: 0, denied: true)
             throw NotAuthorizedError(caller: caller, type: type.identifier)
         }
-        return try writeTransaction {
-            _ = try typeID(type.identifier)  // so that deletions can name the type in tombstones
-            var outcomes: [WriteOutcome] = []
-            outcomes.reserveCapacity(series.count)
-            for (index, sample) in series.enumerated() {
-                outcomes.append(try save(sample, index: index, writer: caller.description))
-            }
-            try log(caller, .save, type: type.identifier, count: series.count, denied: false)
-            return outcomes
+    }
+
+    /// Stores checked series inside the running write transaction (errors name a series by `firstIndex` + its
+    /// position).
+    func insertHeartbeats(_ series: [HeartbeatSeriesSample], firstIndex: Int, _ caller: Caller) throws
+        -> [WriteOutcome]
+    {
+        let type = HealthType.heartbeatSeries
+        _ = try typeID(type.identifier)  // so that deletions can name the type in tombstones
+        var outcomes: [WriteOutcome] = []
+        outcomes.reserveCapacity(series.count)
+        for (index, sample) in series.enumerated() {
+            outcomes.append(try save(sample, index: firstIndex + index, writer: caller.description))
         }
+        try log(caller, .save, type: type.identifier, count: series.count, denied: false)
+        return outcomes
     }
 
     private func save(_ series: HeartbeatSeriesSample, index: Int, writer: String) throws -> WriteOutcome {

@@ -31,8 +31,7 @@ extension SQLiteHealthStore {
         return try writeTransaction {
             var outcomes = [WriteOutcome](repeating: .rejected, count: samples.count)
             // Dense series go into chunks, grouped by stream; everything else is a row.
-            var series: [StreamKey: [Int]] = [:]
-            var streams: [StreamKey] = []
+            var streams = StreamGroups()
             var previous: (sample: QuantitySample, key: StreamKey)?
             for (index, sample) in samples.enumerated() {
                 guard isSeriesSample(sample, caller) else {
@@ -43,18 +42,16 @@ extension SQLiteHealthStore {
                 if let previous, previous.sample.sharesStream(with: sample) {
                     key = previous.key
                 } else {
-                    key = StreamKey(
-                        typeID: try typeID(sample.type.identifier), sourceID: try sourceID(sample.source),
-                        deviceID: try deviceID(sample.device), subjectID: try subjectID(sample.subject),
-                        offset: sample.startOffsetSeconds, metadata: encodedMetadata(sample.metadata))
+                    key = try streamKey(
+                        type: sample.type, source: sample.source, device: sample.device, subject: sample.subject,
+                        offset: sample.startOffsetSeconds, metadata: sample.metadata)
                     previous = (sample, key)
                 }
-                if series[key] == nil { streams.append(key) }
-                series[key, default: []].append(index)
+                streams.append(
+                    key, start: sample.start.milliseconds, end: sample.end.milliseconds, value: sample.value,
+                    position: index)
             }
-            for key in streams {
-                try saveSeries(samples, members: series[key] ?? [], key: key, into: &outcomes)
-            }
+            try saveSeries(streams, into: &outcomes)
             var logged: [String: Int] = [:]
             for (type, count) in typeCounts { logged[type.identifier, default: 0] += count }
             for (type, count) in logged.sorted(by: { $0.key < $1.key }) {
@@ -62,6 +59,79 @@ extension SQLiteHealthStore {
             }
             return outcomes
         }
+    }
+
+    /// Saves a batch in one transaction: its streams' samples, then its heartbeat series. Outcomes (and the index
+    /// of an ``InvalidSampleError``) follow ``SampleBatch/samples`` then ``SampleBatch/heartbeats``.
+    ///
+    /// The gateway's path: a stream's type, source, device, subject and metadata are looked up once, its samples
+    /// go into chunks straight from the columns, and no sample id is made.
+    public func save(_ batch: SampleBatch, as caller: Caller) throws -> [WriteOutcome] {
+        defer { connection.resetCachedStatements() }
+        var types: [HealthType] = []
+        var first = 0
+        for series in batch.quantities {
+            guard let known = HealthTypeCatalog.type(series.type.identifier), known.aggregation != .series else {
+                throw InvalidSampleError(index: first, reason: "unknown type '\(series.type.identifier)'")
+            }
+            if !series.metadata.isEmpty, let reason = series.sample(at: 0).invalidityReason(as: known) {
+                throw InvalidSampleError(index: first, reason: reason)
+            }
+            for index in 0..<series.count {
+                if let reason = series.invalidityReason(at: index, as: known) {
+                    throw InvalidSampleError(index: first + index, reason: reason)
+                }
+            }
+            if !types.contains(where: { $0.identifier == known.identifier }) { types.append(known) }
+            first += series.count
+        }
+        for type in types {
+            guard try canShare(caller, type) else {
+                try log(caller, .save, type: type.identifier, count: 0, denied: true)
+                throw NotAuthorizedError(caller: caller, type: type.identifier)
+            }
+        }
+        if !batch.heartbeats.isEmpty { try checkHeartbeats(batch.heartbeats, firstIndex: first, caller) }
+        return try writeTransaction {
+            var outcomes = [WriteOutcome](repeating: .rejected, count: batch.quantityCount)
+            var streams = StreamGroups()
+            var logged: [String: Int] = [:]
+            var position = 0
+            for series in batch.quantities {
+                logged[series.type.identifier, default: 0] += series.count
+                if caller == .owner, series.type.aggregation != .series, Self.externalID(series.metadata) == nil {
+                    let key = try streamKey(
+                        type: series.type, source: series.source, device: series.device, subject: series.subject,
+                        offset: series.startOffsetSeconds, metadata: series.metadata)
+                    streams.append(key, series, firstPosition: position)
+                } else {
+                    for index in 0..<series.count {
+                        outcomes[position + index] = try save(
+                            series.sample(at: index), index: position + index, writer: caller.description)
+                    }
+                }
+                position += series.count
+            }
+            try saveSeries(streams, into: &outcomes)
+            for (type, count) in logged.sorted(by: { $0.key < $1.key }) {
+                try log(caller, .save, type: type, count: count, denied: false)
+            }
+            if !batch.heartbeats.isEmpty {
+                outcomes += try insertHeartbeats(batch.heartbeats, firstIndex: position, caller)
+            }
+            return outcomes
+        }
+    }
+
+    /// The chunk stream of samples with these fields, its dimension rows created when new.
+    func streamKey(
+        type: HealthType, source: Source, device: Device?, subject: String?, offset: Int32,
+        metadata: [String: MetadataValue]
+    ) throws -> StreamKey {
+        StreamKey(
+            typeID: try typeID(type.identifier), sourceID: try sourceID(source), deviceID: try deviceID(device),
+            subjectID: try subjectID(subject), offset: offset, metadata: encodedMetadata(metadata),
+            discrete: type.aggregation == .discrete)
     }
 
     /// Why `sample`, of the catalog's `type`, cannot be stored, or `nil` when it can.
@@ -139,11 +209,16 @@ extension SQLiteHealthStore {
 
     /// `(externalUUID, syncVersion)` from the metadata, when the sample carries a client id.
     static func externalID(_ sample: QuantitySample) -> (String, Int64)? {
-        guard !sample.metadata.isEmpty, case .string(let external)? = sample.metadata[MetadataKey.externalUUID] else {
+        externalID(sample.metadata)
+    }
+
+    /// `(externalUUID, syncVersion)` from metadata that carries a client id.
+    static func externalID(_ metadata: [String: MetadataValue]) -> (String, Int64)? {
+        guard !metadata.isEmpty, case .string(let external)? = metadata[MetadataKey.externalUUID] else {
             return nil
         }
         var version: Int64 = 0
-        if case .number(let number)? = sample.metadata[MetadataKey.syncVersion] { version = Int64(number) }
+        if case .number(let number)? = metadata[MetadataKey.syncVersion] { version = Int64(number) }
         return (external, version)
     }
 

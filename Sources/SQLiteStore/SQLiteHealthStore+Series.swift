@@ -15,6 +15,8 @@ extension SQLiteHealthStore {
         var subjectID: Int64
         var offset: Int32
         var metadata: String?
+        /// Whether the type is discrete (its chunks feed the rollups); follows from `typeID`.
+        var discrete = true
     }
 
     /// One decoded chunk and its stream.
@@ -25,30 +27,85 @@ extension SQLiteHealthStore {
         var lastStart: Int64
     }
 
-    /// Whether `sample`, written by `caller`, goes into a chunk rather than a row.
+    /// A write's samples bound for chunks, grouped by stream, column by column: times, values and where each
+    /// one's outcome goes in the batch.
+    struct StreamGroups {
+        struct Columns {
+            var starts: [Int64] = []
+            var ends: [Int64] = []
+            var values: [Double] = []
+            var positions: [Int] = []
+        }
+        private(set) var keys: [StreamKey] = []
+        private(set) var columns: [Columns] = []
+        private var index: [StreamKey: Int] = [:]
+
+        private mutating func slot(_ key: StreamKey) -> Int {
+            if let found = index[key] { return found }
+            keys.append(key)
+            columns.append(Columns())
+            index[key] = keys.count - 1
+            return keys.count - 1
+        }
+
+        mutating func append(_ key: StreamKey, start: Int64, end: Int64, value: Double, position: Int) {
+            let slot = slot(key)
+            columns[slot].starts.append(start)
+            columns[slot].ends.append(end)
+            columns[slot].values.append(value)
+            columns[slot].positions.append(position)
+        }
+
+        /// Adds a whole stream whose samples' outcomes go at `firstPosition` onwards.
+        mutating func append(_ key: StreamKey, _ series: QuantitySeries, firstPosition: Int) {
+            let slot = slot(key)
+            if columns[slot].starts.isEmpty {
+                columns[slot] = Columns(
+                    starts: series.starts, ends: series.ends, values: series.values,
+                    positions: Array(firstPosition..<firstPosition + series.count))
+            } else {
+                columns[slot].starts += series.starts
+                columns[slot].ends += series.ends
+                columns[slot].values += series.values
+                columns[slot].positions += firstPosition..<firstPosition + series.count
+            }
+        }
+    }
+
+    /// Whether `sample`, written by `caller`, goes into a chunk rather than a row: the owner's samples with ids
+    /// derived from their natural key and no client id, of any quantity type.
     func isSeriesSample(_ sample: QuantitySample, _ caller: Caller) -> Bool {
-        caller == .owner && sample.type.aggregation == .discrete && Self.externalID(sample) == nil
+        caller == .owner && sample.type.aggregation != .series && Self.externalID(sample) == nil
             && sample.hasDerivedID
     }
 
-    /// Saves the stream's samples `samples[members]` (already validated, ids derived), writing each one's outcome
-    /// into `outcomes` at its index in the batch.
+    /// Saves every stream of `streams` (already validated), writing each sample's outcome into `outcomes`.
+    func saveSeries(_ streams: StreamGroups, into outcomes: inout [WriteOutcome]) throws {
+        for (key, columns) in zip(streams.keys, streams.columns) {
+            try saveSeries(columns, key: key, into: &outcomes)
+        }
+    }
+
+    /// Saves one stream's samples.
     ///
     /// The samples are walked in natural-key order against what is already stored under the same keys (in
     /// chunks of any subject, and in rows), so duplicates and conflicts are found without hashing each sample.
-    func saveSeries(_ samples: [QuantitySample], members: [Int], key: StreamKey, into outcomes: inout [WriteOutcome])
+    private func saveSeries(_ columns: StreamGroups.Columns, key: StreamKey, into outcomes: inout [WriteOutcome])
         throws
     {
-        guard !members.isEmpty else { return }
-        var order = members
-        func naturalKey(_ index: Int) -> (Int64, Int64) {
-            (samples[index].start.milliseconds, samples[index].end.milliseconds)
+        let count = columns.starts.count
+        guard count > 0 else { return }
+        let starts = columns.starts
+        let ends = columns.ends
+        var order = Array(0..<count)
+        var sorted = true
+        for index in 1..<max(count, 1) where (starts[index - 1], ends[index - 1]) > (starts[index], ends[index]) {
+            sorted = false
+            break
         }
-        if !zip(order, order.dropFirst()).allSatisfy({ naturalKey($0) <= naturalKey($1) }) {
-            order.sort { naturalKey($0) < naturalKey($1) }
-        }
-        let minStart = naturalKey(order[0]).0
-        let maxEnd = members.map { samples[$0].end.milliseconds }.max() ?? minStart
+        if !sorted { order.sort { (starts[$0], ends[$0]) < (starts[$1], ends[$1]) } }
+        let minStart = starts[order[0]]
+        let maxEnd = ends.max() ?? minStart
 
         // What is already stored under these natural keys, sorted by key.
         var stored: [(start: Int64, end: Int64, value: Double, subjectID: Int64)] = []
@@ -73,42 +130,46 @@ extension SQLiteHealthStore {
         while try rowLookup.step() {
             stored.append((rowLookup.int64(0), rowLookup.int64(1), rowLookup.double(2), rowLookup.int64(3)))
         }
-        stored.sort { ($0.start, $0.end) < ($1.start, $1.end) }
+        if !stored.isEmpty { stored.sort { ($0.start, $0.end) < ($1.start, $1.end) } }
 
         var accepted: [SeriesChunkCodec.Point] = []
-        accepted.reserveCapacity(members.count)
+        accepted.reserveCapacity(count)
         var cursor = 0
-        var previous: (key: (Int64, Int64), value: Double)?
+        var previous: (start: Int64, end: Int64, value: Double)?
         var rollup: (bucket: Int64, value: RollupValue)?
+        var sequence = try lastSequence()
         for index in order {
-            let value = samples[index].value
-            let natural = naturalKey(index)
-            while cursor < stored.count, (stored[cursor].start, stored[cursor].end) < natural { cursor += 1 }
-            if cursor < stored.count, (stored[cursor].start, stored[cursor].end) == natural {
+            let start = starts[index]
+            let end = ends[index]
+            let value = columns.values[index]
+            let position = columns.positions[index]
+            while cursor < stored.count, (stored[cursor].start, stored[cursor].end) < (start, end) { cursor += 1 }
+            if cursor < stored.count, stored[cursor].start == start, stored[cursor].end == end {
                 let match = stored[cursor]
-                outcomes[index] = match.value == value && match.subjectID == key.subjectID ? .duplicate : .conflict
+                outcomes[position] = match.value == value && match.subjectID == key.subjectID ? .duplicate : .conflict
                 continue
             }
-            if let previous, previous.key == natural {  // the same key twice in one batch
-                outcomes[index] = previous.value == value ? .duplicate : .conflict
+            if let previous, previous.start == start, previous.end == end {  // the same key twice in one batch
+                outcomes[position] = previous.value == value ? .duplicate : .conflict
                 continue
             }
-            previous = (natural, value)
-            outcomes[index] = .inserted
-            accepted.append(
-                SeriesChunkCodec.Point(
-                    start: natural.0, duration: natural.1 - natural.0, value: value, seq: try nextSequence()))
+            previous = (start, end, value)
+            outcomes[position] = .inserted
+            sequence += 1
+            accepted.append(SeriesChunkCodec.Point(start: start, duration: end - start, value: value, seq: sequence))
+            guard key.discrete else { continue }
             // Rollups: accumulate the quarter hour locally, hand it over when the walk leaves it.
-            let bucket = Rollup.bucket(natural.0)
+            let bucket = Rollup.bucket(start)
             if let current = rollup, current.bucket != bucket {
                 mergeRollup(key, bucket: current.bucket, current.value)
                 rollup = nil
             }
             var aggregate = rollup?.value ?? RollupValue()
-            aggregate.add(start: natural.0, end: natural.1, value: value)
+            aggregate.add(start: start, end: end, value: value)
             rollup = (bucket, aggregate)
         }
         if let rollup { mergeRollup(key, bucket: rollup.bucket, rollup.value) }
+        try reserveSequence(through: sequence)
         try append(accepted, to: key)
     }
 
@@ -348,9 +409,11 @@ extension SQLiteHealthStore {
             else { continue }
             chunk.points.remove(at: position)
             try write(chunk.points, key: chunk.key, replacing: chunk.id)
-            noteRemoved(
-                typeID: chunk.key.typeID, sourceID: chunk.key.sourceID, deviceID: chunk.key.deviceID,
-                subjectID: chunk.key.subjectID, start: start)
+            if try isDiscrete(typeID: chunk.key.typeID) {
+                noteRemoved(
+                    typeID: chunk.key.typeID, sourceID: chunk.key.sourceID, deviceID: chunk.key.deviceID,
+                    subjectID: chunk.key.subjectID, start: start)
+            }
             try tombstone(uuid: bytes, typeID: chunk.key.typeID, writer: writer, replacedBy: nil)
             return true
         }

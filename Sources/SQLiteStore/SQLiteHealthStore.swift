@@ -213,6 +213,20 @@ public actor SQLiteHealthStore: HealthStore {
         return try connection.scalarInt("SELECT value FROM counters WHERE name = 'seq'") ?? 0
     }
 
+    /// The last write-order number handed out in the running write transaction; with
+    /// ``reserveSequence(through:)``, a caller numbers many samples without a call per sample.
+    func lastSequence() throws -> Int64 {
+        guard let current = pendingSequence else {
+            throw SQLiteError(code: 21, operation: "write", message: "sequence numbers outside a write transaction")
+        }
+        return current
+    }
+
+    /// Marks the numbers up to `last` as used (see ``lastSequence()``).
+    func reserveSequence(through last: Int64) throws {
+        pendingSequence = max(try lastSequence(), last)
+    }
+
     /// A write transaction (`BEGIN IMMEDIATE`) with the sequence counter held in memory for its duration.
     ///
     /// When it throws, the transaction rolls back, and so do the id caches: a row it inserted into a dimension

@@ -34,11 +34,11 @@ struct SampleBuilderTests {
     @Test func heartRateSamplesAreTaggedAndZeroOrOutOfContactValuesAreLeftOut() {
         var builder = SampleBuilder(context: Self.context)
         var samples: [QuantitySample] = []
-        samples += builder.add(Self.notification(.heartRateMeasurement, Self.hrm(72), at: 0)).quantities
-        samples += builder.add(Self.notification(.heartRateMeasurement, Self.hrm(0), at: 1)).quantities
-        samples += builder.add(Self.notification(.heartRateMeasurement, Self.hrm(75, contact: 0b10), at: 2)).quantities
-        samples += builder.add(Self.notification(.heartRateMeasurement, Self.hrm(76, contact: 0b11), at: 3)).quantities
-        samples += builder.add(Self.notification(.heartRateMeasurement, [0x10], at: 4)).quantities  // truncated
+        samples += builder.add(Self.notification(.heartRateMeasurement, Self.hrm(72), at: 0)).samples
+        samples += builder.add(Self.notification(.heartRateMeasurement, Self.hrm(0), at: 1)).samples
+        samples += builder.add(Self.notification(.heartRateMeasurement, Self.hrm(75, contact: 0b10), at: 2)).samples
+        samples += builder.add(Self.notification(.heartRateMeasurement, Self.hrm(76, contact: 0b11), at: 3)).samples
+        samples += builder.add(Self.notification(.heartRateMeasurement, [0x10], at: 4)).samples  // truncated
         #expect(samples.map(\.value) == [72, 76])
         #expect(samples.map(\.type) == [.heartRate, .heartRate])
         let first = samples[0]
@@ -67,7 +67,7 @@ struct SampleBuilderTests {
             let notification = GATTNotification(
                 peripheral: Self.strap, characteristic: .heartRateMeasurement, value: Self.hrm(70),
                 receivedAt: Timestamp(monotonic: .seconds(100 + index), wallMicroseconds: at))
-            offsets += builder.add(notification).quantities.map(\.startOffsetSeconds)
+            offsets += builder.add(notification).samples.map(\.startOffsetSeconds)
         }
         #expect(offsets == [3600, 3600, 7200, 7200, 7200])
     }
@@ -77,7 +77,7 @@ struct SampleBuilderTests {
         _ = builder.add(Self.notification(.heartRateMeasurement, Self.hrm(70), at: 0))
         var stepped = Self.notification(.heartRateMeasurement, Self.hrm(71), at: 1)
         stepped.receivedAt.wallMicroseconds -= 3_600_000_000  // the clock was set back an hour
-        let sample = builder.add(stepped).quantities.first
+        let sample = builder.add(stepped).samples.first
         #expect(sample?.start == Instant(milliseconds: Self.wallStart / 1000 + 1000))
     }
 
@@ -95,12 +95,12 @@ struct SampleBuilderTests {
             guard !(80..<84).contains(beat) else { continue }
             sent.append(rr)
             let output = builder.add(Self.notification(.heartRateMeasurement, Self.hrm(65, rr: [rr]), at: time))
-            series += output.series
-            quantities += output.quantities
+            series += output.heartbeats
+            quantities += output.samples
         }
         let finished = builder.finish()
-        series += finished.series
-        quantities += finished.quantities
+        series += finished.heartbeats
+        quantities += finished.samples
         let beats = series.flatMap(\.beats)
         #expect(beats.count == sent.count)
         #expect(beats.map { UInt16(($0.rrMilliseconds * 1024 / 1000).rounded()) } == sent)
@@ -132,7 +132,7 @@ struct SampleBuilderTests {
             energy += builder.add(
                 Self.notification(.heartRateMeasurement, Self.hrm(80, energy: value), at: Double(index))
             )
-            .quantities.filter { $0.type == .activeEnergyBurned }
+            .samples.filter { $0.type == .activeEnergyBurned }
         }
         let kilojoules = energy.map { ($0.value * 4.184).rounded() }
         #expect(kilojoules == [10, 5, 65_525, 5, 3])
@@ -150,7 +150,7 @@ struct SampleBuilderTests {
         for (index, total) in totals.enumerated() {
             let value = RSCMeasurement(
                 speed: 768, cadence: 180, strideLength: 120, totalDistance: total, isRunning: true)
-            samples += builder.add(Self.notification(.rscMeasurement, value.encoded(), at: Double(index))).quantities
+            samples += builder.add(Self.notification(.rscMeasurement, value.encoded(), at: Double(index))).samples
         }
         let distance = samples.filter { $0.type == .distanceWalkingRunning }.map(\.value)
         #expect(distance.map { ($0 * 10).rounded() } == [10, 22, 8])
@@ -170,7 +170,7 @@ struct SampleBuilderTests {
             steps += builder.add(
                 Self.notification(
                     .infiniTimeStepCount, InfiniTimeStepCount(steps: UInt32(count)).encoded(), at: Double(index))
-            ).quantities.map(\.value)
+            ).samples.map(\.value)
         }
         #expect(steps == [40, 12])
     }
@@ -187,7 +187,7 @@ struct SampleBuilderTests {
                 normalWalkingSteps: summary.walking, intensitySteps: summary.intensity)
             steps += builder.add(
                 Self.notification(.stepCounterActivitySummaryData, value.encoded(), at: Double(index * 10))
-            ).quantities.filter { $0.type == .stepCount }.map(\.value)
+            ).samples.filter { $0.type == .stepCount }.map(\.value)
         }
         #expect(steps == [52, 30, 20])
     }
@@ -206,7 +206,7 @@ struct SampleBuilderTests {
                             receivedAt: Timestamp(
                                 monotonic: emission.at,
                                 wallMicroseconds: Self.wallStart + Int64(emission.at.milliseconds) * 1000))
-                    ).quantities
+                    ).samples
             }
             #expect(builder.counters.malformed == 0, "\(kind)")
             let steps = samples.filter { $0.type == .stepCount }.reduce(0) { $0 + $1.value }
@@ -228,18 +228,15 @@ struct SampleBuilderTests {
                 receivedAt: Timestamp(
                     monotonic: emission.at, wallMicroseconds: Self.wallStart + Int64(emission.at.milliseconds) * 1000))
             let step = builder.add(notification)
-            output.quantities += step.quantities
-            output.series += step.series
+            output.append(contentsOf: step)
         }
-        let finished = builder.finish()
-        output.quantities += finished.quantities
-        output.series += finished.series
+        output.append(contentsOf: builder.finish())
         let truth = peripheral.groundTruth
-        let rates = output.quantities.filter { $0.type == .heartRate }.map { UInt16($0.value) }
+        let rates = output.samples.filter { $0.type == .heartRate }.map { UInt16($0.value) }
         #expect(rates == truth.heartRates.filter { $0 > 0 })
-        let beats = output.series.flatMap(\.beats).map { UInt16(($0.rrMilliseconds * 1024 / 1000).rounded()) }
+        let beats = output.heartbeats.flatMap(\.beats).map { UInt16(($0.rrMilliseconds * 1024 / 1000).rounded()) }
         #expect(beats == truth.rrIntervals)
-        let kilojoules = output.quantities.filter { $0.type == .activeEnergyBurned }.reduce(0) { $0 + $1.value } * 4.184
+        let kilojoules = output.samples.filter { $0.type == .activeEnergyBurned }.reduce(0) { $0 + $1.value } * 4.184
         #expect(kilojoules <= truth.energyExpended + 0.001)
     }
 }

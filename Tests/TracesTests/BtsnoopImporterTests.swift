@@ -50,7 +50,7 @@ import Traces
     static func heartRates(_ records: [TraceRecord]) -> [Double] {
         var engine = TraceReplayEngine(settings: .init(source: Source(identifier: "wearhouse", version: "t")))
         var rates: [QuantitySample] = []
-        for record in records { rates += engine.handle(record).quantities.filter { $0.type == .heartRate } }
+        for record in records { rates += engine.handle(record).samples.filter { $0.type == .heartRate } }
         return rates.map(\.value)
     }
 

@@ -1,0 +1,108 @@
+/// What a writer hands a store at once: quantity samples grouped into streams (``QuantitySeries``) and heartbeat
+/// series. The gateway's sample builders append to a batch sample by sample; a stream is found again by its
+/// ``StreamTag``, so adding a sample costs a small hash lookup and three array appends, not a sample value with
+/// strings, metadata and an id.
+public struct SampleBatch: Sendable {
+    /// Names one writer's stream within batches: the writer (a sample builder) picks `origin` unique to itself
+    /// and a `slot` per kind of sample it makes; the UTC offset is part of the stream.
+    public struct StreamTag: Hashable, Sendable {
+        public var origin: UInt64
+        public var slot: UInt32
+        public var offset: Int32
+
+        public init(origin: UInt64, slot: UInt32, offset: Int32) {
+            self.origin = origin
+            self.slot = slot
+            self.offset = offset
+        }
+    }
+
+    public private(set) var quantities: [QuantitySeries] = []
+    public var heartbeats: [HeartbeatSeriesSample] = []
+    /// The tag of each stream in ``quantities`` (nil for streams added without one).
+    private var tags: [StreamTag?] = []
+    private var streamIndex: [StreamTag: Int] = [:]
+    public private(set) var quantityCount = 0
+
+    public init() {}
+
+    /// A batch of these samples, consecutive samples of one stream grouped.
+    public init(_ samples: [QuantitySample], heartbeats: [HeartbeatSeriesSample] = []) {
+        for sample in samples { append(sample) }
+        self.heartbeats = heartbeats
+    }
+
+    public var count: Int { quantityCount + heartbeats.count }
+    public var isEmpty: Bool { count == 0 }
+
+    /// Adds a sample to the stream tagged `tag`, creating the stream with `stream()` the first time.
+    public mutating func append(
+        _ tag: StreamTag, start: Int64, end: Int64, value: Double, stream: () -> QuantitySeries
+    ) {
+        let index: Int
+        if let found = streamIndex[tag] {
+            index = found
+        } else {
+            index = quantities.count
+            var created = stream()
+            created.startOffsetSeconds = tag.offset
+            quantities.append(created)
+            tags.append(tag)
+            streamIndex[tag] = index
+        }
+        quantities[index].append(start: start, end: end, value: value)
+        quantityCount += 1
+    }
+
+    /// Adds a sample: to the last stream when it belongs there, else as a new untagged stream.
+    public mutating func append(_ sample: QuantitySample) {
+        if let last = quantities.indices.last, tags[last] == nil, quantities[last].holds(sample) {
+            quantities[last].append(
+                start: sample.start.milliseconds, end: sample.end.milliseconds, value: sample.value)
+        } else {
+            quantities.append(QuantitySeries(sample))
+            tags.append(nil)
+        }
+        quantityCount += 1
+    }
+
+    /// Adds a whole stream (untagged).
+    public mutating func append(_ series: QuantitySeries) {
+        guard !series.isEmpty else { return }
+        quantities.append(series)
+        tags.append(nil)
+        quantityCount += series.count
+    }
+
+    /// Adds everything in `other`: streams with a tag already here are extended, others added.
+    public mutating func append(contentsOf other: SampleBatch) {
+        for (series, tag) in zip(other.quantities, other.tags) {
+            if let tag, let index = streamIndex[tag] {
+                quantities[index].append(contentsOf: series)
+            } else {
+                if let tag { streamIndex[tag] = quantities.count }
+                quantities.append(series)
+                tags.append(tag)
+            }
+        }
+        quantityCount += other.quantityCount
+        heartbeats += other.heartbeats
+    }
+
+    /// The latest end among the samples of the batch.
+    public var latestEnd: Instant? {
+        let quantityEnd = quantities.compactMap { $0.ends.max() }.max()
+        let seriesEnd = heartbeats.map(\.end.milliseconds).max()
+        return [quantityEnd, seriesEnd].compactMap { $0 }.max().map(Instant.init(milliseconds:))
+    }
+
+    /// The quantity samples one by one (stream by stream, each in the order added), with derived ids.
+    public var samples: [QuantitySample] { quantities.flatMap(\.samples) }
+}
+
+extension SampleBatch: Equatable {
+    /// Batches are equal when they hold the same streams and heartbeat series (tags are how they were built).
+    public static func == (lhs: SampleBatch, rhs: SampleBatch) -> Bool {
+        lhs.quantities == rhs.quantities && lhs.heartbeats == rhs.heartbeats
+    }
+}
