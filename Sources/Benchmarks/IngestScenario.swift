@@ -26,16 +26,18 @@ enum IngestScenario {
         var wearhouseRates: [Double] = []
         var wearhouseBytes: [Double] = []
         var normalRates: [Double] = []
+        var sampleRates: [Double] = []
         for run in 0...runs {  // run 0 warms up
-            let samples = (0..<count).map { index in
-                QuantitySample(
-                    type: .heartRate, start: Instant(milliseconds: start + Int64(index) * 1000),
-                    end: Instant(milliseconds: start + Int64(index) * 1000), value: values[index], source: source,
-                    device: device, subject: "alice", metadata: [MetadataKey.heartRateSensorLocation: .number(1)])
+            // The gateway's path: its writer hands the store streams column by column (SampleBatch).
+            var stream = QuantitySeries(
+                type: .heartRate, source: source, device: device, subject: "alice",
+                metadata: [MetadataKey.heartRateSensorLocation: .number(1)])
+            for index in 0..<count {
+                stream.append(start: start + Int64(index) * 1000, end: start + Int64(index) * 1000, value: values[index])
             }
             let path = directory.appendingPathComponent("wearhouse-\(run).db").path
             let store = try SQLiteHealthStore(path: path)
-            let elapsed = try await saveInBatches(samples, into: store)
+            let elapsed = try await saveInBatches(stream, into: store)
             try await store.checkpoint()
             if run > 0 {
                 wearhouseRates.append(Double(count) / seconds(elapsed))
@@ -44,13 +46,19 @@ enum IngestScenario {
             // The same with synchronous=NORMAL, to show what durable commits cost.
             let normal = try SQLiteHealthStore(
                 path: directory.appendingPathComponent("normal-\(run).db").path, durability: .normal)
-            let normalElapsed = try await saveInBatches(samples, into: normal)
+            let normalElapsed = try await saveInBatches(stream, into: normal)
             if run > 0 { normalRates.append(Double(count) / seconds(normalElapsed)) }
+            // An app's path: sample values, each with its id, through save([QuantitySample]).
+            let samples = stream.samples
+            let bySample = try SQLiteHealthStore(path: directory.appendingPathComponent("samples-\(run).db").path)
+            let sampleElapsed = try await saveInBatches(samples, into: bySample)
+            if run > 0 { sampleRates.append(Double(count) / seconds(sampleElapsed)) }
         }
 
         var rows = [
             BenchRow(subject: "wearhouse SQLite store", unit: "samples/s", runs: wearhouseRates),
             BenchRow(subject: "wearhouse, synchronous=NORMAL", unit: "samples/s", runs: normalRates),
+            BenchRow(subject: "wearhouse, sample values (apps' API)", unit: "samples/s", runs: sampleRates),
         ]
         var byteRows = [BenchRow(subject: "wearhouse bytes/sample", unit: "bytes", runs: wearhouseBytes)]
         if let baseline = try Peers.compile("ingest_baseline", in: directory) {
@@ -84,7 +92,19 @@ enum IngestScenario {
             ])
     }
 
-    /// Saves `samples` in batches of 1,000, as the gateway's writer does, and returns how long it took.
+    /// Saves `stream` in batches of 1,000, as the gateway's writer does, and returns how long it took.
+    static func saveInBatches(_ stream: QuantitySeries, into store: SQLiteHealthStore) async throws -> Duration {
+        let batches = stride(from: 0, to: stream.count, by: 1_000).map { first in
+            var batch = SampleBatch()
+            batch.append(stream.selecting(first..<min(first + 1_000, stream.count)))
+            return batch
+        }
+        return try await ContinuousClock().measure {
+            for batch in batches { _ = try await store.save(batch, as: .owner) }
+        }
+    }
+
+    /// Saves `samples` in batches of 1,000 through the sample-by-sample API, and returns how long it took.
     static func saveInBatches(_ samples: [QuantitySample], into store: SQLiteHealthStore) async throws -> Duration {
         try await ContinuousClock().measure {
             var index = 0

@@ -24,7 +24,10 @@ public protocol HealthStore: Sendable {
     /// the first write stands. Series have no `externalUUID` versions: such metadata is kept, not interpreted.
     func save(_ series: [HeartbeatSeriesSample], as caller: Caller) async throws -> [WriteOutcome]
 
-    /// Saves a batch of streams and heartbeat series under the same rules (see the default implementation).
+    /// Saves a batch of streams and heartbeat series under the same rules. Outcomes (and the index of an
+    /// ``InvalidSampleError``) follow ``SampleBatch/samples`` then ``SampleBatch/heartbeats``. An engine that
+    /// keeps streams column by column saves them without making a sample value per sample; others may use
+    /// ``saveOneByOne(_:as:)``.
     func save(_ batch: SampleBatch, as caller: Caller) async throws -> [WriteOutcome]
 
     /// The heartbeat series matching `query` that `caller` may read, one page at a time, with the filters and
@@ -186,12 +189,8 @@ public struct ChangeSet: Hashable, Sendable {
 }
 
 extension HealthStore {
-    /// Saves a batch: its streams' samples, then its heartbeat series. Outcomes (and the index of an
-    /// ``InvalidSampleError``) follow ``SampleBatch/samples`` then ``SampleBatch/heartbeats``.
-    ///
-    /// This default saves them in two calls; an engine that keeps streams column by column (SQLite) saves the
-    /// whole batch in one transaction without making a sample value per sample.
-    public func save(_ batch: SampleBatch, as caller: Caller) async throws -> [WriteOutcome] {
+    /// Saves a batch as its samples (``SampleBatch/samples``), then its heartbeat series, in two calls.
+    public func saveOneByOne(_ batch: SampleBatch, as caller: Caller) async throws -> [WriteOutcome] {
         var outcomes: [WriteOutcome] = []
         if batch.quantityCount > 0 { outcomes += try await save(batch.samples, as: caller) }
         if !batch.heartbeats.isEmpty {

@@ -10,6 +10,12 @@ extension PostgresHealthStore {
         var seq: Int64
     }
 
+    /// Saves a gateway batch: its samples, then its heartbeat series (two transactions, as the writer did before
+    /// batches were columnar; the COPY staging path takes the samples one by one anyway).
+    public func save(_ batch: SampleBatch, as caller: Caller) async throws -> [WriteOutcome] {
+        try await saveOneByOne(batch, as: caller)
+    }
+
     public func save(_ series: [HeartbeatSeriesSample], as caller: Caller) throws -> [WriteOutcome] {
         guard !series.isEmpty else { return [] }
         for (index, sample) in series.enumerated() {

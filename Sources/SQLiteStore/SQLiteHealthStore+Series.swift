@@ -190,7 +190,7 @@ extension SQLiteHealthStore {
             SELECT id, last_start_ms, count, data FROM series_chunks
             WHERE type_id = ?1 AND source_id = ?2 AND device_id = ?3 AND subject_id = ?4 AND start_offset_s = ?5
                 AND metadata IS ?6
-            ORDER BY last_start_ms DESC LIMIT 1
+            ORDER BY end_ms DESC LIMIT 1
             """)
         try tailQuery.bind(1, key.typeID)
         try tailQuery.bind(2, key.sourceID)
@@ -198,7 +198,13 @@ extension SQLiteHealthStore {
         try tailQuery.bind(4, key.subjectID)
         try tailQuery.bind(5, Int64(key.offset))
         try tailQuery.bind(6, key.metadata)
-        if try tailQuery.step(), tailQuery.int64(1) < first.start, Int(tailQuery.int64(2)) < Self.chunkCapacity {
+        // The tail: the stream's latest chunk, found backwards along the (type, source, device, end) index rather
+        // than by sorting the stream's chunks. It is topped up (decoded and written again) when all the new points fit, or while it is less than
+        // half full; a large write that would only fill its last few places starts a chunk of its own instead.
+        let tailCount = try tailQuery.step() ? Int(tailQuery.int64(2)) : Self.chunkCapacity
+        if tailCount < Self.chunkCapacity, tailQuery.int64(1) < first.start,
+            points.count <= Self.chunkCapacity - tailCount || tailCount < Self.chunkCapacity / 2
+        {
             let id = tailQuery.int64(0)
             var tail = try SeriesChunkCodec.decode(tailQuery.blob(3) ?? [])
             let room = Self.chunkCapacity - tail.count

@@ -290,6 +290,18 @@ public actor SQLiteHealthStore: HealthStore {
     }
 
     func log(_ caller: Caller, _ operation: AccessLogEntry.Operation, type: String?, count: Int, denied: Bool) throws {
+        if pendingSequence != nil, !denied {
+            // Inside a write transaction: the entry commits with the write (migration 10).
+            let statement = try connection.cached(
+                "INSERT INTO write_log (at_ms, caller, operation, type, count) VALUES (?1, ?2, ?3, ?4, ?5)")
+            try statement.bind(1, now().milliseconds)
+            try statement.bind(2, caller.description)
+            try statement.bind(3, operation.rawValue)
+            try statement.bind(4, type)
+            try statement.bind(5, Int64(count))
+            try statement.step()
+            return
+        }
         defer { accessLogConnection.resetCachedStatements() }
         let statement = try accessLogConnection.cached(
             "INSERT INTO access_log (at_ms, caller, operation, type, count, denied) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
@@ -349,21 +361,45 @@ public actor SQLiteHealthStore: HealthStore {
     }
 
     public func accessLog(limit: Int) throws -> [AccessLogEntry] {
-        defer { accessLogConnection.resetCachedStatements() }
-        let statement = try accessLogConnection.cached(
-            "SELECT at_ms, caller, operation, type, count, denied FROM access_log ORDER BY id DESC LIMIT ?1")
-        try statement.bind(1, Int64(limit))
-        var entries: [AccessLogEntry] = []
-        while try statement.step() {
-            let callerText = statement.text(1) ?? "owner"
-            entries.append(
-                AccessLogEntry(
-                    at: Instant(milliseconds: statement.int64(0)),
-                    caller: callerText == "owner" ? .owner : .app(callerText),
-                    operation: AccessLogEntry.Operation(rawValue: statement.text(2) ?? "") ?? .query,
-                    type: statement.text(3), sampleCount: Int(statement.int64(4)), denied: statement.int64(5) != 0))
+        defer {
+            accessLogConnection.resetCachedStatements()
+            connection.resetCachedStatements()
         }
-        return entries
+        // Newest first from each file, merged by time (a write's entry lives in the store, the rest beside it).
+        func read(_ statement: SQLiteStatement) throws -> [AccessLogEntry] {
+            try statement.bind(1, Int64(limit))
+            var entries: [AccessLogEntry] = []
+            while try statement.step() {
+                let callerText = statement.text(1) ?? "owner"
+                entries.append(
+                    AccessLogEntry(
+                        at: Instant(milliseconds: statement.int64(0)),
+                        caller: callerText == "owner" ? .owner : .app(callerText),
+                        operation: AccessLogEntry.Operation(rawValue: statement.text(2) ?? "") ?? .query,
+                        type: statement.text(3), sampleCount: Int(statement.int64(4)),
+                        denied: statement.int64(5) != 0))
+            }
+            return entries
+        }
+        let side = try read(
+            accessLogConnection.cached(
+                "SELECT at_ms, caller, operation, type, count, denied FROM access_log ORDER BY id DESC LIMIT ?1"))
+        let writes = try read(
+            connection.cached(
+                "SELECT at_ms, caller, operation, type, count, 0 FROM write_log ORDER BY id DESC LIMIT ?1"))
+        var merged: [AccessLogEntry] = []
+        merged.reserveCapacity(min(limit, side.count + writes.count))
+        var (i, j) = (0, 0)
+        while merged.count < limit, i < side.count || j < writes.count {
+            if j == writes.count || (i < side.count && side[i].at >= writes[j].at) {
+                merged.append(side[i])
+                i += 1
+            } else {
+                merged.append(writes[j])
+                j += 1
+            }
+        }
+        return merged
     }
 
     public func setPriority(of type: HealthType, _ order: [Provenance]) throws {

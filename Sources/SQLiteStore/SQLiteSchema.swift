@@ -133,6 +133,14 @@ enum SQLiteSchema {
             pending INTEGER NOT NULL, requested_ms INTEGER NOT NULL,
             PRIMARY KEY (app, type, direction)) STRICT, WITHOUT ROWID;
         """,
+        // 10: access-log entries of writes commit with the write, in the store's own file: a save then costs one
+        // durable commit instead of two (one per file), and its entry is exactly as durable as its samples.
+        // Entries of reads and refused writes stay in the side file; the log reads both.
+        """
+        CREATE TABLE write_log (
+            id INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL, caller TEXT NOT NULL, operation TEXT NOT NULL,
+            type TEXT, count INTEGER NOT NULL) STRICT;
+        """,
     ]
 
     /// The side file, `<store>-access`, for what is written often and must never wait for (or hold up) a write
