@@ -33,7 +33,8 @@ enum IngestScenario {
                 type: .heartRate, source: source, device: device, subject: "alice",
                 metadata: [MetadataKey.heartRateSensorLocation: .number(1)])
             for index in 0..<count {
-                stream.append(start: start + Int64(index) * 1000, end: start + Int64(index) * 1000, value: values[index])
+                stream.append(
+                    start: start + Int64(index) * 1000, end: start + Int64(index) * 1000, value: values[index])
             }
             let path = directory.appendingPathComponent("wearhouse-\(run).db").path
             let store = try SQLiteHealthStore(path: path)
