@@ -36,14 +36,22 @@ enum ReplayScenario {
             let build = try clock.measure {
                 let reader = try TraceReader(path: trace)
                 var engine = TraceReplayEngine(settings: settings)
-                _ = engine.handle(.header(reader.header))
-                while let record = try reader.next() { built += engine.handle(record).count }
-                built += engine.finish().count
+                var batch = SampleBatch()
+                engine.handle(.header(reader.header), into: &batch)
+                while let record = try reader.next() {
+                    engine.handle(record, into: &batch)
+                    if batch.count >= 4_096 {
+                        built += batch.count
+                        batch = SampleBatch()
+                    }
+                }
+                engine.finish(into: &batch)
+                built += batch.count
             }
             let store = try SQLiteHealthStore(path: directory.appendingPathComponent("replay-\(run).db").path)
             let writer = StoreWriter(
                 sink: HealthStoreSink(store: store),
-                settings: .init(batchSize: 5_000, flushInterval: .milliseconds(100), capacity: 200_000))
+                settings: TraceReplay.writerSettings)
             await writer.start()
             let started = clock.now
             var reader = try TraceReader(path: trace)
@@ -58,7 +66,7 @@ enum ReplayScenario {
             }
             let discarding = StoreWriter(
                 sink: DiscardingSink(),
-                settings: .init(batchSize: 5_000, flushInterval: .milliseconds(100), capacity: 200_000))
+                settings: TraceReplay.writerSettings)
             await discarding.start()
             let discardStart = clock.now
             var again = try TraceReader(path: trace)
@@ -85,7 +93,7 @@ enum ReplayScenario {
             notes: [
                 "\(generated) notifications from 10 simulated sensors over \(hours) h (\(bytes / 1_000_000) MB trace), "
                     + String(format: "%.2f", samplesPerNotification) + " samples per notification",
-                "store: WAL + synchronous=FULL, writer batches of 5,000; target >= 1 M notifications/s",
+                "store: WAL + synchronous=FULL, the writer settings of `wearhouse replay`; target >= 1 M notifications/s",
             ])
     }
 

@@ -48,33 +48,27 @@ struct HeartbeatAccumulator: Sendable {
     }
 
     /// Adds the RR intervals of one notification that arrived at `arrival`; returns series that filled their window.
-    mutating func add(rr1024: [UInt16], arrivedAt arrival: Instant) -> [Series] {
-        let intervals = rr1024.map { Double($0) * 1000 / 1024 }
+    mutating func add(rr1024: some Collection<UInt16>, arrivedAt arrival: Instant) -> [Series] {
+        // Two passes over the intervals, without arrays: their sum places the chain, then each beat is placed.
         let now = Double(arrival.milliseconds)
-        let total = intervals.reduce(0, +)
-        var times: [Double]
+        var total = 0.0
+        for rr in rr1024 { total += Self.milliseconds(rr) }
+        var clock: Double
         if let lastBeat, let lastArrival, arrival.milliseconds - lastArrival <= gapThreshold,
             abs(lastBeat + total - now) <= Self.tolerance
         {
-            times = []
-            var clock = lastBeat
-            for interval in intervals {
-                clock += interval
-                times.append(clock)
-            }
+            clock = lastBeat
         } else {
             // A new chain: the last beat is at the arrival, the earlier ones walk back from it.
             if lastBeat != nil || !beats.isEmpty { gapPending = true }
-            times = []
-            var clock = now - total
-            for interval in intervals {
-                clock += interval
-                times.append(clock)
-            }
+            clock = now - total
         }
         lastArrival = arrival.milliseconds
         var closed: [Series] = []
-        for (interval, time) in zip(intervals, times) {
+        for rr in rr1024 {
+            let interval = Self.milliseconds(rr)
+            clock += interval
+            let time = clock
             guard Self.plausible.contains(interval) else {
                 artefacts += 1
                 gapPending = true
@@ -95,6 +89,9 @@ struct HeartbeatAccumulator: Sendable {
         }
         return closed
     }
+
+    /// An RR interval in 1/1024 s as milliseconds.
+    private static func milliseconds(_ rr1024: UInt16) -> Double { Double(rr1024) * 1000 / 1024 }
 
     /// The chain breaks: the next beat starts a new chain and is marked as preceded by a gap.
     mutating func breakChain() {

@@ -203,7 +203,7 @@ public struct SampleBuilder: Sendable {
         } else {
             append(.heartRate, .heartRate, from: at, to: at, Double(measurement.heartRate), heartRateMetadata, &output)
             if !measurement.rrIntervals.isEmpty {
-                for closed in beats.add(rr1024: Array(measurement.rrIntervals), arrivedAt: at) {
+                for closed in beats.add(rr1024: measurement.rrIntervals, arrivedAt: at) {
                     appendSeries(closed, into: &output)
                 }
             }

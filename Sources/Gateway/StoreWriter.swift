@@ -74,6 +74,8 @@ public actor StoreWriter {
     private var queued = 0
     private var waitingForRoom: [CheckedContinuation<Void, Never>] = []
     private var waitingForWork: CheckedContinuation<Void, Never>?
+    /// The writer waiting for a full batch or the flush interval (see ``waitForBatch(until:)``).
+    private var waitingForBatch: CheckedContinuation<Void, Never>?
     private var waitingForEmpty: [CheckedContinuation<Void, Never>] = []
     private var loop: Task<Void, Never>?
     private var closing = false
@@ -112,6 +114,7 @@ public actor StoreWriter {
             waitingForWork = nil
             waiting.resume()
         }
+        if queued >= settings.batchSize { wakeBatchWaiter() }
     }
 
     /// Queues samples given one by one (see ``submit(_:receivedAt:)``).
@@ -132,7 +135,10 @@ public actor StoreWriter {
             waitingForWork = nil
             waiting.resume()
         }
-        await withCheckedContinuation { waitingForEmpty.append($0) }
+        await withCheckedContinuation {
+            waitingForEmpty.append($0)
+            wakeBatchWaiter()
+        }
     }
 
     /// Writes everything queued, then stops the background writer.
@@ -162,7 +168,7 @@ public actor StoreWriter {
             if queued < settings.batchSize, !closing, waitingForEmpty.isEmpty, let oldest = queue.first {
                 let due = oldest.submittedAt + settings.flushInterval
                 if clock.now < due {
-                    try? await clock.sleep(until: due)
+                    await waitForBatch(until: due)
                     continue
                 }
             }
@@ -183,6 +189,24 @@ public actor StoreWriter {
             }
             wakeWaiters()
         }
+    }
+
+    /// Waits until `due`, or until a full batch is queued or someone waits for the queue to empty, whichever
+    /// comes first (a sleep alone would hold a full batch back until the interval is over).
+    private func waitForBatch(until due: ContinuousClock.Instant) async {
+        let clock = self.clock
+        let timer = Task { [weak self] in
+            try? await clock.sleep(until: due)
+            await self?.wakeBatchWaiter()
+        }
+        await withCheckedContinuation { waitingForBatch = $0 }
+        timer.cancel()
+    }
+
+    private func wakeBatchWaiter() {
+        guard let waiting = waitingForBatch else { return }
+        waitingForBatch = nil
+        waiting.resume()
     }
 
     private func takeBatch() -> [Entry] {

@@ -69,6 +69,11 @@ public enum TraceReplay {
     /// Samples handed to the writer at a time.
     static let submitSize = 4_096
 
+    /// The writer settings of `wearhouse replay`: large batches (a replay is not waiting for anyone, and each
+    /// commit costs an fsync), flushed within 100 ms when the trace is paced.
+    public static let writerSettings = StoreWriter.Settings(
+        batchSize: 16_384, flushInterval: .milliseconds(100), capacity: 200_000)
+
     /// Reads every record of `source`, builds its samples and submits them to `writer`, pacing by the records'
     /// monotonic times unless `speed` is ``ReplaySpeed/max``; waits until the writer has written them.
     ///

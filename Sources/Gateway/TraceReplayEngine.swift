@@ -54,7 +54,11 @@ public struct TraceReplayEngine: Sendable {
 
     public let settings: Settings
     private var samples: SampleBuilder.Settings
-    private var builders: [String: SampleBuilder] = [:]
+    /// One builder per sensor of the running session, found by address through `slots` (and `lastSlot` for the
+    /// common case of a sensor sending again): builders are mutated in place in the array, never copied out.
+    private var builders: [SampleBuilder] = []
+    private var slots: [String: Int] = [:]
+    private var lastSlot: (address: String, index: Int)?
     /// Counters of builders already finished (earlier sessions).
     private var finished = Counters()
     private var counters = Counters()
@@ -70,7 +74,7 @@ public struct TraceReplayEngine: Sendable {
         totals.malformed = finished.malformed
         totals.ignored = finished.ignored
         totals.outOfContact = finished.outOfContact
-        for builder in builders.values {
+        for builder in builders {
             totals.malformed += builder.counters.malformed
             totals.ignored += builder.counters.ignored
             totals.outOfContact += builder.counters.outOfContact
@@ -99,16 +103,16 @@ public struct TraceReplayEngine: Sendable {
             adopt(header)
         case .sensor(let sensor):
             let context = context(for: sensor)
-            if builders[sensor.address] != nil {
-                builders[sensor.address]?.context = context
+            if let index = slots[sensor.address] {
+                builders[index].context = context
             } else {
                 counters.sensors += 1
-                builders[sensor.address] = SampleBuilder(context: context, settings: samples)
+                addBuilder(SampleBuilder(context: context, settings: samples), for: sensor.address)
             }
         case .connection(let connection):
             counters.connectionEvents += 1
-            guard !connection.connected, builders[connection.address] != nil else { return }
-            builders[connection.address]?.linkLost(into: &output)
+            guard !connection.connected, let index = slots[connection.address] else { return }
+            builders[index].linkLost(into: &output)
         case .value(let value):
             switch value.kind {
             case .read:
@@ -117,13 +121,28 @@ public struct TraceReplayEngine: Sendable {
             case .notification: counters.notifications += 1
             case .indication: counters.indications += 1
             }
-            if builders[value.address] == nil {
+            let index: Int
+            if let last = lastSlot, last.address == value.address {
+                index = last.index
+            } else if let found = slots[value.address] {
+                index = found
+                lastSlot = (value.address, found)
+            } else {
                 counters.sensors += 1
-                builders[value.address] = SampleBuilder(
-                    context: context(for: TraceSensor(address: value.address)), settings: samples)
+                index = addBuilder(
+                    SampleBuilder(context: context(for: TraceSensor(address: value.address)), settings: samples),
+                    for: value.address)
             }
-            builders[value.address]?.add(value.characteristic, value.bytes, receivedAt: value.at, into: &output)
+            builders[index].add(value.characteristic, value.bytes, receivedAt: value.at, into: &output)
         }
+    }
+
+    @discardableResult
+    private mutating func addBuilder(_ builder: SampleBuilder, for address: String) -> Int {
+        builders.append(builder)
+        slots[address] = builders.count - 1
+        lastSlot = (address, builders.count - 1)
+        return builders.count - 1
     }
 
     /// Closes every sensor's open heartbeat series (the end of the trace, or of a session).
@@ -136,14 +155,15 @@ public struct TraceReplayEngine: Sendable {
 
     /// Closes every sensor's open heartbeat series into `output` (see ``count(_:)``).
     public mutating func finish(into output: inout SampleBuilder.Output) {
-        for address in builders.keys.sorted() {
-            guard var builder = builders[address] else { continue }
-            builder.finish(into: &output)
-            finished.malformed += builder.counters.malformed
-            finished.ignored += builder.counters.ignored
-            finished.outOfContact += builder.counters.outOfContact
+        for index in slots.sorted(by: { $0.key < $1.key }).map(\.value) {
+            builders[index].finish(into: &output)
+            finished.malformed += builders[index].counters.malformed
+            finished.ignored += builders[index].counters.ignored
+            finished.outOfContact += builders[index].counters.outOfContact
         }
-        builders = [:]
+        builders = []
+        slots = [:]
+        lastSlot = nil
     }
 
     /// Adds the samples of `output` to ``Counters/samplesByType`` (once per batch filled by

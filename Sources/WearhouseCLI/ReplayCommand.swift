@@ -67,7 +67,7 @@ enum TraceReplayRunner {
         }
         let writer = StoreWriter(
             sink: HealthStoreSink(store: store),
-            settings: .init(batchSize: 5_000, flushInterval: .milliseconds(100), capacity: 200_000))
+            settings: TraceReplay.writerSettings)
         await writer.start()
         let engine = TraceReplayEngine(
             settings: .init(
