@@ -24,6 +24,7 @@ enum ReplayScenario {
         var buildRates: [Double] = []
         var replayRates: [Double] = []
         var discardRates: [Double] = []
+        var storeRates: [Double] = []
         var samplesPerNotification = 0.0
         for run in 0...runs {  // run 0 warms up
             let clock = ContinuousClock()
@@ -33,6 +34,7 @@ enum ReplayScenario {
                 while let record = try reader.next() { if case .value = record { count += 1 } }
             }
             var built = 0
+            var batches: [SampleBatch] = []
             let build = try clock.measure {
                 let reader = try TraceReader(path: trace)
                 var engine = TraceReplayEngine(settings: settings)
@@ -40,14 +42,22 @@ enum ReplayScenario {
                 engine.handle(.header(reader.header), into: &batch)
                 while let record = try reader.next() {
                     engine.handle(record, into: &batch)
-                    if batch.count >= 4_096 {
+                    if batch.count >= TraceReplay.writerSettings.batchSize {
                         built += batch.count
+                        batches.append(batch)
                         batch = SampleBatch()
                     }
                 }
                 engine.finish(into: &batch)
                 built += batch.count
+                batches.append(batch)
             }
+            // The store alone: the same batches, already built, saved one after the other.
+            let storeOnly = try SQLiteHealthStore(path: directory.appendingPathComponent("store-\(run).db").path)
+            let save = try await clock.measure {
+                for batch in batches { _ = try await storeOnly.save(batch, as: .owner) }
+            }
+            batches = []
             let store = try SQLiteHealthStore(path: directory.appendingPathComponent("replay-\(run).db").path)
             let writer = StoreWriter(
                 sink: HealthStoreSink(store: store),
@@ -75,6 +85,7 @@ enum ReplayScenario {
             let discard = clock.now - discardStart
             if run > 0 {
                 discardRates.append(Double(generated) / seconds(discard))
+                storeRates.append(Double(generated) / seconds(save))
                 parseRates.append(Double(count) / seconds(parse))
                 buildRates.append(Double(count) / seconds(build))
                 replayRates.append(Double(generated) / seconds(replay))
@@ -89,6 +100,8 @@ enum ReplayScenario {
                 BenchRow(subject: "read + parse + build samples, no store", unit: "notifications/s", runs: buildRates),
                 BenchRow(
                     subject: "replay through the writer, discarding sink", unit: "notifications/s", runs: discardRates),
+                BenchRow(
+                    subject: "saving the built batches only (SQLite)", unit: "notifications/s", runs: storeRates),
             ],
             notes: [
                 "\(generated) notifications from 10 simulated sensors over \(hours) h (\(bytes / 1_000_000) MB trace), "

@@ -1,0 +1,127 @@
+import Foundation
+import Health
+import TestSupport
+import Testing
+
+/// The gateway's columnar batches (``SampleBatch``) follow the rules of sample-by-sample saves exactly: the same
+/// outcomes, the same stored samples, statistics and changes, whatever the batch holds.
+extension StoreConformanceTests {
+    /// Random writes (streams of several sensors and people, discrete and cumulative types, replays, conflicts,
+    /// repeats inside a batch, samples out of order, an app's samples, client ids) saved into two stores, one
+    /// through `save([QuantitySample])` and one through `save(SampleBatch)`.
+    @Test(arguments: Engine.allCases) func batchesAndSampleValuesGiveTheSameStore(_ engine: Engine) async throws {
+        let (bySample, first) = try makeStore(engine)
+        defer { first.remove() }
+        let (byBatch, second) = try makeStore(engine)
+        defer { second.remove() }
+        let app = "org.example.logger"
+        for store in [bySample, byBatch] {
+            try await store.setAuthorization(
+                app: app, [TypeAuthorization(type: "heartRate", read: true, share: true)])
+        }
+        var random = SplitMix64(seed: 0xBA7C_4E5)
+        let devices = [Self.strap, Self.watch]
+        let types: [HealthType] = [.heartRate, .stepCount, .activeEnergyBurned, .runningSpeed]
+        var written: [QuantitySample] = []
+        for round in 0..<40 {
+            var batch = SampleBatch()
+            var samples: [QuantitySample] = []
+            for _ in 0..<Int.random(in: 1...4, using: &random) {
+                let type = types.randomElement(using: &random)!
+                var stream = QuantitySeries(
+                    type: type, startOffsetSeconds: 3_600, source: Self.gateway,
+                    device: devices.randomElement(using: &random)!,
+                    subject: ["alice", "bob"].randomElement(using: &random),
+                    metadata: Bool.random(using: &random) ? [:] : [MetadataKey.sensorLocation: .number(2)])
+                for _ in 0..<Int.random(in: 1...30, using: &random) {
+                    if !written.isEmpty, Int.random(in: 0..<5, using: &random) == 0 {
+                        // Written before: again (a replay) or with another value (a conflict), into its own stream.
+                        let old = written.randomElement(using: &random)!
+                        let value = Bool.random(using: &random) ? old.value : old.value + 1
+                        var again = QuantitySeries(
+                            type: old.type, startOffsetSeconds: old.startOffsetSeconds, source: old.source,
+                            device: old.device, subject: old.subject, metadata: old.metadata)
+                        again.append(start: old.start.milliseconds, end: old.end.milliseconds, value: value)
+                        batch.append(again)
+                        samples += again.samples
+                        continue
+                    }
+                    let start = Int64(1_700_000_000_000) + Int64.random(in: 0..<7_200, using: &random) * 1_000
+                    let end = type.aggregation == .cumulative ? start + 1_000 : start
+                    let value = Double(Int.random(in: 1...180, using: &random))
+                    stream.append(start: start, end: end, value: value)
+                    if Int.random(in: 0..<10, using: &random) == 0 {
+                        stream.append(start: start, end: end, value: value)
+                    }
+                }
+                samples += stream.samples
+                written += stream.samples
+                batch.append(stream)
+            }
+            let bySampleOutcomes = try await bySample.save(samples, as: .owner)
+            let byBatchOutcomes = try await byBatch.save(batch, as: .owner)
+            #expect(byBatchOutcomes == bySampleOutcomes, "round \(round)")
+            #expect(batch.samples == samples)
+        }
+        // An app's samples and a client's versioned sample go into rows, through either path.
+        let appSample = QuantitySample(
+            type: .heartRate, start: Instant(seconds: 1_700_000_100), end: Instant(seconds: 1_700_000_100), value: 64,
+            source: Source(identifier: app))
+        let versioned = QuantitySample(
+            type: .stepCount, start: Instant(seconds: 1_700_000_000), end: Instant(seconds: 1_700_000_600), value: 500,
+            source: Source(identifier: "org.example.walks"),
+            metadata: [MetadataKey.externalUUID: .string("walk-7"), MetadataKey.syncVersion: .number(1)])
+        #expect(try await bySample.save([appSample], as: .app(app)) == [.inserted])
+        #expect(try await byBatch.save(SampleBatch([appSample]), as: .app(app)) == [.inserted])
+        #expect(try await bySample.save([versioned], as: .owner) == [.inserted])
+        #expect(try await byBatch.save(SampleBatch([versioned]), as: .owner) == [.inserted])
+
+        for type in types {
+            let query = SampleQuery(type: type)
+            let left = try await bySample.samples(query, as: .owner).samples
+            let right = try await byBatch.samples(query, as: .owner).samples
+            // Ids of the versioned sample are new per save: compare everything else.
+            #expect(left.map(Self.withoutID) == right.map(Self.withoutID), "\(type)")
+            let buckets = try StatisticsBuckets(interval: StatisticsInterval(parsing: "1h"), timeZone: .gmt)
+                .buckets(from: Instant(seconds: 1_699_990_000), to: Instant(seconds: 1_700_010_000))
+            let statistics = StatisticsQuery(type: type, buckets: buckets)
+            #expect(
+                try await bySample.statistics(statistics, as: .owner)
+                    == byBatch.statistics(statistics, as: .owner), "\(type)")
+            let leftChanges = try await bySample.changes(of: type, since: nil, limit: 100_000, as: .owner)
+            let rightChanges = try await byBatch.changes(of: type, since: nil, limit: 100_000, as: .owner)
+            #expect(leftChanges.added.count == rightChanges.added.count)
+        }
+    }
+
+    @Test(arguments: Engine.allCases) func anInvalidSampleInABatchIsNamedByItsPlace(_ engine: Engine) async throws {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
+        var rates = QuantitySeries(type: .heartRate, source: Self.gateway, device: Self.strap, subject: "alice")
+        rates.append(start: 1_000, end: 1_000, value: 60)
+        rates.append(start: 2_000, end: 2_000, value: 61)
+        var steps = QuantitySeries(type: .stepCount, source: Self.gateway, device: Self.strap, subject: "alice")
+        steps.append(start: 1_000, end: 2_000, value: 3)
+        steps.append(start: 2_000, end: 1_000, value: 3)  // ends before it starts
+        var batch = SampleBatch()
+        batch.append(rates)
+        batch.append(steps)
+        do {
+            _ = try await store.save(batch, as: .owner)
+            Issue.record("an invalid batch was saved")
+        } catch let error as InvalidSampleError {
+            #expect(error.index == 3)
+        }
+        #expect(try await store.samples(SampleQuery(type: .heartRate), as: .owner).samples.isEmpty)
+        // Without share permission an app's batch is refused as a whole.
+        await #expect(throws: NotAuthorizedError.self) {
+            try await store.save(SampleBatch([rates.sample(at: 0)]), as: .app("x"))
+        }
+    }
+
+    static func withoutID(_ sample: QuantitySample) -> QuantitySample {
+        var copy = sample
+        copy.id = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        return copy
+    }
+}
