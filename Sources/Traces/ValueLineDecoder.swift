@@ -1,5 +1,4 @@
 internal import GATT
-internal import Glibc
 
 /// The reader's fast path for the lines a trace is mostly made of: `notification`, `indication` and `read` values.
 ///
@@ -60,11 +59,11 @@ struct ValueLineDecoder {
         var wall: Int64?
         while true {
             scanner.skipSpace()
-            guard let key = scanner.plainString() else { return nil }
+            guard let key = scanner.writerKey() ?? scanner.plainString().map(Key.init) else { return nil }
             scanner.skipSpace()
             guard scanner.take(UInt8(ascii: ":")) else { return nil }
             scanner.skipSpace()
-            switch Key(key) {
+            switch key {
             case .kind:
                 guard kind == nil, let text = scanner.quoted(), let parsed = Self.kind(text) else { return nil }
                 kind = parsed
@@ -107,7 +106,7 @@ struct ValueLineDecoder {
     // MARK: Fields
 
     /// The keys that matter on a value line, recognised by their bytes.
-    private enum Key {
+    fileprivate enum Key {
         case kind, sensor, uuid, value, monotonic, wall
         /// `wearhouse-trace`: the line is a header, whatever else it says.
         case header
@@ -224,20 +223,23 @@ struct ValueLineDecoder {
     static func hex(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         guard text.count % 2 == 0 else { return nil }
         let count = text.count / 2
-        var valid = true
+        var invalid: UInt8 = 0
         let bytes = [UInt8](unsafeUninitializedCapacity: count) { output, initialized in
-            for index in 0..<count {
-                guard let high = nibble(text[2 * index]), let low = nibble(text[2 * index + 1]) else {
-                    valid = false
-                    initialized = index
-                    return
+            hexValues.withUnsafeBufferPointer { values in
+                for index in 0..<count {
+                    let high = values[Int(text[2 * index])]
+                    let low = values[Int(text[2 * index + 1])]
+                    invalid |= high | low
+                    output[index] = high << 4 | low
                 }
-                output[index] = high << 4 | low
             }
             initialized = count
         }
-        return valid ? bytes : nil
+        return invalid & 0xF0 == 0 ? bytes : nil
     }
+
+    /// Every byte's value as a hex digit, 0xFF for those that are not one.
+    private static let hexValues: [UInt8] = (0...255).map { nibble(UInt8($0)) ?? 0xFF }
 
     static func nibble(_ byte: UInt8) -> UInt8? {
         switch byte {
@@ -303,16 +305,47 @@ private struct Scanner {
         return nil
     }
 
+    /// One of the keys the writer writes, recognised by its bytes and closing quote (read 8 at a time); `nil` for
+    /// other keys, and when the line is too short to read 8 bytes after the opening quote.
+    mutating func writerKey() -> ValueLineDecoder.Key? {
+        guard end - index > 8, base[index] == UInt8(ascii: "\"") else { return nil }
+        let word = UInt64(littleEndian: UnsafeRawPointer(base + index + 1).loadUnaligned(as: UInt64.self))
+        let key: ValueLineDecoder.Key
+        let length: Int
+        // The key's bytes and its closing quote, little-endian, e.g. `kind"` is 0x22_64_6E_69_6B.
+        if word & 0xFF_FFFF_FFFF == 0x22_646E_696B {
+            (key, length) = (.kind, 5)
+        } else if word & 0xFF_FFFF_FFFF == 0x22_6469_7575 {
+            (key, length) = (.uuid, 5)
+        } else if word & 0xFFFF_FFFF_FFFF == 0x2265_756C_6176 {
+            (key, length) = (.value, 6)
+        } else if word & 0xFF_FFFF_FFFF_FFFF == 0x22_726F_736E_6573 {
+            (key, length) = (.sensor, 7)
+        } else if word == 0x2273_6E2D_6F6E_6F6D {
+            (key, length) = (.monotonic, 8)
+        } else if word == 0x2273_752D_6C6C_6177 {
+            (key, length) = (.wall, 8)
+        } else {
+            return nil
+        }
+        index += 1 + length
+        return key
+    }
+
     /// The bytes up to the next double quote, unchecked: for fields whose parser accepts only a few ASCII
     /// characters, none of them a backslash or a control character (so an escape or anything the general parser
     /// refuses in a string fails there).
     mutating func quoted() -> UnsafeBufferPointer<UInt8>? {
-        guard take(UInt8(ascii: "\"")), index < end,
-            let found = memchr(base + index, Int32(UInt8(ascii: "\"")), end - index)
-        else { return nil }
+        guard take(UInt8(ascii: "\"")) else { return nil }
         let start = index
-        index = UnsafePointer(found.assumingMemoryBound(to: UInt8.self)) - base + 1
-        return UnsafeBufferPointer(start: base + start, count: index - 1 - start)
+        while index < end {
+            if base[index] == UInt8(ascii: "\"") {
+                index += 1
+                return UnsafeBufferPointer(start: base + start, count: index - 1 - start)
+            }
+            index += 1
+        }
+        return nil
     }
 
     /// An integer without fraction or exponent that fits an `Int64`.
@@ -320,14 +353,14 @@ private struct Scanner {
         let negative = take(UInt8(ascii: "-"))
         var magnitude: UInt64 = 0
         let start = index
-        while index < end, base[index] >= UInt8(ascii: "0"), base[index] <= UInt8(ascii: "9") {
-            let (times, o1) = magnitude.multipliedReportingOverflow(by: 10)
-            let (plus, o2) = times.addingReportingOverflow(UInt64(base[index] - UInt8(ascii: "0")))
-            guard !o1, !o2 else { return nil }
-            magnitude = plus
+        while index < end {
+            let digit = base[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { break }
+            magnitude = magnitude &* 10 &+ UInt64(digit)
             index += 1
         }
-        guard index > start else { return nil }
+        // 19 digits cannot overflow a UInt64; longer numbers (even with leading zeros) are left to the general parser.
+        guard index > start, index - start <= 19 else { return nil }
         if index < end {
             switch base[index] {
             case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): return nil
