@@ -159,7 +159,12 @@ struct ValueLineDecoder {
         let raw = RawAddress(
             head: bytes.loadUnaligned(as: UInt64.self), middle: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
             last: text[16])
-        if let index = rawAddresses.firstIndex(of: raw) { return addresses[index] }
+        let found = rawAddresses.withUnsafeBufferPointer { known in
+            known.indices.first {
+                known[$0].head == raw.head && known[$0].middle == raw.middle && known[$0].last == raw.last
+            }
+        }
+        if let found { return addresses[found] }
         for (position, byte) in text.enumerated() {
             if position % 3 == 2 {
                 guard byte == UInt8(ascii: ":") else { return nil }
@@ -224,16 +229,17 @@ struct ValueLineDecoder {
         guard text.count % 2 == 0 else { return nil }
         let count = text.count / 2
         var invalid: UInt8 = 0
-        let bytes = [UInt8](unsafeUninitializedCapacity: count) { output, initialized in
-            hexValues.withUnsafeBufferPointer { values in
-                for index in 0..<count {
-                    let high = values[Int(text[2 * index])]
-                    let low = values[Int(text[2 * index + 1])]
-                    invalid |= high | low
-                    output[index] = high << 4 | low
-                }
+        // Appending to a reserved array: unlike `init(unsafeUninitializedCapacity:)`, it allocates without looking up
+        // the array's generic metadata at run time.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count)
+        hexValues.withUnsafeBufferPointer { values in
+            for index in 0..<count {
+                let high = values[Int(text[2 * index])]
+                let low = values[Int(text[2 * index + 1])]
+                invalid |= high | low
+                bytes.append(high << 4 | low)
             }
-            initialized = count
         }
         return invalid & 0xF0 == 0 ? bytes : nil
     }
