@@ -359,6 +359,12 @@ private struct Scanner {
         let negative = take(UInt8(ascii: "-"))
         var magnitude: UInt64 = 0
         let start = index
+        while end - index >= 8 {
+            let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+            guard Self.allDigits(word) else { break }
+            magnitude = magnitude &* 100_000_000 &+ Self.eightDigits(word)
+            index += 8
+        }
         while index < end {
             let digit = base[index] &- UInt8(ascii: "0")
             guard digit < 10 else { break }
@@ -379,6 +385,23 @@ private struct Scanner {
         }
         guard magnitude <= UInt64(Int64.max) else { return nil }
         return Int64(magnitude)
+    }
+
+    /// Whether the 8 bytes of `word` (little-endian) are all ASCII digits: each one's high nibble is 3, also after
+    /// adding 6 (a carry out of a byte only comes from one that is no digit, and fails that byte anyway).
+    static func allDigits(_ word: UInt64) -> Bool {
+        let high: UInt64 = 0xF0F0_F0F0_F0F0_F0F0
+        return (word & high) | (((word &+ 0x0606_0606_0606_0606) & high) >> 4) == 0x3333_3333_3333_3333
+    }
+
+    /// The number 8 ASCII digits (little-endian, the first digit in the lowest byte) spell: pairs, then fours,
+    /// then the eight, by multiplications that keep each step's partial sums in separate bytes.
+    static func eightDigits(_ word: UInt64) -> UInt64 {
+        var value = word & 0x0F0F_0F0F_0F0F_0F0F
+        value = (value &* 10) &+ (value >> 8)  // every other byte: two digits
+        let pairs: UInt64 = 0x0000_00FF_0000_00FF
+        return ((value & pairs) &* (100 + (1_000_000 << 32)) &+ ((value >> 16) & pairs) &* (1 + (10_000 << 32)))
+            >> 32
     }
 
     /// Skips the value of a key the fast path ignores, when it is a plain string, an integer, `true` or `false`.
