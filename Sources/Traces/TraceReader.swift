@@ -24,9 +24,13 @@ public final class TraceReader {
     public let fileSize: Int
 
     private var descriptor: Int32
-    private var buffer: [UInt8] = []
+    /// What was read and not consumed yet: bytes `start..<count` of `storage`. Lines are decoded where they lie.
+    private var storage = UnsafeMutableBufferPointer<UInt8>(start: nil, count: 0)
+    private var count = 0
     private var start = 0
     private var atEnd = false
+    /// Decodes value lines without the general JSON parser (which handles every line it declines).
+    private var fast = ValueLineDecoder()
     /// A record decoded while looking past a bad line, handed out next.
     private var pending: TraceRecord?
 
@@ -50,9 +54,7 @@ public final class TraceReader {
             }
             let decoded: TraceLineCodec.Decoded
             do throws(TraceSyntaxError) {
-                decoded = try first.withUnsafeBufferPointer { (line) throws(TraceSyntaxError) in
-                    try TraceLineCodec.decode(line)
-                }
+                decoded = try TraceLineCodec.decode(first)
             } catch {
                 throw TraceError(file: path, line: lineNumber, reason: "not a wearhouse trace header: \(error.reason)")
             }
@@ -71,6 +73,7 @@ public final class TraceReader {
 
     deinit {
         if descriptor >= 0 { Glibc.close(descriptor) }
+        storage.deallocate()
     }
 
     /// The next record, or `nil` at the end of the file.
@@ -82,9 +85,10 @@ public final class TraceReader {
             return pending
         }
         while let line = try nextLine() {
+            if let value = fast.decode(line) { return .value(value) }
             let number = lineNumber
-            let result: Result<TraceLineCodec.Decoded, TraceSyntaxError> = line.withUnsafeBufferPointer { bytes in
-                Result { () throws(TraceSyntaxError) in try TraceLineCodec.decode(bytes) }
+            let result: Result<TraceLineCodec.Decoded, TraceSyntaxError> = Result {
+                () throws(TraceSyntaxError) in try TraceLineCodec.decode(line)
             }
             switch result {
             case .success(.record(.header)):
@@ -120,10 +124,15 @@ public final class TraceReader {
     }
 
     /// The next non-blank line without its newline, or `nil` at the end.
-    private func nextLine() throws(TraceError) -> [UInt8]? {
+    ///
+    /// The line lies in the read buffer: it is valid until the next call.
+    private func nextLine() throws(TraceError) -> UnsafeBufferPointer<UInt8>? {
         while true {
-            if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
-                let line = Array(buffer[start..<newline])
+            if let base = storage.baseAddress, start < count,
+                let found = memchr(base + start, Int32(UInt8(ascii: "\n")), count - start)
+            {
+                let newline = found.assumingMemoryBound(to: UInt8.self) - base
+                let line = UnsafeBufferPointer(start: base + start, count: newline - start)
                 bytesRead += newline + 1 - start
                 start = newline + 1
                 lineNumber += 1
@@ -131,10 +140,10 @@ public final class TraceReader {
                 return line
             }
             if atEnd {
-                guard start < buffer.count else { return nil }
-                let line = Array(buffer[start...])
-                bytesRead += buffer.count - start
-                start = buffer.count
+                guard let base = storage.baseAddress, start < count else { return nil }
+                let line = UnsafeBufferPointer(start: base + start, count: count - start)
+                bytesRead += count - start
+                start = count
                 lineNumber += 1
                 return isBlank(line) ? nil : line
             }
@@ -142,26 +151,34 @@ public final class TraceReader {
         }
     }
 
-    private func isBlank(_ line: [UInt8]) -> Bool {
+    private func isBlank(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
         line.allSatisfy { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") }
     }
 
+    /// Moves what is left to the front of the buffer and reads up to ``chunk`` bytes after it (growing the buffer
+    /// for a line longer than what it holds).
     private func fill() throws(TraceError) {
-        if start > 0 {
-            buffer.removeSubrange(0..<start)
-            start = 0
+        let left = count - start
+        if storage.count - left < Self.chunk {
+            let larger = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: left + Self.chunk)
+            if let base = storage.baseAddress, left > 0 {
+                memcpy(larger.baseAddress!, base + start, left)
+            }
+            storage.deallocate()
+            storage = larger
+        } else if start > 0, let base = storage.baseAddress {
+            memmove(base, base + start, left)
         }
-        let old = buffer.count
-        buffer.append(contentsOf: repeatElement(0, count: Self.chunk))
+        start = 0
+        count = left
         var got = -1
         while got < 0 {
-            got = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + old, Self.chunk) }
+            got = read(descriptor, storage.baseAddress! + count, Self.chunk)
             if got < 0, errno != EINTR {
-                buffer.removeSubrange(old...)
                 throw TraceError(file: path, reason: "read failed: \(String(cString: strerror(errno)))")
             }
         }
-        buffer.removeSubrange((old + got)...)
+        count += got
         if got == 0 { atEnd = true }
     }
 }

@@ -11,7 +11,10 @@ public enum TraceRecord: Hashable, Sendable {
     /// Replay ends every sensor's run here, as the service's stop did.
     case session(TraceHeader)
     /// A sensor started streaming: who it is, what it reported about itself and how its samples are tagged.
-    case sensor(TraceSensor)
+    ///
+    /// Boxed: a sensor is 265 bytes, five times a value, and every record (values by the million) would be that
+    /// large and copied as such.
+    indirect case sensor(TraceSensor)
     /// A sensor connected or disconnected.
     case connection(TraceConnection)
     /// A value the sensor sent (notification, indication) or answered to a read.
@@ -143,6 +146,16 @@ public struct TraceValue: Hashable, Sendable {
     public init(kind: Kind, address: String, characteristic: BluetoothUUID, bytes: [UInt8], at: Timestamp) {
         self.kind = kind
         self.address = address.uppercased()
+        self.characteristic = characteristic
+        self.bytes = bytes
+        self.at = at
+    }
+
+    /// For a decoder that already holds the address in upper case (``ValueLineDecoder``, which interns it): the
+    /// same value as the public initializer, without a copy of the address per value.
+    init(kind: Kind, upperCaseAddress address: String, characteristic: BluetoothUUID, bytes: [UInt8], at: Timestamp) {
+        self.kind = kind
+        self.address = address
         self.characteristic = characteristic
         self.bytes = bytes
         self.at = at
