@@ -3,7 +3,8 @@
 //
 // Input layout: byte 0 picks the parser.
 //   - even: the rest is one trace line. Besides "never traps": a line that decodes re-encodes to a line that
-//     decodes to the same record, and a refusal names an offset inside the line.
+//     decodes to the same record, a refusal names an offset inside the line, and whatever the reader's fast
+//     decoder of value lines accepts, the general decoder decodes to the same record.
 //   - odd: the rest is the body of a btsnoop capture (records), behind a header whose datalink byte 0 picks
 //     (1001, 1002, 2001, or an unknown one). Besides "never traps": every record is accounted for, and an import
 //     that succeeds yields records that survive the trace line format.
@@ -21,7 +22,14 @@ public func fuzzTraces(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
+nonisolated(unsafe) private var fastDecoder = ValueLineDecoder()
+
 private func fuzzLine(_ line: [UInt8]) {
+    if let fast = line.withUnsafeBufferPointer({ fastDecoder.decode($0) }) {
+        precondition(
+            (try? TraceLineCodec.decode(line)) == .record(.value(fast)),
+            "the fast path differs on \(String(decoding: line, as: UTF8.self))")
+    }
     do throws(TraceSyntaxError) {
         let decoded = try TraceLineCodec.decode(line)
         guard case .record(let record) = decoded else { return }
