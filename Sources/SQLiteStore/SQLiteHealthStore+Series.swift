@@ -6,6 +6,8 @@ import Health
 extension SQLiteHealthStore {
     /// Points per chunk: about 17 minutes of 1 Hz heart rate.
     static let chunkCapacity = 1_024
+    /// How far back (ms) a stream's last chunk may end and still be topped up; older tails get a new chunk.
+    static let tailReach: Int64 = 3_600_000
 
     /// The chunk a sample belongs to: everything its points share.
     struct StreamKey: Hashable {
@@ -189,7 +191,7 @@ extension SQLiteHealthStore {
             """
             SELECT id, last_start_ms, count, data FROM series_chunks
             WHERE type_id = ?1 AND source_id = ?2 AND device_id = ?3 AND subject_id = ?4 AND start_offset_s = ?5
-                AND metadata IS ?6
+                AND metadata IS ?6 AND end_ms >= ?7
             ORDER BY end_ms DESC LIMIT 1
             """)
         try tailQuery.bind(1, key.typeID)
@@ -198,8 +200,10 @@ extension SQLiteHealthStore {
         try tailQuery.bind(4, key.subjectID)
         try tailQuery.bind(5, Int64(key.offset))
         try tailQuery.bind(6, key.metadata)
+        try tailQuery.bind(7, first.start - Self.tailReach)
         // The tail: the stream's latest chunk, found backwards along the (type, source, device, end) index rather
-        // than by sorting the stream's chunks. It is topped up (decoded and written again) when all the new points fit, or while it is less than
+        // than by sorting the stream's chunks, and only within ``tailReach`` (streams whose metadata changes from
+        // sample to sample, like SDNN with its RMSSD, have no tail: the walk must not visit all their chunks). It is topped up (decoded and written again) when all the new points fit, or while it is less than
         // half full; a large write that would only fill its last few places starts a chunk of its own instead.
         let tailCount = try tailQuery.step() ? Int(tailQuery.int64(2)) : Self.chunkCapacity
         if tailCount < Self.chunkCapacity, tailQuery.int64(1) < first.start,
