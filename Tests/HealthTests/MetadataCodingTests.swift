@@ -1,0 +1,59 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import Health
+
+/// Stored metadata text: valid JSON with sorted keys, reading back to the same values, written as
+/// `JSONSerialization` wrote it for the metadata the gateway writes.
+@Suite struct MetadataCodingTests {
+    @Test func randomMetadataRoundTripsThroughValidJSON() throws {
+        var random = SplitMix64(seed: 0x4D45_5441)
+        let texts = ["", "Europe/Berlin", "a\"quote", "back\\slash", "tab\tnew\nline\u{1}", "ünïcødé ❤️", "/"]
+        for _ in 0..<2_000 {
+            var metadata: [String: MetadataValue] = [:]
+            for _ in 0..<Int.random(in: 1...5, using: &random) {
+                let key = texts.randomElement(using: &random)! + String(Int.random(in: 0..<50, using: &random))
+                let number: Double = [
+                    Double(Int.random(in: -1_000...1_000, using: &random)),
+                    Double.random(in: -1e6...1e6, using: &random), 1e-7, 2.5e20, 0.1,
+                ].randomElement(using: &random)!
+                metadata[key] =
+                    switch Int.random(in: 0..<5, using: &random) {
+                    case 0: .string(texts.randomElement(using: &random)!)
+                    case 1: .number(number)
+                    case 2: .bool(Bool.random(using: &random))
+                    case 3:
+                        .date(Instant(milliseconds: Int64.random(in: -1_000_000...2_000_000_000_000, using: &random)))
+                    default: .quantity(number, unit: "ms")
+                    }
+            }
+            let text = try #require(MetadataCoding.encode(metadata))
+            #expect(try JSONSerialization.jsonObject(with: Data(text.utf8)) is [String: Any])
+            #expect(MetadataCoding.decode(text) == metadata, "\(text)")
+        }
+    }
+
+    @Test func theGatewaysMetadataIsWrittenAsBefore() throws {
+        let metadata: [String: MetadataValue] = [
+            MetadataKey.heartRateSensorLocation: .number(1),
+            MetadataKey.heartRateVariabilityRMSSD: .quantity(23.5, unit: "ms"),
+            MetadataKey.wasEstimated: .bool(true), "motion": .string("running"),
+        ]
+        let reference = try JSONSerialization.data(
+            withJSONObject: [
+                "heartRateSensorLocation": ["number": 1],
+                "heartRateVariabilityRMSSD": ["quantity": 23.5, "unit": "ms"],
+                "wasEstimated": ["bool": true], "motion": ["string": "running"],
+            ], options: [.sortedKeys])
+        #expect(MetadataCoding.encode(metadata) == String(decoding: reference, as: UTF8.self))
+        #expect(MetadataCoding.decode(String(decoding: reference, as: UTF8.self)) == metadata)
+        // What JSONSerialization wrote (escaped slashes, spaces) reads back too, and other shapes fall back to it.
+        #expect(MetadataCoding.decode(#" { "a\/b" : { "string" : "x\/y\u00e9" } } "#) == ["a/b": .string("x/yé")])
+        #expect(MetadataCoding.decode(#"{"n":{"number":1.5e3}}"#) == ["n": .number(1_500)])
+        #expect(MetadataCoding.decode(#"{"n":{"other":[1]}}"#) == [:])
+        #expect(MetadataCoding.decode("not json") == [:])
+        #expect(MetadataCoding.encode([:]) == nil)
+        #expect(MetadataCoding.encode(["x": .number(.nan)]) == nil)
+    }
+}
