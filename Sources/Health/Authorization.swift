@@ -43,7 +43,9 @@ public struct AppAuthorization: Hashable, Sendable {
     }
 }
 
-/// One line of the access log: who did what to which type, when, and how many samples it touched.
+/// One line of the access log: who did what to which type, when, and how many samples it touched. An engine may
+/// add up a caller's writes of one type within a minute in one line (the SQLite engine does: a gateway writes
+/// several batches a second); the line then has the time of the last one and the samples of all.
 public struct AccessLogEntry: Hashable, Sendable {
     public enum Operation: String, Hashable, Sendable {
         case save, query, statistics, changes, delete, grant, revoke

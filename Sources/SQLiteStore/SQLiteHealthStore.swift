@@ -291,14 +291,22 @@ public actor SQLiteHealthStore: HealthStore {
 
     func log(_ caller: Caller, _ operation: AccessLogEntry.Operation, type: String?, count: Int, denied: Bool) throws {
         if pendingSequence != nil, !denied {
-            // Inside a write transaction: the entry commits with the write (migration 10).
+            // Inside a write transaction: the entry commits with the write, added to the caller's entry for this
+            // operation and type in the current minute (migration 10).
+            let at = now().milliseconds
             let statement = try connection.cached(
-                "INSERT INTO write_log (at_ms, caller, operation, type, count) VALUES (?1, ?2, ?3, ?4, ?5)")
-            try statement.bind(1, now().milliseconds)
+                """
+                INSERT INTO write_log (minute_ms, caller, operation, type, at_ms, count, writes)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1)
+                ON CONFLICT (minute_ms, caller, operation, type) DO UPDATE SET
+                    at_ms = max(at_ms, excluded.at_ms), count = count + excluded.count, writes = writes + 1
+                """)
+            try statement.bind(1, at - (at % 60_000 + 60_000) % 60_000)
             try statement.bind(2, caller.description)
             try statement.bind(3, operation.rawValue)
-            try statement.bind(4, type)
-            try statement.bind(5, Int64(count))
+            try statement.bind(4, type ?? "")
+            try statement.bind(5, at)
+            try statement.bind(6, Int64(count))
             try statement.step()
             return
         }
@@ -386,7 +394,10 @@ public actor SQLiteHealthStore: HealthStore {
                 "SELECT at_ms, caller, operation, type, count, denied FROM access_log ORDER BY id DESC LIMIT ?1"))
         let writes = try read(
             connection.cached(
-                "SELECT at_ms, caller, operation, type, count, 0 FROM write_log ORDER BY id DESC LIMIT ?1"))
+                """
+                SELECT at_ms, caller, operation, nullif(type, ''), count, 0 FROM write_log
+                ORDER BY at_ms DESC LIMIT ?1
+                """))
         var merged: [AccessLogEntry] = []
         merged.reserveCapacity(min(limit, side.count + writes.count))
         var (i, j) = (0, 0)

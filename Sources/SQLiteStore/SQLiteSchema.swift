@@ -135,11 +135,15 @@ enum SQLiteSchema {
         """,
         // 10: access-log entries of writes commit with the write, in the store's own file: a save then costs one
         // durable commit instead of two (one per file), and its entry is exactly as durable as its samples.
-        // Entries of reads and refused writes stay in the side file; the log reads both.
+        // Writes of one caller, operation and type within a wall-clock minute add up in one entry (a gateway
+        // writes four batches a second: an entry each would outgrow the samples). Entries of reads and refused
+        // writes stay in the side file; the log reads both.
         """
         CREATE TABLE write_log (
-            id INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL, caller TEXT NOT NULL, operation TEXT NOT NULL,
-            type TEXT, count INTEGER NOT NULL) STRICT;
+            minute_ms INTEGER NOT NULL, caller TEXT NOT NULL, operation TEXT NOT NULL, type TEXT NOT NULL,
+            at_ms INTEGER NOT NULL, count INTEGER NOT NULL, writes INTEGER NOT NULL,
+            PRIMARY KEY (minute_ms, caller, operation, type)) STRICT, WITHOUT ROWID;
+        CREATE INDEX write_log_time ON write_log (at_ms);
         """,
     ]
 

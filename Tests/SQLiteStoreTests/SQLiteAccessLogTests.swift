@@ -20,14 +20,17 @@ import Testing
         _ = try await store.save(SampleBatch([sample]), as: .owner)  // logged with the write
         _ = try await store.samples(SampleQuery(type: .heartRate), as: .app("reader"))  // logged beside it
         await #expect(throws: NotAuthorizedError.self) { try await store.save([sample], as: .app("reader")) }
-        _ = try await store.save([sample], as: .owner)  // a duplicate, still a logged write
+        _ = try await store.save([sample], as: .owner)  // a duplicate, still a write: added to the minute's entry
+        clock.advance(seconds: 120)
+        _ = try await store.save([sample], as: .owner)  // another minute, another entry
 
         let reopened = try SQLiteHealthStore(path: path)
         let log = try await reopened.accessLog(limit: 10)
-        #expect(log.map(\.operation) == [.save, .save, .query, .save, .grant])
-        #expect(log.map(\.denied) == [false, true, false, false, false])
-        #expect(log.map(\.caller) == [.owner, .app("reader"), .app("reader"), .owner, .owner])
-        #expect(log[3].sampleCount == 1)
+        #expect(log.map(\.operation) == [.save, .save, .save, .query, .grant])
+        #expect(log.map(\.denied) == [false, false, true, false, false])
+        #expect(log.map(\.caller) == [.owner, .owner, .app("reader"), .app("reader"), .owner])
+        #expect(log.map(\.sampleCount) == [1, 2, 0, 1, 0])
+        #expect(log[0].type == "heartRate")
         #expect(zip(log, log.dropFirst()).allSatisfy { $0.at >= $1.at })
         #expect(try await reopened.accessLog(limit: 2).count == 2)
     }
@@ -35,12 +38,17 @@ import Testing
     /// A clock that moves one second a call, so that every entry has its own time.
     final class Clock: @unchecked Sendable {
         private let lock = NSLock()
-        private var seconds: Int64 = 1_700_000_000
+        private var seconds: Int64 = 1_700_000_040  // a whole minute
         func tick() -> Instant {
             lock.lock()
             defer { lock.unlock() }
             seconds += 1
             return Instant(seconds: seconds)
+        }
+        func advance(seconds more: Int64) {
+            lock.lock()
+            defer { lock.unlock() }
+            seconds += more
         }
     }
 }
