@@ -99,14 +99,14 @@ extension SQLiteHealthStore {
         guard count > 0 else { return }
         let starts = columns.starts
         let ends = columns.ends
-        var order = Array(0..<count)
         var sorted = true
         for index in 1..<max(count, 1) where (starts[index - 1], ends[index - 1]) > (starts[index], ends[index]) {
             sorted = false
             break
         }
-        if !sorted { order.sort { (starts[$0], ends[$0]) < (starts[$1], ends[$1]) } }
-        let minStart = starts[order[0]]
+        // The walk's order: as given when sorted by natural key (the gateway's streams are), else sorted.
+        let order = sorted ? nil : (0..<count).sorted { (starts[$0], ends[$0]) < (starts[$1], ends[$1]) }
+        let minStart = starts[order?.first ?? 0]
         let maxEnd = ends.max() ?? minStart
 
         // What is already stored under these natural keys, sorted by key.
@@ -138,39 +138,48 @@ extension SQLiteHealthStore {
         accepted.reserveCapacity(count)
         var cursor = 0
         var previous: (start: Int64, end: Int64, value: Double)?
-        var rollup: (bucket: Int64, value: RollupValue)?
+        var bucket: Int64?  // rollups: the quarter hour being accumulated, handed over when the walk leaves it
+        var aggregate = RollupValue()
         var sequence = try lastSequence()
-        for index in order {
+        let values = columns.values
+        let positions = columns.positions
+        func visit(_ index: Int) {
             let start = starts[index]
             let end = ends[index]
-            let value = columns.values[index]
-            let position = columns.positions[index]
-            while cursor < stored.count, (stored[cursor].start, stored[cursor].end) < (start, end) { cursor += 1 }
-            if cursor < stored.count, stored[cursor].start == start, stored[cursor].end == end {
-                let match = stored[cursor]
-                outcomes[position] = match.value == value && match.subjectID == key.subjectID ? .duplicate : .conflict
-                continue
+            let value = values[index]
+            let position = positions[index]
+            if cursor < stored.count {
+                while cursor < stored.count, (stored[cursor].start, stored[cursor].end) < (start, end) { cursor += 1 }
+                if cursor < stored.count, stored[cursor].start == start, stored[cursor].end == end {
+                    let match = stored[cursor]
+                    outcomes[position] =
+                        match.value == value && match.subjectID == key.subjectID ? .duplicate : .conflict
+                    return
+                }
             }
             if let previous, previous.start == start, previous.end == end {  // the same key twice in one batch
                 outcomes[position] = previous.value == value ? .duplicate : .conflict
-                continue
+                return
             }
             previous = (start, end, value)
             outcomes[position] = .inserted
             sequence += 1
             accepted.append(SeriesChunkCodec.Point(start: start, duration: end - start, value: value, seq: sequence))
-            guard key.discrete else { continue }
-            // Rollups: accumulate the quarter hour locally, hand it over when the walk leaves it.
-            let bucket = Rollup.bucket(start)
-            if let current = rollup, current.bucket != bucket {
-                mergeRollup(key, bucket: current.bucket, current.value)
-                rollup = nil
+            guard key.discrete else { return }
+            let quarter = Rollup.bucket(start)
+            if quarter != bucket {
+                if let bucket { mergeRollup(key, bucket: bucket, aggregate) }
+                bucket = quarter
+                aggregate = RollupValue()
             }
-            var aggregate = rollup?.value ?? RollupValue()
             aggregate.add(start: start, end: end, value: value)
-            rollup = (bucket, aggregate)
         }
-        if let rollup { mergeRollup(key, bucket: rollup.bucket, rollup.value) }
+        if let order {
+            for index in order { visit(index) }
+        } else {
+            for index in 0..<count { visit(index) }
+        }
+        if let bucket { mergeRollup(key, bucket: bucket, aggregate) }
         try reserveSequence(through: sequence)
         try append(accepted, to: key)
     }
@@ -252,6 +261,11 @@ extension SQLiteHealthStore {
         try statement.bind(12, points.map(\.seq).max() ?? 0)
         try statement.bind(13, SeriesChunkCodec.encode(points))
         try statement.step()
+        // The longest span a chunk has bounds the search for a chunk by time (deletion by id).
+        let span = try connection.cached(
+            "UPDATE counters SET value = ?1 WHERE name = 'chunk_span' AND value < ?1")
+        try span.bind(1, last.start - first.start)
+        try span.step()
     }
 
     /// The chunks of one (type, source, device) whose span meets `[from, to]`.
@@ -400,9 +414,14 @@ extension SQLiteHealthStore {
     func deleteSeriesSample(_ id: UUID, writer: String) throws -> Bool {
         let bytes = id.bytes
         let start = bytes.prefix(6).reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        let span = try connection.scalarInt("SELECT value FROM counters WHERE name = 'chunk_span'") ?? 0
         let candidates = try connection.cached(
-            "SELECT id FROM series_chunks WHERE start_ms <= ?1 AND last_start_ms >= ?1")
+            """
+            SELECT id FROM series_chunks
+            WHERE type_id IN (SELECT id FROM types) AND start_ms BETWEEN ?2 AND ?1 AND last_start_ms >= ?1
+            """)
         try candidates.bind(1, start)
+        try candidates.bind(2, start - span)
         var chunkIDs: [Int64] = []
         while try candidates.step() { chunkIDs.append(candidates.int64(0)) }
         for chunkID in chunkIDs {

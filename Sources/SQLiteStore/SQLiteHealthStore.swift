@@ -396,7 +396,7 @@ public actor SQLiteHealthStore: HealthStore {
             connection.cached(
                 """
                 SELECT at_ms, caller, operation, nullif(type, ''), count, 0 FROM write_log
-                ORDER BY at_ms DESC LIMIT ?1
+                ORDER BY minute_ms DESC, at_ms DESC LIMIT ?1
                 """))
         var merged: [AccessLogEntry] = []
         merged.reserveCapacity(min(limit, side.count + writes.count))

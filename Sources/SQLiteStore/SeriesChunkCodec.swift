@@ -30,8 +30,10 @@ enum SeriesChunkCodec {
 
     /// Encodes `points` (sorted by start; durations ≥ 0). Values round-trip exactly, scaled or not.
     static func encode(_ points: [Point]) -> [UInt8] {
-        var out: [UInt8] = [version]
-        let scale = integerScale(points.map(\.value))
+        var out: [UInt8] = []
+        out.reserveCapacity(16 + points.count * 5)
+        out.append(version)
+        let scale = integerScale(points.lazy.map(\.value))
         let instants = points.allSatisfy { $0.duration == 0 }
         out.append((scale == nil ? 0 : 1) | (instants ? 2 : 0))
         out.append(UInt8(scale ?? 0))
@@ -58,7 +60,7 @@ enum SeriesChunkCodec {
             let factor = pow10(scale)
             var previous: Int64 = 0
             for point in points {
-                let scaled = Int64((point.value * factor).rounded())
+                let scaled = scaledInteger(point.value, factor) ?? 0  // integerScale checked every value
                 appendSigned(scaled &- previous, to: &out)
                 previous = scaled
             }
@@ -142,16 +144,22 @@ enum SeriesChunkCodec {
     }
 
     /// The smallest decimal scale that makes every value an integer that converts back exactly, if any.
-    static func integerScale(_ values: [Double]) -> Int? {
+    static func integerScale(_ values: some Collection<Double>) -> Int? {
         for scale in 0...maximumScale {
             let factor = pow10(scale)
-            let fits = values.allSatisfy { value in
-                let scaled = (value * factor).rounded()
-                return abs(scaled) < 9.0e15 && scaled / factor == value
-            }
-            if fits { return scale }
+            if values.allSatisfy({ scaledInteger($0, factor) != nil }) { return scale }
         }
         return nil
+    }
+
+    /// `value × factor` as an integer, when that integer divided by `factor` gives `value` back exactly.
+    /// (Rounded half away from zero without a libm call; the check makes any rounding safe.)
+    @inline(__always)
+    static func scaledInteger(_ value: Double, _ factor: Double) -> Int64? {
+        let scaled = value * factor
+        guard abs(scaled) < 9.0e15 else { return nil }
+        let integer = Int64(scaled + (scaled < 0 ? -0.5 : 0.5))
+        return Double(integer) / factor == value ? integer : nil
     }
 
     static func pow10(_ exponent: Int) -> Double {
