@@ -107,11 +107,34 @@ public struct SampleBuilder: Sendable {
     }
 
     /// The kinds of samples a builder makes, each a stream of its own (per UTC offset).
-    enum Slot: UInt32 {
+    enum Slot: UInt32, CaseIterable {
         case heartRate, energy, steps, estimatedSteps, distance
         case walkingSpeed, walkingCadence, walkingStride
         case runningSpeed, runningCadence, runningStride
+
+        var type: HealthType {
+            switch self {
+            case .heartRate: .heartRate
+            case .energy: .activeEnergyBurned
+            case .steps, .estimatedSteps: .stepCount
+            case .distance: .distanceWalkingRunning
+            case .walkingSpeed, .runningSpeed: .runningSpeed
+            case .walkingCadence, .runningCadence: .stepCadence
+            case .walkingStride, .runningStride: .runningStrideLength
+            }
+        }
+
+        /// Cumulative types carry deltas: a zero one is no sample.
+        var isCumulative: Bool {
+            switch self {
+            case .energy, .steps, .estimatedSteps, .distance: true
+            default: false
+            }
+        }
     }
+
+    /// Where each slot's stream was in the batch last filled (``SampleBatch/append(_:start:end:value:hint:stream:)``).
+    private var streamHints = [Int](repeating: -1, count: Slot.allCases.count)
 
     /// The UTC offset at `instant`, asking the time zone only when a DST transition may lie in between.
     mutating func offset(at instant: Instant) -> Int32 {
@@ -155,7 +178,7 @@ public struct SampleBuilder: Sendable {
                 let steps = try InfiniTimeStepCount(decoding: value).steps
                 if let delta = watchSteps.advance(to: UInt64(steps), at: at, resetsFromZero: true) {
                     if delta.reset { counters.counterResets += 1 }
-                    append(.stepCount, .steps, from: delta.from, to: at, Double(delta.amount), motionMetadata, &output)
+                    append(.steps, from: delta.from, to: at, Double(delta.amount), motionMetadata, &output)
                 }
             default:
                 counters.ignored += 1
@@ -201,7 +224,7 @@ public struct SampleBuilder: Sendable {
         } else if measurement.heartRate == 0 {
             counters.zeroHeartRate += 1
         } else {
-            append(.heartRate, .heartRate, from: at, to: at, Double(measurement.heartRate), heartRateMetadata, &output)
+            append(.heartRate, from: at, to: at, Double(measurement.heartRate), heartRateMetadata, &output)
             if !measurement.rrIntervals.isEmpty {
                 for closed in beats.add(rr1024: measurement.rrIntervals, arrivedAt: at) {
                     appendSeries(closed, into: &output)
@@ -213,7 +236,7 @@ public struct SampleBuilder: Sendable {
         {
             if delta.reset { counters.counterResets += 1 }
             let kcal = Double(delta.amount) / 4.184
-            append(.activeEnergyBurned, .energy, from: delta.from, to: at, kcal, heartRateMetadata, &output)
+            append(.energy, from: delta.from, to: at, kcal, heartRateMetadata, &output)
         }
     }
 
@@ -247,10 +270,10 @@ public struct SampleBuilder: Sendable {
         } else {
             (speed, cadence, stride) = (.walkingSpeed, .walkingCadence, .walkingStride)
         }
-        append(.runningSpeed, speed, from: at, to: at, Double(measurement.speed) / 256, metadata, &output)
-        append(.stepCadence, cadence, from: at, to: at, Double(measurement.cadence), metadata, &output)
+        append(speed, from: at, to: at, Double(measurement.speed) / 256, metadata, &output)
+        append(cadence, from: at, to: at, Double(measurement.cadence), metadata, &output)
         if let strideLength = measurement.strideLength, strideLength > 0 {
-            append(.runningStrideLength, stride, from: at, to: at, Double(strideLength) / 100, metadata, &output)
+            append(stride, from: at, to: at, Double(strideLength) / 100, metadata, &output)
         }
         if let total = measurement.totalDistance,
             let delta = distance.advance(to: UInt64(total), at: at, resetsFromZero: true)
@@ -259,7 +282,7 @@ public struct SampleBuilder: Sendable {
             let metres = Double(delta.amount) / 10
             let seconds = Double(at.milliseconds - delta.from.milliseconds) / 1000
             if metres <= settings.maxSpeedMetresPerSecond * max(seconds, 1) + 10 {
-                append(.distanceWalkingRunning, .distance, from: delta.from, to: at, metres, motionMetadata, &output)
+                append(.distance, from: delta.from, to: at, metres, motionMetadata, &output)
             } else {
                 counters.counterResets += 1  // an impossible jump: re-based, nothing counted
             }
@@ -269,7 +292,7 @@ public struct SampleBuilder: Sendable {
         {
             let steps = Double(last.cadence) * Double(at.milliseconds - last.at.milliseconds) / 60_000
             if steps > 0 {
-                append(.stepCount, .estimatedSteps, from: last.at, to: at, steps, estimatedMetadata, &output)
+                append(.estimatedSteps, from: last.at, to: at, steps, estimatedMetadata, &output)
             }
         }
         lastRSC = (at, measurement.cadence)
@@ -289,19 +312,22 @@ public struct SampleBuilder: Sendable {
             let delta = pamsSteps.advance(to: total, at: at, resetsFromZero: true)
         else { return }
         if delta.reset { counters.counterResets += 1 }
-        append(.stepCount, .steps, from: delta.from, to: at, Double(delta.amount), motionMetadata, &output)
+        append(.steps, from: delta.from, to: at, Double(delta.amount), motionMetadata, &output)
     }
 
     /// Appends a sample to its stream in `output` unless it carries nothing (a zero delta of a cumulative type).
     mutating func append(
-        _ type: HealthType, _ slot: Slot, from start: Instant, to end: Instant, _ value: Double,
-        _ metadata: [String: MetadataValue], _ output: inout Output
+        _ slot: Slot, from start: Instant, to end: Instant, _ value: Double, _ metadata: [String: MetadataValue],
+        _ output: inout Output
     ) {
-        if type.aggregation == .cumulative, value <= 0 { return }
+        if slot.isCumulative, value <= 0 { return }
         let tag = SampleBatch.StreamTag(origin: origin, slot: slot.rawValue, offset: offset(at: start))
-        output.append(tag, start: start.milliseconds, end: end.milliseconds, value: value) {
+        output.append(
+            tag, start: start.milliseconds, end: end.milliseconds, value: value,
+            hint: &streamHints[Int(slot.rawValue)]
+        ) {
             QuantitySeries(
-                type: type, source: context.source, device: context.device, subject: context.subject,
+                type: slot.type, source: context.source, device: context.device, subject: context.subject,
                 metadata: metadata)
         }
     }

@@ -196,7 +196,9 @@ public actor StoreWriter {
     private func waitForBatch(until due: ContinuousClock.Instant) async {
         let clock = self.clock
         let timer = Task { [weak self] in
-            try? await clock.sleep(until: due)
+            // Cancelled (the wait ended another way): wake no one, or every cancelled timer would end the next
+            // wait early and start yet another timer.
+            do { try await clock.sleep(until: due) } catch { return }
             await self?.wakeBatchWaiter()
         }
         await withCheckedContinuation { waitingForBatch = $0 }

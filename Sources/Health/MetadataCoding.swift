@@ -10,6 +10,7 @@ package enum MetadataCoding {
     package static func encode(_ metadata: [String: MetadataValue]) -> String? {
         guard !metadata.isEmpty else { return nil }
         var out = "{"
+        out.reserveCapacity(32 * metadata.count)
         for (position, key) in metadata.keys.sorted().enumerated() {
             if position > 0 { out += "," }
             appendString(key, to: &out)
@@ -41,6 +42,13 @@ package enum MetadataCoding {
 
     /// A JSON string: quotes, backslashes and control characters escaped.
     private static func appendString(_ text: String, to out: inout String) {
+        // Most keys and values need no escape: copied whole.
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            out += "\""
+            out += text
+            out += "\""
+            return
+        }
         out += "\""
         for scalar in text.unicodeScalars {
             switch scalar {

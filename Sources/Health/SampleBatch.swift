@@ -39,8 +39,20 @@ public struct SampleBatch: Sendable {
     public mutating func append(
         _ tag: StreamTag, start: Int64, end: Int64, value: Double, stream: () -> QuantitySeries
     ) {
+        var hint = -1
+        append(tag, start: start, end: end, value: value, hint: &hint, stream: stream)
+    }
+
+    /// Adds a sample to the stream tagged `tag`, looking first at position `hint` (where the caller found the
+    /// stream last time: a writer adding sample after sample to one batch then skips the hash lookup), and
+    /// leaving the stream's position there.
+    public mutating func append(
+        _ tag: StreamTag, start: Int64, end: Int64, value: Double, hint: inout Int, stream: () -> QuantitySeries
+    ) {
         let index: Int
-        if let found = streamIndex[tag] {
+        if hint >= 0, hint < tags.count, tags[hint] == tag {
+            index = hint
+        } else if let found = streamIndex[tag] {
             index = found
         } else {
             index = quantities.count
@@ -50,6 +62,7 @@ public struct SampleBatch: Sendable {
             tags.append(tag)
             streamIndex[tag] = index
         }
+        hint = index
         quantities[index].append(start: start, end: end, value: value)
         quantityCount += 1
     }

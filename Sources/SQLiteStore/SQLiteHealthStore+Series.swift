@@ -268,12 +268,15 @@ extension SQLiteHealthStore {
         try span.step()
     }
 
-    /// The chunks of one (type, source, device) whose span meets `[from, to]`.
+    /// The chunks of one (type, source, device) that may hold a point starting in `[from, to]` (a chunk whose
+    /// last point starts before `from` is left out: the previous chunk of a stream of intervals ends exactly
+    /// where the next batch starts, and would be decoded for nothing).
     func chunks(typeID: Int64, sourceID: Int64, deviceID: Int64, from: Int64, to: Int64) throws -> [Chunk] {
         let statement = try connection.cached(
             """
             SELECT id, subject_id, start_offset_s, metadata, last_start_ms, data FROM series_chunks
             WHERE type_id = ?1 AND source_id = ?2 AND device_id = ?3 AND end_ms >= ?4 AND start_ms <= ?5
+                AND last_start_ms >= ?4
             """)
         try statement.bind(1, typeID)
         try statement.bind(2, sourceID)
