@@ -1,7 +1,7 @@
 /// What a writer hands a store at once: quantity samples grouped into streams (``QuantitySeries``) and heartbeat
 /// series. The gateway's sample builders append to a batch sample by sample; a stream is found again by its
-/// ``StreamTag``, so adding a sample costs a small hash lookup and three array appends, not a sample value with
-/// strings, metadata and an id.
+/// ``StreamTag`` (at a position the builder remembers, else by a hash lookup), so adding a sample costs three
+/// array appends, not a sample value with strings, metadata and an id.
 public struct SampleBatch: Sendable {
     /// Names one writer's stream within batches: the writer (a sample builder) picks `origin` unique to itself
     /// and a `slot` per kind of sample it makes; the UTC offset is part of the stream.
@@ -26,7 +26,9 @@ public struct SampleBatch: Sendable {
 
     public init() {}
 
-    /// A batch of these samples, consecutive samples of one stream grouped.
+    /// A batch of these samples, consecutive samples of one stream grouped. Ids are not kept: a batch's samples
+    /// are named by their natural key (``QuantitySeries/sample(at:)``), so samples with ids of their own belong
+    /// in `save([QuantitySample])`.
     public init(_ samples: [QuantitySample], heartbeats: [HeartbeatSeriesSample] = []) {
         for sample in samples { append(sample) }
         self.heartbeats = heartbeats

@@ -253,7 +253,8 @@ extension SQLiteHealthStore {
         try statement.bind(4, key.deviceID)
         try statement.bind(5, key.subjectID)
         try statement.bind(6, first.start)
-        try statement.bind(7, points.map { $0.start + $0.duration }.max() ?? last.start)
+        let end = points.map { $0.start + $0.duration }.max() ?? last.start
+        try statement.bind(7, end)
         try statement.bind(8, last.start)
         try statement.bind(9, Int64(points.count))
         try statement.bind(10, Int64(key.offset))
@@ -261,10 +262,10 @@ extension SQLiteHealthStore {
         try statement.bind(12, points.map(\.seq).max() ?? 0)
         try statement.bind(13, SeriesChunkCodec.encode(points))
         try statement.step()
-        // The longest span a chunk has bounds the search for a chunk by time (deletion by id).
+        // The longest span a chunk has bounds searches for chunks by time (deletion by id, time ranges).
         let span = try connection.cached(
             "UPDATE counters SET value = ?1 WHERE name = 'chunk_span' AND value < ?1")
-        try span.bind(1, last.start - first.start)
+        try span.bind(1, end - first.start)
         try span.step()
     }
 
@@ -318,6 +319,13 @@ extension SQLiteHealthStore {
         var conditions = SQLConditions()
         conditions.add(
             "c.type_id = ? AND c.end_ms >= ? AND c.start_ms <= ?", [.integer(typeID), .integer(lower), .integer(upper)])
+        if lower > .min {
+            // A lower bound on the start too, so that the (type, start) index is read from the range on, not from
+            // the beginning of the stream's history: no chunk spans more than `chunk_span`.
+            let span = try connection.scalarInt("SELECT value FROM counters WHERE name = 'chunk_span'") ?? 0
+            let (earliest, overflow) = lower.subtractingReportingOverflow(span)
+            if !overflow { conditions.add("c.start_ms >= ?", [.integer(earliest)]) }
+        }
         conditions.add("so.identifier", in: sources)
         conditions.add("d.key", in: devices)
         conditions.add("sj.name", in: subjects)

@@ -146,11 +146,12 @@ enum SQLiteSchema {
         """,
         // 11: one index fewer to update with every chunk written (ingest is bound by the pages a commit writes):
         // the (start, end) index served only deletions by id, which now search each type's (type, start) index
-        // down to the longest span a chunk has (the `chunk_span` counter).
+        // down to the longest span a chunk has (the `chunk_span` counter: the most `end_ms - start_ms` of any
+        // chunk, which also bounds time-range queries from below).
         """
         DROP INDEX series_chunks_span;
         INSERT INTO counters (name, value)
-            SELECT 'chunk_span', coalesce(max(last_start_ms - start_ms), 0) FROM series_chunks;
+            SELECT 'chunk_span', coalesce(max(end_ms - start_ms), 0) FROM series_chunks;
         """,
     ]
 

@@ -119,6 +119,33 @@ extension StoreConformanceTests {
         }
     }
 
+    /// A sparse stream (a sample a day for two months, in one chunk in SQLite) is found by a range that starts
+    /// long after the stream does, and a late sample of it can be deleted by id.
+    @Test(arguments: Engine.allCases) func aSparseStreamIsFoundByALateRangeAndDeletedByID(_ engine: Engine)
+        async throws
+    {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
+        var daily = QuantitySeries(type: .stepCount, source: Self.gateway, device: Self.strap, subject: "alice")
+        let day: Int64 = 86_400_000
+        for index in 0..<60 { daily.append(start: Int64(index) * day, end: Int64(index) * day + 3_600_000, value: 100) }
+        var batch = SampleBatch()
+        batch.append(daily)
+        #expect(try await store.save(batch, as: .owner) == Array(repeating: .inserted, count: 60))
+        let late = SampleQuery(
+            type: .stepCount, from: Instant(milliseconds: 50 * day), to: Instant(milliseconds: 60 * day))
+        let found = try await store.samples(late, as: .owner).samples
+        #expect(found.map(\.start.milliseconds) == (50..<60).map { Int64($0) * day })
+        let target = try #require(found.last)
+        #expect(try await store.delete([target.id], as: .owner) == 1)
+        #expect(try await store.samples(late, as: .owner).samples.count == 9)
+        // An interval that began before the range and ends inside it is found too.
+        let overlapping = SampleQuery(
+            type: .stepCount, from: Instant(milliseconds: 10 * day + 1_800_000),
+            to: Instant(milliseconds: 10 * day + 1_900_000))
+        #expect(try await store.samples(overlapping, as: .owner).samples.count == 1)
+    }
+
     static func withoutID(_ sample: QuantitySample) -> QuantitySample {
         var copy = sample
         copy.id = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
