@@ -70,8 +70,14 @@ fuzz-build: deps $(FUZZER)
 fuzz: fuzz-build
 	$(FUZZER) -max_total_time=$(FUZZ_SECONDS) -max_len=256 -print_final_stats=1 .fuzz/corpus
 
+# Both fuzzers for a short while (CI): the GATT decoders, then the trace parsers. The output goes to a log whose
+# end is shown, so that a crash fails the target (a pipe into tail would hide the fuzzer's status).
 fuzz-smoke: fuzz-build
-	$(FUZZER) -max_total_time=$(FUZZ_SMOKE_SECONDS) -max_len=256 -print_final_stats=1 .fuzz/corpus 2>&1 | tail -4
+	@$(FUZZER) -max_total_time=$(FUZZ_SMOKE_SECONDS) -max_len=256 -print_final_stats=1 .fuzz/corpus \
+	    > .fuzz/smoke.log 2>&1; status=$$?; tail -4 .fuzz/smoke.log; exit $$status
+	@$(MAKE) --no-print-directory $(TRACES_FUZZER)
+	@$(TRACES_FUZZER) -max_total_time=$(FUZZ_SMOKE_SECONDS) -max_len=4096 -print_final_stats=1 .fuzz/traces-corpus \
+	    Fuzz/traces-seeds > .fuzz/traces-smoke.log 2>&1; status=$$?; tail -4 .fuzz/traces-smoke.log; exit $$status
 
 # Release builds link the Swift runtime and Foundation statically and are not position-independent: 8 MB less
 # resident memory for the service than with the shared toolchain libraries (BENCHMARKS.md, scenario service).
