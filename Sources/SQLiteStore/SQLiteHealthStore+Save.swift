@@ -69,12 +69,15 @@ extension SQLiteHealthStore {
     public func save(_ batch: SampleBatch, as caller: Caller) throws -> [WriteOutcome] {
         defer { connection.resetCachedStatements() }
         var types: [HealthType] = []
+        var catalogued: [HealthType] = []  // each stream's type as the catalog has it
         var first = 0
         for series in batch.quantities {
             guard let known = HealthTypeCatalog.type(series.type.identifier), known.aggregation != .series else {
                 throw InvalidSampleError(index: first, reason: "unknown type '\(series.type.identifier)'")
             }
-            if !series.metadata.isEmpty, let reason = series.sample(at: 0).invalidityReason(as: known) {
+            catalogued.append(known)
+            if !series.metadata.isEmpty, !series.isEmpty, let reason = series.sample(at: 0).invalidityReason(as: known)
+            {
                 throw InvalidSampleError(index: first, reason: reason)
             }
             for index in 0..<series.count {
@@ -97,11 +100,11 @@ extension SQLiteHealthStore {
             var streams = StreamGroups()
             var logged: [String: Int] = [:]
             var position = 0
-            for series in batch.quantities {
-                logged[series.type.identifier, default: 0] += series.count
-                if caller == .owner, series.type.aggregation != .series, Self.externalID(series.metadata) == nil {
+            for (series, type) in zip(batch.quantities, catalogued) {
+                logged[type.identifier, default: 0] += series.count
+                if caller == .owner, Self.externalID(series.metadata) == nil {
                     let key = try streamKey(
-                        type: series.type, source: series.source, device: series.device, subject: series.subject,
+                        type: type, source: series.source, device: series.device, subject: series.subject,
                         offset: series.startOffsetSeconds, metadata: series.metadata)
                     streams.append(key, series, firstPosition: position)
                 } else {
