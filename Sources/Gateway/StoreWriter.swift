@@ -72,6 +72,8 @@ public actor StoreWriter {
     private let clock = ContinuousClock()
     private var queue: [Entry] = []
     private var queued = 0
+    /// Samples taken from the queue and being written (a flush waits for them too).
+    private var writing = 0
     private var waitingForRoom: [CheckedContinuation<Void, Never>] = []
     private var waitingForWork: CheckedContinuation<Void, Never>?
     /// The writer waiting for a full batch or the flush interval (see ``waitForBatch(until:)``).
@@ -117,7 +119,8 @@ public actor StoreWriter {
         if queued >= settings.batchSize { wakeBatchWaiter() }
     }
 
-    /// Queues samples given one by one (see ``submit(_:receivedAt:)``).
+    /// Queues samples given one by one (see ``submit(_:receivedAt:)``). They travel as a ``SampleBatch``, which
+    /// names samples by their natural key: ids given here are not kept (the gateway's samples have derived ids).
     public func submit(
         _ quantities: [QuantitySample], _ series: [HeartbeatSeriesSample] = [], receivedAt: Duration? = nil
     ) async {
@@ -129,7 +132,7 @@ public actor StoreWriter {
 
     /// Waits until everything submitted so far is written (or rejected).
     public func flush() async {
-        guard queued > 0 else { return }
+        guard queued > 0 || writing > 0 else { return }
         start()
         if let waiting = waitingForWork {
             waitingForWork = nil
@@ -173,6 +176,8 @@ public actor StoreWriter {
                 }
             }
             let batch = takeBatch()
+            writing = batch.reduce(0) { $0 + $1.count }
+            defer { writing = 0 }
             do {
                 try await write(batch)
                 failures = 0

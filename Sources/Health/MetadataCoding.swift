@@ -40,6 +40,17 @@ package enum MetadataCoding {
         return out
     }
 
+    /// The key of a number in `metadata` that is not finite (JSON cannot hold it), if there is one: such metadata
+    /// is refused when a sample is saved rather than lost.
+    package static func nonFiniteKey(_ metadata: [String: MetadataValue]) -> String? {
+        metadata.first { _, value in
+            switch value {
+            case .number(let number), .quantity(let number, _): !number.isFinite
+            default: false
+            }
+        }?.key
+    }
+
     /// A JSON string: quotes, backslashes and control characters escaped.
     private static func appendString(_ text: String, to out: inout String) {
         // Most keys and values need no escape: copied whole.
@@ -144,7 +155,8 @@ private struct TaggedObjectReader {
                 metadata[key] = .bool(flag)
             } else if let date = fields["date"] {
                 guard case .number(let number, let integer) = date else { return nil }
-                metadata[key] = .date(Instant(milliseconds: integer ?? Int64(number)))
+                guard let milliseconds = integer ?? Int64(exactly: number.rounded(.towardZero)) else { return nil }
+                metadata[key] = .date(Instant(milliseconds: milliseconds))
             } else if case .number(let number, _)? = fields["quantity"], case .string(let unit)? = fields["unit"] {
                 metadata[key] = .quantity(number, unit: unit)
             } else if case .number(let number, _)? = fields["number"] {
@@ -210,7 +222,7 @@ private struct TaggedObjectReader {
                 case UInt8(ascii: "b"): decoded.append(0x08)
                 case UInt8(ascii: "f"): decoded.append(0x0C)
                 case UInt8(ascii: "u"):
-                    guard index + 4 <= bytes.count,
+                    guard index + 4 <= bytes.count, bytes[index..<index + 4].allSatisfy(Self.isHexDigit),
                         let value = UInt32(
                             String(decoding: UnsafeBufferPointer(rebasing: bytes[index..<index + 4]), as: UTF8.self),
                             radix: 16),
@@ -226,6 +238,11 @@ private struct TaggedObjectReader {
             index += 1
         }
         return nil
+    }
+
+    static func isHexDigit(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
     }
 
     mutating func scalar() -> Scalar? {

@@ -1,7 +1,7 @@
 extension QuantitySample {
     /// Why a store would reject this sample, as the catalog's `type`, or `nil` when it can be stored (store.md §6
     /// item 23): end before start, a value that is not finite or outside the type's range, an `externalUUID` that
-    /// is not a non-empty string. Every engine applies this same rule.
+    /// is not a non-empty string, a metadata number that is not finite. Every engine applies this same rule.
     package func invalidityReason(as type: HealthType) -> String? {
         guard end >= start else {
             return "end (\(end.milliseconds) ms) is before start (\(start.milliseconds) ms)"
@@ -11,8 +11,11 @@ extension QuantitySample {
             return "\(type.identifier) value \(value) \(type.canonicalUnit) is outside "
                 + "\(range.lowerBound)...\(range.upperBound)"
         }
-        if !metadata.isEmpty, case .some(let external) = metadata[MetadataKey.externalUUID] {
-            guard case .string(let text) = external, !text.isEmpty else { return "externalUUID must be a string" }
+        if !metadata.isEmpty {
+            if case .some(let external) = metadata[MetadataKey.externalUUID] {
+                guard case .string(let text) = external, !text.isEmpty else { return "externalUUID must be a string" }
+            }
+            if let key = MetadataCoding.nonFiniteKey(metadata) { return "metadata '\(key)' is not a finite number" }
         }
         return nil
     }

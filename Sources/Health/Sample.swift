@@ -195,13 +195,14 @@ public struct HeartbeatSeriesSample: Hashable, Sendable, Identifiable {
 
     /// Why a store would reject this series, or `nil` when it is valid: at least one beat; `end >= start`;
     /// offsets finite, strictly increasing and inside `[0, end - start]`; every RR interval in
-    /// ``validRRMilliseconds``. Writers (the gateway) can check before saving, since one invalid series rejects
+    /// ``validRRMilliseconds``; metadata numbers finite. Writers (the gateway) can check before saving, since one invalid series rejects
     /// its whole batch.
     public var invalidityReason: String? {
         guard end >= start else {
             return "end (\(end.milliseconds) ms) is before start (\(start.milliseconds) ms)"
         }
         guard !beats.isEmpty else { return "a heartbeat series needs at least one beat" }
+        if let key = MetadataCoding.nonFiniteKey(metadata) { return "metadata '\(key)' is not a finite number" }
         let duration = Double(end.milliseconds - start.milliseconds)
         let range = Self.validRRMilliseconds
         var previous = -Double.infinity

@@ -33,8 +33,12 @@ extension SQLiteHealthStore {
             // Dense series go into chunks, grouped by stream; everything else is a row.
             var streams = StreamGroups()
             var previous: (sample: QuantitySample, key: StreamKey)?
+            var run = (index: 0, left: typeCounts.first?.count ?? 0)  // the catalog's type of each sample
             for (index, sample) in samples.enumerated() {
-                guard isSeriesSample(sample, caller) else {
+                if run.left == 0 { run = (run.index + 1, typeCounts[run.index + 1].count) }
+                run.left -= 1
+                let type = typeCounts[run.index].type
+                guard isSeriesSample(sample, type, caller) else {
                     outcomes[index] = try save(sample, index: index, writer: caller.description)
                     continue
                 }
@@ -43,7 +47,7 @@ extension SQLiteHealthStore {
                     key = previous.key
                 } else {
                     key = try streamKey(
-                        type: sample.type, source: sample.source, device: sample.device, subject: sample.subject,
+                        type: type, source: sample.source, device: sample.device, subject: sample.subject,
                         offset: sample.startOffsetSeconds, metadata: sample.metadata)
                     previous = (sample, key)
                 }

@@ -74,11 +74,10 @@ extension SQLiteHealthStore {
         }
     }
 
-    /// Whether `sample`, written by `caller`, goes into a chunk rather than a row: the owner's samples with ids
-    /// derived from their natural key and no client id, of any quantity type.
-    func isSeriesSample(_ sample: QuantitySample, _ caller: Caller) -> Bool {
-        caller == .owner && sample.type.aggregation != .series && Self.externalID(sample) == nil
-            && sample.hasDerivedID
+    /// Whether `sample` (of the catalog's `type`), written by `caller`, goes into a chunk rather than a row: the
+    /// owner's samples with ids derived from their natural key and no client id, of any quantity type.
+    func isSeriesSample(_ sample: QuantitySample, _ type: HealthType, _ caller: Caller) -> Bool {
+        caller == .owner && type.aggregation != .series && Self.externalID(sample) == nil && sample.hasDerivedID
     }
 
     /// Saves every stream of `streams` (already validated), writing each sample's outcome into `outcomes`.
@@ -321,10 +320,10 @@ extension SQLiteHealthStore {
             "c.type_id = ? AND c.end_ms >= ? AND c.start_ms <= ?", [.integer(typeID), .integer(lower), .integer(upper)])
         if lower > .min {
             // A lower bound on the start too, so that the (type, start) index is read from the range on, not from
-            // the beginning of the stream's history: no chunk spans more than `chunk_span`.
-            let span = try connection.scalarInt("SELECT value FROM counters WHERE name = 'chunk_span'") ?? 0
-            let (earliest, overflow) = lower.subtractingReportingOverflow(span)
-            if !overflow { conditions.add("c.start_ms >= ?", [.integer(earliest)]) }
+            // the beginning of the stream's history: no chunk spans more than `chunk_span` (read in the same
+            // statement, so that a longer chunk committed meanwhile by another process is not missed).
+            conditions.add(
+                "c.start_ms >= ? - (SELECT value FROM counters WHERE name = 'chunk_span')", [.integer(lower)])
         }
         conditions.add("so.identifier", in: sources)
         conditions.add("d.key", in: devices)

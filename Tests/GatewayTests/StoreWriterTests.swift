@@ -64,6 +64,28 @@ import Testing
         await writer.close()
     }
 
+    /// A sink that takes its time.
+    actor SlowSink: SampleSink {
+        var written = 0
+        func write(_ batch: SampleBatch) async throws -> [WriteOutcome] {
+            try await Task.sleep(for: .milliseconds(200))
+            written += batch.count
+            return Array(repeating: .inserted, count: batch.count)
+        }
+    }
+
+    @Test func aFlushWaitsForTheBatchBeingWritten() async throws {
+        let sink = SlowSink()
+        let writer = StoreWriter(sink: sink, settings: .init(batchSize: 2, flushInterval: .seconds(3_600)))
+        await writer.start()
+        await writer.submit(Self.rate(0, 60))
+        await writer.submit(Self.rate(1, 61))  // a full batch: the writer takes it at once
+        await Task.yield()
+        await writer.flush()
+        #expect(await sink.written == 2)
+        await writer.close()
+    }
+
     @Test func anInvalidSampleIsLeftOutAndTheRestIsWritten() async throws {
         let sink = RecordingSink()
         let writer = StoreWriter(sink: sink, settings: .init(batchSize: 100, flushInterval: .seconds(3_600)))

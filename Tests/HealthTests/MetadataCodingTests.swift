@@ -53,6 +53,12 @@ import Testing
         #expect(MetadataCoding.decode(#"{"n":{"number":1.5e3}}"#) == ["n": .number(1_500)])
         #expect(MetadataCoding.decode(#"{"n":{"other":[1]}}"#) == [:])
         #expect(MetadataCoding.decode("not json") == [:])
+        // A date out of Int64's range, or an escape that is not four hex digits: no trap, the general decoder.
+        _ = MetadataCoding.decode(#"{"k":{"date":1e19}}"#)
+        _ = MetadataCoding.decode(#"{"k":{"date":9223372036854775808}}"#)
+        #expect(MetadataCoding.decode(#"{"k":{"date":1.5e3}}"#) == ["k": .date(Instant(milliseconds: 1_500))])
+        #expect(MetadataCoding.decode(#"{"k":{"string":"\u+041"}}"#) == [:])
+        #expect(MetadataCoding.nonFiniteKey(["a": .number(1), "b": .quantity(.infinity, unit: "ms")]) == "b")
         #expect(MetadataCoding.encode([:]) == nil)
         #expect(MetadataCoding.encode(["x": .number(.nan)]) == nil)
     }

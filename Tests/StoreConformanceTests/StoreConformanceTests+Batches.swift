@@ -146,6 +146,22 @@ extension StoreConformanceTests {
         #expect(try await store.samples(overlapping, as: .owner).samples.count == 1)
     }
 
+    /// Metadata that cannot be stored (a number that is not finite) is refused, not dropped.
+    @Test(arguments: Engine.allCases) func aNonFiniteMetadataNumberRejectsTheSample(_ engine: Engine) async throws {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
+        var sample = heartRate(1_000, 70)
+        sample.metadata["x"] = .number(.nan)
+        await #expect(throws: InvalidSampleError.self) { try await store.save([sample], as: .owner) }
+        await #expect(throws: InvalidSampleError.self) { try await store.save(SampleBatch([sample]), as: .owner) }
+        let series = HeartbeatSeriesSample(
+            start: Instant(seconds: 0), end: Instant(seconds: 1),
+            beats: [Beat(offsetMilliseconds: 0, rrMilliseconds: 800)],
+            source: Self.gateway, metadata: ["x": .quantity(.infinity, unit: "ms")])
+        await #expect(throws: InvalidSampleError.self) { try await store.save([series], as: .owner) }
+        #expect(try await store.samples(SampleQuery(type: .heartRate), as: .owner).samples.isEmpty)
+    }
+
     static func withoutID(_ sample: QuantitySample) -> QuantitySample {
         var copy = sample
         copy.id = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
