@@ -79,6 +79,8 @@ public struct SampleBuilder: Sendable {
     var pamsSteps = CumulativeCounter(width: 32)
     var pamsSession: UInt32?
     var watchSteps = CumulativeCounter(width: 32)
+    /// The last notification's characteristic, instant and value (see ``instant(of:_:receivedAt:)``).
+    private var lastArrival: (characteristic: BluetoothUUID, at: Instant, value: [UInt8])?
     /// The previous RSC notification: when, and its cadence (for the step estimate).
     var lastRSC: (at: Instant, cadence: UInt8)?
 
@@ -165,7 +167,7 @@ public struct SampleBuilder: Sendable {
         _ characteristic: BluetoothUUID, _ value: [UInt8], receivedAt: Timestamp, into output: inout Output
     ) {
         counters.notifications += 1
-        let at = timeline.instant(of: receivedAt)
+        let at = instant(of: characteristic, value, receivedAt: receivedAt)
         do throws(DecodeError) {
             switch characteristic {
             case .heartRateMeasurement:
@@ -187,6 +189,20 @@ public struct SampleBuilder: Sendable {
             counters.malformed += 1
             lastError = error
         }
+    }
+
+    /// The instant of a notification: its arrival on the timeline, except that a different value of the same
+    /// characteristic arriving in the same millisecond as the one before (or earlier) is placed a millisecond
+    /// after it. Notifications held up (a busy host, a stalled link) arrive in bursts; samples at one instant
+    /// would be one sample, and the rest lost as conflicts. The same value again in that millisecond is taken
+    /// for a repeat (BLE notifications carry no sequence number) and takes the same instant, so it is stored once.
+    mutating func instant(of characteristic: BluetoothUUID, _ value: [UInt8], receivedAt: Timestamp) -> Instant {
+        var at = timeline.instant(of: receivedAt)
+        if let last = lastArrival, last.characteristic == characteristic, at <= last.at {
+            at = last.value == value ? last.at : Instant(milliseconds: last.at.milliseconds + 1)
+        }
+        lastArrival = (characteristic, at, value)
+        return at
     }
 
     /// Closes what is still open (the current heartbeat series) at the end of a run or before a stop.

@@ -216,6 +216,21 @@ struct SampleBuilderTests {
         }
     }
 
+    /// A burst of notifications delivered within one millisecond keeps every distinct value (a millisecond apart);
+    /// the same value again in that millisecond is a repeat and keeps the instant (stored once).
+    @Test func aBurstWithinOneMillisecondKeepsEveryDistinctValue() {
+        var builder = SampleBuilder(context: Self.context)
+        var samples: [QuantitySample] = []
+        for (rate, seconds) in [(70, 5.0), (71, 5.0002), (71, 5.0004), (72, 5.0006), (73, 6.0)] {
+            samples +=
+                builder.add(Self.notification(.heartRateMeasurement, Self.hrm(UInt16(rate)), at: seconds)).samples
+        }
+        let start = samples[0].start.milliseconds
+        #expect(samples.map(\.value) == [70, 71, 71, 72, 73])
+        #expect(samples.map { $0.start.milliseconds - start } == [0, 1, 1, 2, 1_000])
+        #expect(Set(samples.map(\.id)).count == 4)  // the repeat names the same sample
+    }
+
     /// The simulated chest strap's own output, fed through the builder: every heart rate and every beat it sent.
     @Test func theSimulatedStrapsOutputIsStoredCompletely() {
         var peripheral = PeripheralScript(kind: .chestStrap, address: Self.strap.address, seed: 11).makePeripheral()
