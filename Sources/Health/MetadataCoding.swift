@@ -188,27 +188,17 @@ private struct TaggedObjectReader {
     /// A string without escapes other than the simple ones (`\uXXXX` outside the BMP makes it `nil`).
     mutating func string() -> String? {
         guard consume(UInt8(ascii: "\"")) else { return nil }
-        var scalars = String.UnicodeScalarView()
         var start = index
-        var plain = true
-        var decoded: [UInt8] = []
+        var decoded: [UInt8] = []  // what came before the last escape, unescaped
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let text: String
-                if plain {
-                    text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-                } else {
-                    decoded += bytes[start..<index]
-                    scalars.append(contentsOf: String(decoding: decoded, as: UTF8.self).unicodeScalars)
-                    text = String(scalars)
-                }
+                decoded += bytes[start..<index]
                 index += 1
-                return text
+                return String(decoding: decoded, as: UTF8.self)
             }
             if byte < 0x20 { return nil }
             if byte == UInt8(ascii: "\\") {
-                plain = false
                 decoded += bytes[start..<index]
                 index += 1
                 guard index < bytes.count else { return nil }

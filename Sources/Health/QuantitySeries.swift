@@ -91,17 +91,8 @@ public struct QuantitySeries: Hashable, Sendable {
     public var samples: [QuantitySample] { starts.indices.map(sample(at:)) }
 
     /// Why a store would reject sample `index` as the catalog's `type`, or `nil` when it is valid: the rule of
-    /// ``QuantitySample/invalidityReason(as:)`` without building the sample.
+    /// ``QuantitySample/invalidityReason(as:)`` without building the sample (metadata is checked once per stream).
     package func invalidityReason(at index: Int, as type: HealthType) -> String? {
-        let start = starts[index]
-        let end = ends[index]
-        guard end >= start else { return "end (\(end) ms) is before start (\(start) ms)" }
-        let value = values[index]
-        guard value.isFinite else { return "value is not a finite number" }
-        if let range = type.validRange, !range.contains(value) {
-            return "\(type.identifier) value \(value) \(type.canonicalUnit) is outside "
-                + "\(range.lowerBound)...\(range.upperBound)"
-        }
-        return nil
+        QuantitySample.invalidityReason(start: starts[index], end: ends[index], value: values[index], as: type)
     }
 }

@@ -26,11 +26,7 @@ extension SQLiteHealthStore {
                 throw InvalidSampleError(index: firstIndex + index, reason: reason)
             }
         }
-        let type = HealthType.heartbeatSeries
-        guard try canShare(caller, type) else {
-            try log(caller, .save, type: type.identifier, count: 0, denied: true)
-            throw NotAuthorizedError(caller: caller, type: type.identifier)
-        }
+        try requireShare(caller, .heartbeatSeries)
     }
 
     /// Stores checked series inside the running write transaction (errors name a series by `firstIndex` + its

@@ -22,12 +22,7 @@ extension SQLiteHealthStore {
             }
         }
         var checked: Set<String> = []
-        for (type, _) in typeCounts where checked.insert(type.identifier).inserted {
-            guard try canShare(caller, type) else {
-                try log(caller, .save, type: type.identifier, count: 0, denied: true)
-                throw NotAuthorizedError(caller: caller, type: type.identifier)
-            }
-        }
+        for (type, _) in typeCounts where checked.insert(type.identifier).inserted { try requireShare(caller, type) }
         return try writeTransaction {
             var outcomes = [WriteOutcome](repeating: .rejected, count: samples.count)
             // Dense series go into chunks, grouped by stream; everything else is a row.
@@ -92,12 +87,7 @@ extension SQLiteHealthStore {
             if !types.contains(where: { $0.identifier == known.identifier }) { types.append(known) }
             first += series.count
         }
-        for type in types {
-            guard try canShare(caller, type) else {
-                try log(caller, .save, type: type.identifier, count: 0, denied: true)
-                throw NotAuthorizedError(caller: caller, type: type.identifier)
-            }
-        }
+        for type in types { try requireShare(caller, type) }
         if !batch.heartbeats.isEmpty { try checkHeartbeats(batch.heartbeats, firstIndex: first, caller) }
         return try writeTransaction {
             var outcomes = [WriteOutcome](repeating: .rejected, count: batch.quantityCount)
@@ -127,6 +117,14 @@ extension SQLiteHealthStore {
                 outcomes += try insertHeartbeats(batch.heartbeats, firstIndex: position, caller)
             }
             return outcomes
+        }
+    }
+
+    /// Refuses (and logs) a save of `type` by a caller without share permission.
+    func requireShare(_ caller: Caller, _ type: HealthType) throws {
+        guard try canShare(caller, type) else {
+            try log(caller, .save, type: type.identifier, count: 0, denied: true)
+            throw NotAuthorizedError(caller: caller, type: type.identifier)
         }
     }
 
