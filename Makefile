@@ -55,14 +55,22 @@ lint:
 format:
 	$(SWIFT) format -i $(SWIFT_FILES)
 
-# libFuzzer over every GATT decoder: the GATT sources and Fuzz/GATTFuzzer.swift compiled as one module.
+# libFuzzer over every GATT decoder: the GATT sources and Fuzz/GATTFuzzer.swift compiled as one module, over the
+# Support module (compiled first, instrumented the same way).
 FUZZER := .fuzz/gatt-fuzzer
 GATT_SOURCES := $(wildcard Sources/GATT/*.swift Sources/GATT/*/*.swift)
+SUPPORT_SOURCES := $(wildcard Sources/Support/*.swift)
+FUZZ_SUPPORT := .fuzz/modules/Support.o
 
-$(FUZZER): $(GATT_SOURCES) Fuzz/GATTFuzzer.swift
+$(FUZZ_SUPPORT): $(SUPPORT_SOURCES)
+	@mkdir -p .fuzz/modules
+	$(SWIFT)c -sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -wmo -module-name Support \
+	    -emit-module -emit-module-path .fuzz/modules/Support.swiftmodule -c $(SUPPORT_SOURCES) -o $@
+
+$(FUZZER): $(GATT_SOURCES) Fuzz/GATTFuzzer.swift $(FUZZ_SUPPORT)
 	@mkdir -p .fuzz/corpus
-	$(SWIFT)c -sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -module-name GATT \
-	    $(GATT_SOURCES) Fuzz/GATTFuzzer.swift -o $@ 2>&1 | { grep -v "Cannot export local symbol" || true; }
+	$(SWIFT)c -sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -module-name GATT -I .fuzz/modules \
+	    $(GATT_SOURCES) Fuzz/GATTFuzzer.swift $(FUZZ_SUPPORT) -o $@ 2>&1 | { grep -v "Cannot export local symbol" || true; }
 	@test -x $@
 
 fuzz-build: deps $(FUZZER)
@@ -157,10 +165,10 @@ clean:
 TRACES_FUZZER := .fuzz/traces-fuzzer
 TRACES_SOURCES := $(wildcard Sources/Traces/*.swift)
 
-$(TRACES_FUZZER): $(GATT_SOURCES) $(TRACES_SOURCES) Fuzz/TracesFuzzer.swift
+$(TRACES_FUZZER): $(GATT_SOURCES) $(TRACES_SOURCES) Fuzz/TracesFuzzer.swift $(FUZZ_SUPPORT)
 	@mkdir -p .fuzz/traces-corpus
-	$(SWIFT)c -sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -module-name GATT \
-	    $(GATT_SOURCES) $(TRACES_SOURCES) Fuzz/TracesFuzzer.swift -o $@ 2>&1 \
+	$(SWIFT)c -sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -module-name GATT -I .fuzz/modules \
+	    $(GATT_SOURCES) $(TRACES_SOURCES) Fuzz/TracesFuzzer.swift $(FUZZ_SUPPORT) -o $@ 2>&1 \
 	    | { grep -v -e "Cannot export local symbol" -e "ignoring import" -e "^ *|" -e "^ *[0-9]* |" || true; }
 	@test -x $@
 

@@ -31,11 +31,14 @@ let package = Package(
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
 
+        // What several modules need once: the clock (system and manual), the seeded generator, backoff.
+        // Standard library only.
+        .target(name: "Support", swiftSettings: strict),
         // Bluetooth UUIDs, byte reader/writer, every characteristic decoder and encoder,
-        // the Central/Peripheral protocols. Standard library only.
-        .target(name: "GATT", swiftSettings: strict),
-        // The health data model. Standard library and Foundation only.
-        .target(name: "Health", swiftSettings: strict),
+        // the Central/Peripheral protocols. Standard library and Support only.
+        .target(name: "GATT", dependencies: ["Support"], swiftSettings: strict),
+        // The health data model. Support and Foundation only.
+        .target(name: "Health", dependencies: ["Support"], swiftSettings: strict),
         // Store engines, one target each: SQLite (default), PostgreSQL (fleets).
         .target(name: "SQLiteStore", dependencies: ["Health", "CSQLite"], swiftSettings: strict),
         // PostgresStore opens libpq at run time (dlopen, PostgresLibrary.swift) rather than linking it, so that a
@@ -46,7 +49,7 @@ let package = Package(
         // Trace format, replay, btsnoop import.
         .target(name: "Traces", dependencies: ["GATT"], swiftSettings: strict),
         // Simulated peripherals, in-process fake central, FakeBlueZ.
-        .target(name: "FakeDevices", dependencies: ["GATT", "BlueZ"], swiftSettings: strict),
+        .target(name: "FakeDevices", dependencies: ["Support", "GATT", "BlueZ"], swiftSettings: strict),
         // The store's D-Bus API for apps: org.wearhouse.Health1 (wire format, caller identity, the served object).
         .target(name: "HealthBus", dependencies: ["BlueZ", "Health"], swiftSettings: strict),
         // The Swift client of that API, for apps.
@@ -54,7 +57,9 @@ let package = Package(
         // Sensor sessions, sample building, store writer, service lifecycle.
         .target(
             name: "Gateway",
-            dependencies: ["GATT", "Health", "SQLiteStore", "PostgresStore", "BlueZ", "Traces", "CSystemd", "CUdev", "CBluetooth"],
+            dependencies: [
+                "Support", "GATT", "Health", "SQLiteStore", "PostgresStore", "BlueZ", "Traces", "CSystemd", "CUdev", "CBluetooth",
+            ],
             swiftSettings: strict
         ),
         // The subcommands of `wearhouse`: argument parsing, output formatting, wiring.
@@ -69,7 +74,7 @@ let package = Package(
         .executableTarget(
             name: "Benchmarks",
             dependencies: [
-                "GATT", "Health", "SQLiteStore", "PostgresStore", "BlueZ", "Traces", "Gateway", "FakeDevices", "TestSupport",
+                "Support", "GATT", "Health", "SQLiteStore", "PostgresStore", "BlueZ", "Traces", "Gateway", "FakeDevices", "TestSupport",
             ],
             swiftSettings: strict),
 
@@ -81,16 +86,17 @@ let package = Package(
             name: "GatewayTestSupport",
             dependencies: ["Gateway", "GATT", "Health", "SQLiteStore", "BlueZ", "FakeDevices", "TestSupport"],
             path: "Tests/GatewaySupport", swiftSettings: strict),
-        .testTarget(name: "GATTTests", dependencies: ["GATT", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "HealthTests", dependencies: ["Health", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Health", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "StoreConformanceTests", dependencies: ["SQLiteStore", "PostgresStore", "Health", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
+        .testTarget(name: "GATTTests", dependencies: ["Support", "GATT", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "HealthTests", dependencies: ["Support", "Health", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "SQLiteStoreTests", dependencies: ["Support", "SQLiteStore", "Health", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "StoreConformanceTests", dependencies: ["Support", "SQLiteStore", "PostgresStore", "Health", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore", "SQLiteStore", "Health", "Gateway", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["wearhouse", "SQLiteStore", "Health", "BlueZ", "FakeDevices", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FakeDevicesTests", dependencies: ["FakeDevices", "GATT", "BlueZ", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HealthBusTests", dependencies: ["wearhouse", "HealthBus", "WearhouseClient", "Health", "SQLiteStore", "BlueZ", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "TracesTests", dependencies: ["Traces", "GATT", "Gateway", "Health", "SQLiteStore", "FakeDevices", "TestSupport", "GatewayTestSupport"], swiftSettings: strict),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "GATT", "Health", "SQLiteStore", "BlueZ", "FakeDevices", "TestSupport", "GatewayTestSupport"], swiftSettings: strict),
+        .testTarget(name: "TracesTests", dependencies: ["Support", "Traces", "GATT", "Gateway", "Health", "SQLiteStore", "FakeDevices", "TestSupport", "GatewayTestSupport"], swiftSettings: strict),
+        .testTarget(name: "GatewayTests", dependencies: ["Support", "Gateway", "GATT", "Health", "SQLiteStore", "BlueZ", "FakeDevices", "TestSupport", "GatewayTestSupport"], swiftSettings: strict),
     ]
 )

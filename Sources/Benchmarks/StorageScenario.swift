@@ -1,6 +1,7 @@
 import Foundation
 import Health
 import SQLiteStore
+import Support
 
 /// `storage`: bytes on disk for a day of 1 Hz heart rate (86,400 samples) with its RR intervals (one heartbeat
 /// series a minute, 60-90 beats each), written as the gateway writes live data: one batch a minute. Two stores
@@ -74,7 +75,7 @@ enum StorageScenario {
 
         init(minutes: Int, seed: UInt64) {
             self.minutes = minutes
-            var random = Generator(state: seed)
+            var random = SplitMix64(seed: seed)
             let start: Int64 = 1_743_289_200_000  // a midnight
             let source = Source(identifier: "org.wearhouse.gateway", version: "0.1.0")
             let device = Device(
@@ -127,16 +128,4 @@ enum StorageScenario {
         }
     }
 
-    /// SplitMix64, so that each run's day reproduces from its seed.
-    struct Generator {
-        var state: UInt64
-
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 }

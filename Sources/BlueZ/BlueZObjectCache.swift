@@ -1,5 +1,6 @@
 public import GATT
 internal import Glibc
+internal import Support
 
 /// A mirror of bluetoothd's objects (`org.bluez`): path → interface → properties, kept current from the
 /// ObjectManager and Properties signals, with typed snapshots and a stream of ``CentralEvent``s.
@@ -189,12 +190,6 @@ public actor BlueZObjectCache {
 
     /// The monotonic clock and the real-time clock, now.
     public static func systemTimestamp() -> Timestamp {
-        var monotonic = timespec()
-        var wall = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &monotonic)
-        clock_gettime(CLOCK_REALTIME, &wall)
-        return Timestamp(
-            monotonic: .seconds(monotonic.tv_sec) + .nanoseconds(monotonic.tv_nsec),
-            wallMicroseconds: Int64(wall.tv_sec) * 1_000_000 + Int64(wall.tv_nsec) / 1000)
+        Timestamp(reading: SystemClock())
     }
 }

@@ -1,4 +1,5 @@
 public import GATT
+internal import Support
 
 /// The Device Information service (0x180A) of a simulated peripheral: six strings, System ID and PnP ID.
 public struct DeviceInformationProfile: Hashable, Sendable {
@@ -36,7 +37,7 @@ public struct DeviceInformationProfile: Hashable, Sendable {
 
     /// The values a script's peripheral reports: the serial number and System ID come from the seed.
     public init(script: PeripheralScript) {
-        var generator = SeededGenerator(seed: script.seed ^ 0x5EED_D15)
+        var generator = SplitMix64(seed: script.seed ^ 0x5EED_D15)
         let serial = generator.next() % 100_000_000
         let productID = UInt16(truncatingIfNeeded: PeripheralScript.Kind.allCases.firstIndex(of: script.kind) ?? 0)
         self.init(

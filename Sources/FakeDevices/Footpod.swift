@@ -1,4 +1,5 @@
 public import GATT
+internal import Support
 
 /// A simulated running footpod (Running Speed and Cadence 0x1814).
 ///
@@ -45,7 +46,7 @@ public struct Footpod: SimulatedPeripheral {
         identity = PeripheralIdentity(
             address: script.address, name: script.name, advertisedServices: [.runningSpeedAndCadenceService])
         deviceInformation = DeviceInformationProfile(script: script)
-        var generator = SeededGenerator(seed: script.seed)
+        var generator = SplitMix64(seed: script.seed)
         let base = generator.uniform(2.0...3.2)
         curve = SmoothCurve(
             generator: &generator, base: base, amplitude: 1.8, periods: [120, 45, 17], range: 0.8...5.5)

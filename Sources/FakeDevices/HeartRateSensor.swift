@@ -1,4 +1,5 @@
 public import GATT
+internal import Support
 
 /// A simulated heart-rate sensor (Heart Rate service 0x180D): a chest strap or a wrist monitor, and the heart
 /// part of ``InfiniTimeWatch``.
@@ -80,7 +81,7 @@ public struct HeartRateSensor: SimulatedPeripheral {
             address: script.address, name: script.name,
             advertisedServices: advertisedServices ?? [.heartRateService])
         deviceInformation = DeviceInformationProfile(script: script)
-        var generator = SeededGenerator(seed: script.seed)
+        var generator = SplitMix64(seed: script.seed)
         let resting = generator.uniform(72...120)
         curve = SmoothCurve(
             generator: &generator, base: resting, amplitude: 40, periods: [90, 37, 13], range: 40...200)

@@ -1,4 +1,5 @@
 public import GATT
+internal import Support
 
 /// A simulated InfiniTime (PineTime) watch: the Heart Rate service (measurements only: no RR, contact not
 /// supported, no location), InfiniTime's Motion Service step count (uint32, read + notify, notified each
@@ -21,7 +22,7 @@ public struct InfiniTimeWatch: SimulatedPeripheral {
             script: script, profile: Self.heartProfile,
             advertisedServices: [.heartRateService, .infiniTimeMotionService])
         identity = heart.identity
-        var generator = SeededGenerator(seed: script.seed ^ 0x57E9)
+        var generator = SplitMix64(seed: script.seed ^ 0x57E9)
         model = StepModel(generator: &generator)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+internal import Support
 
 /// A smooth, seeded signal: a base value plus a few sine waves with seeded amplitudes, periods and phases.
 /// Heart rate, running speed and walking cadence all follow one, so values change gradually as real ones do.
@@ -17,7 +18,7 @@ struct SmoothCurve: Hashable, Sendable {
     ///   - amplitude: the largest swing from `base` all waves together can make, shared in proportion to the periods.
     ///   - periods: rough periods in seconds, one wave each; each is stretched by a seeded factor.
     init(
-        generator: inout SeededGenerator, base: Double, amplitude: Double, periods: [Double],
+        generator: inout SplitMix64, base: Double, amplitude: Double, periods: [Double],
         range: ClosedRange<Double>
     ) {
         self.base = base

@@ -1,4 +1,5 @@
 public import GATT
+internal import Support
 
 /// A simulated PAMS step counter (Physical Activity Monitor 0x183E): every summary interval it indicates a
 /// Step Counter Activity Summary Data (0x2B40) with the cumulative normal walking steps of its session, a
@@ -29,7 +30,7 @@ public struct StepCounter: SimulatedPeripheral {
         identity = PeripheralIdentity(
             address: script.address, name: script.name, advertisedServices: [.physicalActivityMonitorService])
         deviceInformation = DeviceInformationProfile(script: script)
-        var generator = SeededGenerator(seed: script.seed)
+        var generator = SplitMix64(seed: script.seed)
         model = StepModel(generator: &generator)
         sessionID = UInt16(truncatingIfNeeded: generator.next() % 1000 + 1)
         interval = script.summaryInterval

@@ -1,3 +1,4 @@
+internal import Support
 /// Walking steps over time: a seeded cadence curve (steps per minute, idle when it dips below zero)
 /// integrated second by second. Shared by the PAMS step counter and the InfiniTime watch.
 struct StepModel: Hashable, Sendable {
@@ -5,7 +6,7 @@ struct StepModel: Hashable, Sendable {
     private var second = 0
     private(set) var steps: Double = 0
 
-    init(generator: inout SeededGenerator) {
+    init(generator: inout SplitMix64) {
         curve = SmoothCurve(generator: &generator, base: 60, amplitude: 110, periods: [300, 80, 25], range: -200...140)
     }
 

@@ -1,3 +1,4 @@
+public import Support
 /// The central role: what the gateway needs from a Bluetooth stack. Implemented by the BlueZ client (over
 /// D-Bus) and by the fakes, so every layer above runs unchanged against both.
 ///
@@ -167,6 +168,11 @@ public struct Timestamp: Hashable, Sendable, Comparable {
     public init(monotonic: Duration, wallMicroseconds: Int64) {
         self.monotonic = monotonic
         self.wallMicroseconds = wallMicroseconds
+    }
+
+    /// Both readings of `clock`, now.
+    public init(reading clock: some Clock) {
+        self.init(monotonic: clock.now, wallMicroseconds: clock.wallMicroseconds)
     }
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.monotonic < rhs.monotonic }

@@ -44,10 +44,3 @@ struct SensorRuntime {
         return "\(state.phase.name) (last error: \(failure.rawValue))"
     }
 }
-
-extension Instant {
-    /// The wall clock now.
-    static var now: Instant {
-        Instant(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
-    }
-}

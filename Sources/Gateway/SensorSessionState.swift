@@ -1,4 +1,5 @@
 public import GATT
+public import Support
 
 /// The life of one enrolled sensor's connection, as a value: events in, actions out, no I/O (`bluez.md` R6-R13).
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Support
 
 /// A moment on the UTC timeline, in whole milliseconds since 1970-01-01T00:00:00Z.
 ///
@@ -24,7 +24,10 @@ public struct Instant: Hashable, Sendable, Comparable, Codable, CustomStringConv
 
 extension Instant {
     /// The current wall-clock time.
-    public static var now: Instant {
-        Instant(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+    public static var now: Instant { now(on: SystemClock()) }
+
+    /// `clock`'s wall time now, in whole milliseconds (rounded down).
+    public static func now(on clock: some Clock) -> Instant {
+        Instant(milliseconds: clock.wallMilliseconds)
     }
 }

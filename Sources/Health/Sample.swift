@@ -1,4 +1,5 @@
 public import Foundation
+internal import Support
 
 /// A metadata value: HealthKit's metadata dictionaries hold strings, numbers, dates and quantities.
 public enum MetadataValue: Hashable, Sendable {
@@ -106,14 +107,8 @@ public struct QuantitySample: Hashable, Sendable, Identifiable {
         mixText(device ?? "")
         mixInteger(start.milliseconds)
         mixInteger(end.milliseconds)
-        func finalize(_ value: UInt64) -> UInt64 {  // SplitMix64's finalizer spreads the bits
-            var z = value
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        let high = finalize(hash)
-        let low = finalize(hash ^ 0x9E37_79B9_7F4A_7C15)
+        let high = SplitMix64.mix(hash)
+        let low = SplitMix64.mix(hash ^ 0x9E37_79B9_7F4A_7C15)
         let ms = UInt64(bitPattern: start.milliseconds) & 0xFFFF_FFFF_FFFF
         func byte(_ value: UInt64, _ shift: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: value >> shift) }
         return UUID(

@@ -1,6 +1,7 @@
 import GATT
 import TestSupport
 import Testing
+import Support
 
 /// ``BluetoothUUID``: 16/32/128-bit equivalence, parsing, canonical text (gatt.md §0).
 @Suite struct BluetoothUUIDTests {

@@ -1,6 +1,7 @@
 import GATT
 import TestSupport
 import Testing
+import Support
 
 /// ``ByteReader``, ``ByteWriter`` and ``DecodeError``: the bounds-checked little-endian cursor under every decoder.
 @Suite struct ByteReaderTests {

@@ -1,6 +1,7 @@
 import GATT
 import TestSupport
 import Testing
+import Support
 
 /// Device Information Service strings, System ID 0x2A23 and PnP ID 0x2A50 (gatt.md §5, Mi Band 4 values from
 /// shared/traces/real/README.md).

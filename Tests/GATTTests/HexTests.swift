@@ -1,6 +1,7 @@
 import GATT
 import TestSupport
 import Testing
+import Support
 
 /// ``Hex``: the text form of values on the command line, in traces and in vectors.
 @Suite struct HexTests {

@@ -2,6 +2,7 @@ import Foundation
 import GATT
 import TestSupport
 import Testing
+import Support
 
 /// Properties that hold for every characteristic in ``CharacteristicCatalog/all``: round trips through
 /// `encoded()`, rejection (or a documented shorter form) for every strict prefix, and no trap on random bytes.

@@ -5,6 +5,7 @@ import Gateway
 import Health
 import TestSupport
 import Testing
+import Support
 
 /// The sample builder on hand-made notifications and on the simulated sensors' own output.
 struct SampleBuilderTests {

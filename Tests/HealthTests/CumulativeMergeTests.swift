@@ -2,6 +2,7 @@ import Foundation
 import Health
 import TestSupport
 import Testing
+import Support
 
 // MARK: - Helpers shared by the statistics tests
 

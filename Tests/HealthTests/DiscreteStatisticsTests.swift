@@ -2,6 +2,7 @@ import Foundation
 import Health
 import TestSupport
 import Testing
+import Support
 
 @Suite struct DiscreteStatisticsTests {
     let strap = Provenance(source: "org.wearhouse.gateway", device: "strap")

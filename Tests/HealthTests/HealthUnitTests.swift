@@ -1,6 +1,7 @@
 import Health
 import TestSupport
 import Testing
+import Support
 
 @Suite struct HealthUnitTests {
     // MARK: Parsing

@@ -2,6 +2,7 @@ import Foundation
 import Health
 import TestSupport
 import Testing
+import Support
 
 @Suite struct StatisticsBucketsTests {
     // MARK: Helpers

@@ -2,6 +2,7 @@ import Foundation
 import Health
 import TestSupport
 import Testing
+import Support
 
 /// The same writes into both engines give the same answers: write outcomes, query results, statistics (to within
 /// store.md §6 item 12's tolerance) and merge winners.

@@ -1,0 +1,101 @@
+import Support
+import Testing
+
+@Suite struct ManualClockTests {
+    @Test func sleepersResumeWhenTheirDeadlineIsPassedInDeadlineOrder() async throws {
+        let clock = ManualClock()
+        let order = Order()
+        async let late: Void = {
+            try await clock.sleep(until: .seconds(3))
+            await order.append(3)
+        }()
+        async let early: Void = {
+            try await clock.sleep(until: .seconds(1))
+            await order.append(1)
+        }()
+        await clock.waitForSleepers(2)
+        #expect(clock.nextDeadline == .seconds(1))
+        clock.advance(by: .milliseconds(999))
+        #expect(clock.sleeperCount == 2)
+        clock.advance(by: .milliseconds(1))
+        try await early
+        #expect(clock.sleeperCount == 1)
+        clock.advance(to: .seconds(5))
+        try await late
+        #expect(await order.values == [1, 3])
+        #expect(clock.now == .seconds(5))
+    }
+
+    @Test func aDeadlineAlreadyPassedReturnsAtOnce() async throws {
+        let clock = ManualClock()
+        clock.advance(by: .seconds(2))
+        try await clock.sleep(until: .seconds(1))
+        try await clock.sleep(for: .zero)
+        #expect(clock.sleeperCount == 0)
+    }
+
+    @Test func cancellingASleeperThrowsAndRemovesIt() async {
+        let clock = ManualClock()
+        let task = Task { try await clock.sleep(for: .seconds(10)) }
+        await clock.waitForSleepers(1)
+        task.cancel()
+        let result = await task.result
+        #expect(throws: CancellationError.self) { try result.get() }
+        #expect(clock.sleeperCount == 0)
+    }
+
+    @Test func aTaskCancelledBeforeItSleepsThrowsAtOnce() async {
+        let clock = ManualClock()
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await clock.sleep(for: .seconds(10))
+        }
+        let result = await task.result
+        #expect(throws: CancellationError.self) { try result.get() }
+        #expect(clock.sleeperCount == 0)
+    }
+
+    @Test func theWallClockMovesWithTheMonotonicOne() {
+        let clock = ManualClock(wallMicroseconds: 1_000_000)
+        clock.advance(by: .milliseconds(1500))
+        #expect(clock.wallMicroseconds == 2_500_000)
+        #expect(clock.wallMilliseconds == 2500)
+    }
+
+    @Test func theSystemClockReadsBothClocks() {
+        let clock = SystemClock()
+        let first = clock.now
+        #expect(clock.now >= first)
+        #expect(clock.wallMilliseconds > 1_700_000_000_000)
+    }
+
+    actor Order {
+        var values: [Int] = []
+        func append(_ value: Int) { values.append(value) }
+    }
+}
+
+@Suite struct BackoffTests {
+    @Test func delaysDoubleUpToTheMaximumWithJitterInTheUpperHalf() {
+        var backoff = Backoff(minimum: .milliseconds(250), maximum: .seconds(4), seed: 1)
+        for attempt in 0..<10 {
+            let ceiling = min(Duration.milliseconds(250) * (1 << attempt), .seconds(4))
+            let delay = backoff.delay(attempt: attempt)
+            #expect(delay >= ceiling / 2 && delay <= ceiling, "attempt \(attempt): \(delay)")
+        }
+    }
+
+    @Test func theSameSeedGivesTheSameDelays() {
+        var a = Backoff(seed: 42)
+        var b = Backoff(seed: 42)
+        #expect((0..<8).map { a.delay(attempt: $0) } == (0..<8).map { b.delay(attempt: $0) })
+    }
+
+    @Test func splitMix64MatchesItsReferenceValues() {
+        // The first outputs of SplitMix64 seeded with 0 (Vigna's reference implementation).
+        var random = SplitMix64(seed: 0)
+        #expect(random.next() == 0xE220_A839_7B1D_CDAF)
+        #expect(random.next() == 0x6E78_9E6A_A1B9_65F4)
+        #expect(random.next() == 0x06C4_5D18_8009_454F)
+    }
+}
