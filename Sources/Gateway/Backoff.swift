@@ -1,4 +1,4 @@
-/// R9: exponential backoff with jitter. Attempt `n` waits a random time in `[d/2, d]` where
+/// `docs/bluez.md`, R9: exponential backoff with jitter. Attempt `n` waits a random time in `[d/2, d]` where
 /// `d = min(maximum, minimum * 2^n)`, so that ten straps that lost the link together do not all retry together.
 public struct Backoff: Hashable, Sendable {
     public var minimum: Duration
