@@ -2,7 +2,7 @@ internal import GATT
 internal import Glibc
 internal import Synchronization
 
-/// Reads the socket `AcquireNotify` hands out, on a thread of its own (`bluez.md` R11): bluetoothd sends each
+/// Reads the socket `AcquireNotify` hands out, on a thread of its own (`docs/bluez.md`, R11): bluetoothd sends each
 /// notification as one SEQPACKET datagram, so every `recv` is one value. An empty notification is a 0-byte
 /// datagram, which `recv` returns exactly like the end of the stream; only `POLLHUP` tells them apart
 /// (bleak#1982). The socket hangs up when the link drops: the reader then ends, and the client acquires again

@@ -1,6 +1,6 @@
 public import GATT
 
-/// Connecting, pairing and trust (R5, R7, R8, R15).
+/// Connecting, pairing and trust (`docs/bluez.md`, R5, R7, R8, R15).
 extension BlueZCentral {
     /// R7: waits until no other Connect is in flight on `peripheral`'s adapter, pauses our discovery there, calls
     /// `Device1.Connect` with `timeout`, and on timeout cancels it with `Disconnect`. Readiness comes later as

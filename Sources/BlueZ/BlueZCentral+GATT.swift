@@ -1,6 +1,6 @@
 public import GATT
 
-/// Characteristics, reads, writes and notifications (R11, R12).
+/// Characteristics, reads, writes and notifications (`docs/bluez.md`, R11, R12).
 extension BlueZCentral {
     /// The characteristics bluetoothd resolved for `peripheral` (look them up by UUID after every resolve).
     public func characteristics(of peripheral: PeripheralID) async throws(CentralError) -> [CharacteristicInfo] {

@@ -9,7 +9,7 @@ internal import Synchronization
 /// for await event in central.events() { ... }
 /// ```
 ///
-/// What it does for the requirements of `bluez.md` §2.4:
+/// What it does for the requirements of `docs/bluez.md`:
 /// - R1-R3 through the cache; on a new bluetoothd (R2) it registers the pairing agent again, restarts the
 ///   discovery it had running and reports ``CentralEvent/stackAvailable`` so that sessions reconnect.
 /// - R4: ``chooseAdapter(_:)``: the configured address, else the first powered adapter with the central role.
@@ -17,7 +17,7 @@ internal import Synchronization
 ///   timeout after which the pending Connect is cancelled with Disconnect.
 /// - R8: every failure is a ``CentralError`` classified by ``CentralError/init(_:operation:)``.
 /// - R11: notifications are the `PropertiesChanged(Value)` of characteristics this central subscribed to
-///   (values of other characteristics, such as a read's echo, §9.5, are not reported as notifications), or the
+///   (values of other characteristics, such as a read's echo, F5, are not reported as notifications), or the
 ///   datagrams of an `AcquireNotify` socket when a sensor asks for it.
 /// - R13: ``shutdown(disconnecting:)`` releases notify sessions, disconnects the managed sensors, stops discovery
 ///   and unregisters the agent.

@@ -1,6 +1,6 @@
 public import GATT
 
-/// R8 of `bluez.md`: what a failed org.bluez call means for a sensor session.
+/// R8 of `docs/bluez.md`: what a failed org.bluez call means for a sensor session.
 ///
 /// | class | BlueZ answers | a session |
 /// |---|---|---|

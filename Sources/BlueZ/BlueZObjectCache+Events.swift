@@ -53,7 +53,7 @@ extension BlueZObjectCache {
         if added.contains(Self.device1), let info = peripheralInfo(at: path) { emit(.discovered(info)) }
     }
 
-    /// `InterfacesRemoved(o, as)`: an adapter or device takes everything below it along (R3).
+    /// `InterfacesRemoved(o, as)`: an adapter or device takes everything below it along (`docs/bluez.md`, R3).
     private func interfacesRemoved(_ arguments: [DBusValue]) {
         guard arguments.count == 2, let path = arguments[0].objectPathValue,
             let interfaces = arguments[1].stringArrayValue
@@ -224,7 +224,8 @@ extension BlueZObjectCache {
     }
 }
 
-/// Reads that tolerate the integer widths and shapes python-dbusmock sends (`bluez.md` §3.1).
+/// Reads that tolerate the integer widths and shapes python-dbusmock sends (`docs/bluez.md`, "python-dbusmock's
+/// bluez5 template").
 ///
 /// Its `bluez5` template also types ManufacturerData `aa{qv}`, ServiceData `aa{sv}`, AdvertisingFlags `aay` and
 /// AdvertisingData `aa{yv}` (one array too many); the cache only notes that those changed and never reads their

@@ -5,7 +5,7 @@ internal import Support
 /// A mirror of bluetoothd's objects (`org.bluez`): path → interface → properties, kept current from the
 /// ObjectManager and Properties signals, with typed snapshots and a stream of ``CentralEvent``s.
 ///
-/// Follows `bluez.md` §2.4: the matches (InterfacesAdded/Removed with `arg0path='/org/bluez/'`,
+/// Follows `docs/bluez.md` (R1-R3, R5): the matches (InterfacesAdded/Removed with `arg0path='/org/bluez/'`,
 /// PropertiesChanged with `path_namespace='/org/bluez'`, NameOwnerChanged with `arg0='org.bluez'`) are installed
 /// before `GetManagedObjects` (R1); when `org.bluez` loses its owner everything is dropped, and a new owner
 /// rebuilds the cache (R2); removing an adapter drops its devices even without their own InterfacesRemoved (R3).

@@ -1,7 +1,7 @@
 internal import CSystemd
 
 /// Writing ``DBusValue``s into a message with the non-variadic sd-bus calls (`append_basic`, `append_array`,
-/// `open_container`, `close_container`).
+/// `open_container`, `close_container`). The gotchas cited are the sd-bus gotchas of `docs/bluez.md`.
 extension BusMessage {
     /// Appends `values` in order; the body's signature becomes their signatures concatenated.
     /// - Throws: ``DBusError`` of kind `invalidValue` for values that do not match their declared types,

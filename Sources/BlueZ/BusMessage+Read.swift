@@ -1,7 +1,8 @@
 internal import CSystemd
 
 /// Reading a message body into ``DBusValue``s, walking it generically with `peek_type`, `read_basic`,
-/// `read_array`, `enter_container` and `exit_container`.
+/// `read_array`, `enter_container` and `exit_container`. The gotchas cited are the sd-bus gotchas of
+/// `docs/bluez.md`.
 extension BusMessage {
     /// Moves the read position back to the start of the body (a message passed on to another handler must be
     /// readable again).

@@ -1,6 +1,6 @@
 internal import Synchronization
 
-/// The `org.bluez.Agent1` a headless gateway serves (`bluez.md` §5.2): registered as the default agent with
+/// The `org.bluez.Agent1` a headless gateway serves (`docs/bluez.md`, R15): registered as the default agent with
 /// capability `NoInputNoOutput` (LE sensors pair Just Works), it accepts confirmation and authorization only for
 /// devices being paired right now (``allow(_:)``), and refuses everything else with `org.bluez.Error.Rejected`.
 /// PIN codes and passkeys are never guessed. bluetoothd calls it asynchronously while our `Pair` call waits,

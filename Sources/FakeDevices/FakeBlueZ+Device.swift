@@ -159,7 +159,7 @@ extension FakeBlueZ {
             exportGATTObjects(services, of: &device, at: path)
         }
         device.servicesResolved = true
-        // While connected, BlueZ's battery plugin puts Battery1 on the device (bluez.md 9.6).
+        // While connected, BlueZ's battery plugin puts Battery1 on the device (docs/bluez.md, F6).
         if services.contains(where: { $0.uuid == .batteryService }),
             let level = try? device.peripheral.read(.batteryLevel).first
         {

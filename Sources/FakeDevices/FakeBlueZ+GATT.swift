@@ -27,7 +27,7 @@ extension FakeBlueZ {
             if device.peripheral.requiresPairing && !device.paired { return Self.reply(.insufficientAuthentication) }
             do throws(ATTError) {
                 guard let value = try devices[devicePath]?.peripheral.read(info.uuid) else { return .empty }
-                // A read updates the cached Value too (bluez.md 9.5).
+                // A read updates the cached Value too (docs/bluez.md, F5).
                 setValue(value, at: call.path)
                 return .values([.bytes(value)])
             } catch {

@@ -1,7 +1,7 @@
 public import BlueZ
 
 /// The org.bluez interface descriptions FakeBlueZ serves, with BlueZ 5.66's member names and D-Bus types
-/// (`bluez.md` sections 1.3-1.7 and 9: GATT client objects have no `Handle` property in 5.66).
+/// (`docs/bluez.md`, "Objects and interfaces" and F1: GATT client objects have no `Handle` property in 5.66).
 extension FakeBlueZ {
     /// `org.bluez.AgentManager1` on `/org/bluez`.
     public static let agentManagerInterface = DBusInterface(

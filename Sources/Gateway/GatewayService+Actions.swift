@@ -4,6 +4,7 @@ internal import Health
 
 /// What the sessions' state machines ask for, carried out: connects, subscriptions (with the sensor's
 /// metadata), disconnects, cache removal, closing heartbeat series; and the context samples are tagged with.
+/// R-numbers are the requirements of `docs/bluez.md`.
 extension GatewayService {
     func deliver(_ event: SensorSessionState.Event, to address: String) {
         guard var runtime = sensors[address] else { return }

@@ -131,7 +131,7 @@ extension GatewayService {
         }
     }
 
-    /// R14: discovery runs only while a sensor's device object is missing and bluetoothd is there.
+    /// `docs/bluez.md`, R14: discovery runs only while a sensor's device object is missing and bluetoothd is there.
     func manageDiscovery() async {
         let waiting = sensors.values.contains { $0.state.phase == .waitingForStack }
         if waiting, stackAvailable, defaultAdapter != nil, !discovering {

@@ -19,7 +19,7 @@ internal import Support
 public actor GatewayService {
     public struct Settings: Sendable {
         public var source: Source
-        /// Use this adapter (its address); `nil` picks the first powered one (R4).
+        /// Use this adapter (its address); `nil` picks the first powered one (`docs/bluez.md`, R4).
         public var adapter: AdapterAddress?
         public var connectTimeout: Duration
         public var notifyMode: NotifyMode

@@ -2,12 +2,13 @@ internal import Health
 
 /// Puts RR intervals on the timeline and cuts them into heartbeat series of a fixed window.
 ///
-/// A notification carries RR intervals (1/1024 s, oldest first) but no time of its own (`gatt.md` §1.1), so
-/// beats are placed by a beat clock: each beat ends its RR interval after the previous beat. The chain starts (and
-/// restarts) at a notification's arrival, walking back from it; it breaks, and the next beat is marked as
-/// preceded by a gap, when notifications stop for longer than the gap threshold, when the beat clock and the
-/// arrival times disagree by more than ``tolerance`` (beats were lost), when the sensor loses contact or the link
-/// drops, and around implausible intervals (outside 240-3000 ms, 20-250 bpm), which are left out.
+/// A notification carries RR intervals (1/1024 s, oldest first) but no time of its own
+/// (`docs/gatt-policy.md`, "Heart Rate Measurement"), so beats are placed by a beat clock: each beat ends its RR
+/// interval after the previous beat. The chain starts (and restarts) at a notification's arrival, walking back
+/// from it; it breaks, and the next beat is marked as preceded by a gap, when notifications stop for longer than
+/// the gap threshold, when the beat clock and the arrival times disagree by more than ``tolerance`` (beats were
+/// lost), when the sensor loses contact or the link drops, and around implausible intervals (outside
+/// 240-3000 ms, 20-250 bpm), which are left out.
 struct HeartbeatAccumulator: Sendable {
     /// A closed series: absolute times in milliseconds since the epoch, beats relative to the start.
     struct Series: Sendable, Equatable {

@@ -1,9 +1,9 @@
 public import GATT
 public import Health
 
-/// `wearhouse pair`: finds a sensor, connects, pairs only when it needs it (or when asked), trusts it (R15),
-/// reads its metadata and records it in the registry with who wears it. The running service picks it up from
-/// the registry; enrolment leaves the sensor disconnected unless it was connected before.
+/// `wearhouse pair`: finds a sensor, connects, pairs only when it needs it (or when asked), trusts it
+/// (`docs/bluez.md`, R15), reads its metadata and records it in the registry with who wears it. The running
+/// service picks it up from the registry; enrolment leaves the sensor disconnected unless it was connected before.
 public struct SensorEnrolment: Sendable {
     public struct Request: Sendable {
         /// An address (`AA:BB:CC:DD:EE:FF`) or an advertised name.

@@ -8,7 +8,7 @@ struct SensorRuntime {
     var registered: RegisteredSensor
     var state: SensorSessionState
     var builder: SampleBuilder
-    /// The characteristics subscribed in this connection (valid until the next resolve, R12).
+    /// The characteristics subscribed in this connection (valid until the next resolve, `docs/bluez.md`, R12).
     var subscribed: [CharacteristicInfo] = []
     var adapter: AdapterAddress?
     var battery: Int?

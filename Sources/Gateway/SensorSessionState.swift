@@ -1,7 +1,8 @@
 public import GATT
 public import Support
 
-/// The life of one enrolled sensor's connection, as a value: events in, actions out, no I/O (`bluez.md` R6-R13).
+/// The life of one enrolled sensor's connection, as a value: events in, actions out, no I/O
+/// (`docs/bluez.md`, R6-R13).
 ///
 /// ```
 ///  waitingForStack --stack/adapter/device back--> connecting --Connect ok--> resolving --ServicesResolved--> subscribing

@@ -35,7 +35,7 @@ public actor StoreWriter {
         public var submitted = 0
         public var inserted = 0
         public var duplicates = 0
-        /// Same key, another value: the first write stands (store.md §6).
+        /// Same key, another value: the first write stands (`docs/store-semantics.md`, item 21).
         public var conflicts = 0
         /// Left out because the store found them invalid.
         public var rejected = 0

@@ -1,7 +1,7 @@
 /// The source-priority merge of a cumulative type (steps, distance, energy) into bucket sums: what
 /// `HKStatisticsCollectionQuery` does with `cumulativeSum`, with Health Connect's inspectable algorithm.
 ///
-/// Implements store.md §2.3 as corrected by §6 items 1-11:
+/// Implements the merge of `docs/store-semantics.md`, items 1-11:
 ///
 /// - Buckets are `[start, end)`; an instant exactly on a border belongs to the later bucket (item 1).
 /// - Wherever samples overlap, only the winner counts. The winner is the greatest by
@@ -17,7 +17,7 @@
 /// The sweep sorts the event times once and keeps the open intervals in a max-heap with lazy removal, so a merge
 /// costs O((n + b) log(n + b)) for n samples and b borders.
 public struct CumulativeMerge: Hashable, Sendable {
-    /// What happens to samples whose provenance is not in the priority list (store.md §6 item 3, D2).
+    /// What happens to samples whose provenance is not in the priority list (`docs/store-semantics.md`, item 3, D2).
     public enum UnrankedPolicy: String, Hashable, Sendable, CaseIterable {
         /// Unranked provenances rank below every ranked one and fill the gaps they leave; among themselves they
         /// compete by the rest of the key, so the later `lastModified` wins.
@@ -33,11 +33,11 @@ public struct CumulativeMerge: Hashable, Sendable {
         /// The bucket's end (excluded).
         public var end: Instant
         /// The merged sum in the canonical unit, or `nil` when no sample was open over a positive-length stretch
-        /// of the bucket and no instant won in it (store.md §6 item 7). A winning zero-valued sample makes it 0.
+        /// of the bucket and no instant won in it (item 7). A winning zero-valued sample makes it 0.
         /// In particular samples that only end at the bucket's start, and an instant at the start hidden by an
-        /// interval ending there, leave it `nil` (§6 item 7's deliberate deviations from Health Connect).
+        /// interval ending there, leave it `nil` (item 7's deliberate deviations from Health Connect).
         public var sum: Double?
-        /// The provenances that won a stretch or an instant with a positive amount (store.md §6 item 8).
+        /// The provenances that won a stretch or an instant with a positive amount (item 8).
         public var sources: Set<Provenance>
 
         public init(start: Instant, end: Instant, sum: Double?, sources: Set<Provenance>) {
@@ -55,7 +55,7 @@ public struct CumulativeMerge: Hashable, Sendable {
         /// The bucket's end (excluded).
         public var end: Instant
         /// The unmerged, pro-rated sum of every provenance with a positive overlap or an instant in the bucket,
-        /// including those whose sum is 0 (store.md §6 item 11).
+        /// including those whose sum is 0 (item 11).
         public var sums: [Provenance: Double]
 
         public init(start: Instant, end: Instant, sums: [Provenance: Double]) {
@@ -65,9 +65,9 @@ public struct CumulativeMerge: Hashable, Sendable {
         }
     }
 
-    /// The type's priority list, highest first (store.md §6 items 2 and 4).
+    /// The type's priority list, highest first (items 2 and 4).
     public var priority: [Provenance]
-    /// What happens to provenances missing from `priority` (store.md §6 item 3); `gapFill` by default (D2).
+    /// What happens to provenances missing from `priority` (item 3); `gapFill` by default (D2).
     public var unranked: UnrankedPolicy
 
     /// A merge with a type's priority list (highest first) and unranked policy.
@@ -77,7 +77,7 @@ public struct CumulativeMerge: Hashable, Sendable {
     }
 
     /// The rank of `provenance` (`priority.count - index` of its first entry; higher wins), or `nil` when it is
-    /// unranked (store.md §6 items 2 and 4).
+    /// unranked (items 2 and 4).
     public func rank(of provenance: Provenance) -> Int? {
         priority.firstIndex(of: provenance).map { priority.count - $0 }
     }
@@ -85,7 +85,7 @@ public struct CumulativeMerge: Hashable, Sendable {
     /// Merges `samples` of one cumulative type into the buckets `[borders[i], borders[i+1])`.
     ///
     /// - Parameters:
-    ///   - samples: the filtered samples (store.md §6 item 10) of one cumulative type; samples with
+    ///   - samples: the filtered samples (item 10) of one cumulative type; samples with
     ///     `end < start` are ignored.
     ///   - borders: the bucket borders, normally strictly increasing. Fewer than two give no buckets. Should a
     ///     border not be after the one before it, that bucket is empty (`nil`), and every other bucket still holds
@@ -130,11 +130,11 @@ public struct CumulativeMerge: Hashable, Sendable {
         }
     }
 
-    /// The unmerged sums per provenance (HealthKit's `separateBySource`; store.md §6 item 11, D7).
+    /// The unmerged sums per provenance (HealthKit's `separateBySource`; item 11, D7).
     ///
     /// Every sample counts, whatever the priority list and the unranked policy say: an interval contributes
     /// `value × overlap / duration` to each bucket it overlaps, an instant its whole value to the bucket holding
-    /// its time (the later bucket on a border, §6 item 1). Subjects are added together.
+    /// its time (the later bucket on a border, item 1). Subjects are added together.
     ///
     /// - Parameters:
     ///   - samples: the filtered samples of one cumulative type; samples with `end < start` are ignored.
@@ -194,7 +194,7 @@ extension CumulativeMerge {
             uuid = UUIDOrder(sample.uuid)
         }
 
-        /// Whether `self` loses to `other` by `(rank, lastModified, start, end, value, uuid)` (store.md §6 item 2).
+        /// Whether `self` loses to `other` by `(rank, lastModified, start, end, value, uuid)` (item 2).
         /// Provenance breaks the tie that distinct uuids never leave, so the order is total.
         func losesTo(_ other: Self) -> Bool {
             if rank != other.rank { return rank < other.rank }
@@ -211,7 +211,7 @@ extension CumulativeMerge {
     /// What one elementary bucket accumulated.
     fileprivate struct Tally {
         var sum: Double = 0
-        /// A sample was open over a positive-length stretch, or an instant won (store.md §6 item 7).
+        /// A sample was open over a positive-length stretch, or an instant won (item 7).
         var touched = false
         var sources: Set<Provenance> = []
 
@@ -269,7 +269,7 @@ extension CumulativeMerge {
                 open.push(nextInterval)
                 nextInterval += 1
             }
-            // At t itself every interval whose closed span holds t competes with the instants (§6 item 5).
+            // At t itself every interval whose closed span holds t competes with the instants (item 5).
             open.removeTop { intervals[$0].end < t }
             var bestInstant: Contender?
             while nextInstant < instants.count, instants[nextInstant].start == t {

@@ -1,14 +1,14 @@
 /// Bucket statistics of a discrete type (heart rate, cadence, speed, stride length, HRV): HealthKit's
 /// `discreteAverage`, `discreteMin`, `discreteMax`, `mostRecent`, plus a time-weighted average.
 ///
-/// Discrete types are never priority-merged: every filtered sample of every source counts (store.md §6, D5).
-/// `count`, `sum`, `average`, `minimum`, `maximum` and `mostRecent` use the samples whose **start** lies in the
-/// bucket, so they are mergeable: a day is exactly the union of its hours (§6 item 14). `timeWeightedAverage`
-/// weighs each sample by the time it covers inside the bucket, and an instant's value is held for a while
-/// (§6 item 15).
+/// Discrete types are never priority-merged: every filtered sample of every source counts
+/// (`docs/store-semantics.md`, D5). `count`, `sum`, `average`, `minimum`, `maximum` and `mostRecent` use the
+/// samples whose **start** lies in the bucket, so they are mergeable: a day is exactly the union of its hours
+/// (item 14). `timeWeightedAverage` weighs each sample by the time it covers inside the bucket, and an instant's
+/// value is held for a while (item 15).
 public struct DiscreteStatistics: Hashable, Sendable {
     /// The statistics of one bucket. With `count == 0` every statistic but `timeWeightedAverage` is `nil`
-    /// (store.md §6 item 16); a value held over from an earlier bucket can still give that one a value.
+    /// (item 16); a value held over from an earlier bucket can still give that one a value.
     public struct Bucket: Hashable, Sendable {
         /// The bucket's first instant (included).
         public var start: Instant
@@ -18,17 +18,17 @@ public struct DiscreteStatistics: Hashable, Sendable {
         public var count: Int
         /// The sum of their values (kept so that buckets can be combined exactly: `average = sum / count`).
         public var sum: Double?
-        /// `avg` (§6 item 14): `sum / count`.
+        /// `avg` (item 14): `sum / count`.
         public var average: Double?
-        /// `min` (§6 item 14).
+        /// `min` (item 14).
         public var minimum: Double?
-        /// `max` (§6 item 14).
+        /// `max` (item 14).
         public var maximum: Double?
-        /// `recent` (§6 item 16): the value of the sample with the greatest `(end, start, uuid)`.
+        /// `recent` (item 16): the value of the sample with the greatest `(end, start, uuid)`.
         public var mostRecent: Double?
-        /// `recent_end` (§6 item 16): that sample's end.
+        /// `recent_end` (item 16): that sample's end.
         public var mostRecentEnd: Instant?
-        /// `twa` (§6 item 15): ∫ value dt / covered time inside the bucket, where each sample covers its own
+        /// `twa` (item 15): ∫ value dt / covered time inside the bucket, where each sample covers its own
         /// stretch (overlapping samples each count), or `nil` when nothing covers any of the bucket.
         public var timeWeightedAverage: Double?
 
@@ -49,11 +49,11 @@ public struct DiscreteStatistics: Hashable, Sendable {
         }
     }
 
-    /// How long an instant's value holds at most, in milliseconds (`max_hold_s`, store.md §6 item 15); 0 or less
+    /// How long an instant's value holds at most, in milliseconds (`max_hold_s`, item 15); 0 or less
     /// gives instants no weight in `timeWeightedAverage`.
     public var maxHoldMilliseconds: Int64
 
-    /// Statistics whose instants hold for at most `maxHoldMilliseconds` (default 5 s, store.md §6 item 15).
+    /// Statistics whose instants hold for at most `maxHoldMilliseconds` (default 5 s, item 15).
     public init(maxHoldMilliseconds: Int64 = 5_000) {
         self.maxHoldMilliseconds = maxHoldMilliseconds
     }
@@ -62,7 +62,7 @@ public struct DiscreteStatistics: Hashable, Sendable {
     ///
     /// For `timeWeightedAverage` an interval sample covers its overlap with the bucket. An instant at `t` covers
     /// `[t, h)`, where `h` is the earliest of `t + maxHoldMilliseconds` and the next start after `t` of a sample of
-    /// the same stream (type, source, device, subject); the held stretch spills over borders (§6 item 15).
+    /// the same stream (type, source, device, subject); the held stretch spills over borders (item 15).
     ///
     /// - Parameters:
     ///   - samples: the filtered samples of **one** discrete type (a stream is then `(provenance, subject)`);
@@ -122,7 +122,7 @@ public struct DiscreteStatistics: Hashable, Sendable {
 }
 
 extension DiscreteStatistics {
-    /// The identity whose next sample ends an instant's hold (store.md §6 item 15; the type is the same for all).
+    /// The identity whose next sample ends an instant's hold (item 15; the type is the same for all).
     fileprivate struct Stream: Hashable {
         let provenance: Provenance
         let subject: String?
@@ -143,7 +143,7 @@ extension DiscreteStatistics {
             stream = Stream(provenance: sample.provenance, subject: sample.subject)
         }
 
-        /// Order by `(end, start, uuid)`, the `recent` key of store.md §6 item 16; the value breaks the tie that
+        /// Order by `(end, start, uuid)`, the `recent` key of item 16; the value breaks the tie that
         /// distinct uuids never leave.
         func isOlder(than other: Self) -> Bool {
             if end != other.end { return end < other.end }

@@ -34,8 +34,9 @@ public protocol HealthStore: Sendable {
     /// paging of ``samples(_:as:)``; `query.type` must be `heartbeatSeries`, or nothing matches.
     func heartbeatSeries(_ query: SampleQuery, as caller: Caller) async throws -> HeartbeatSeriesPage
 
-    /// Statistics per bucket (store.md §6): merged sums for cumulative types, count/avg/min/max/recent/twa for
-    /// discrete ones, over the samples `caller` may read, filters applied before the merge.
+    /// Statistics per bucket (`docs/store-semantics.md`): merged sums for cumulative types,
+    /// count/avg/min/max/recent/twa for discrete ones, over the samples `caller` may read, filters applied before
+    /// the merge.
     func statistics(_ query: StatisticsQuery, as caller: Caller) async throws -> [StatisticsResult]
 
     /// Deletes samples (quantity samples and heartbeat series) by id; returns how many were deleted. Each leaves a tombstone for ``changes(of:since:limit:as:)``.
@@ -58,7 +59,7 @@ public protocol HealthStore: Sendable {
     /// decided is not asked again. Logged as ``AccessLogEntry/Operation-swift.enum/request``.
     ///
     /// - Returns: whether any of the requested permissions awaits the owner's decision. Never the decision
-    ///   itself: an app cannot tell denied from "no data" (store.md §3, pain point 9).
+    ///   itself: an app cannot tell denied from "no data" (`docs/store-semantics.md`, "Permissions").
     func requestAuthorization(app: String, read: [String], share: [String]) async throws -> Bool
 
     /// Adds an entry to the access log for a call that touches no samples itself (an app starting to observe
@@ -73,7 +74,7 @@ public protocol HealthStore: Sendable {
     /// The most recent access-log entries, newest first.
     func accessLog(limit: Int) async throws -> [AccessLogEntry]
 
-    /// The type's priority list for the cumulative merge, highest first (store.md §6 items 2-4).
+    /// The type's priority list for the cumulative merge, highest first (`docs/store-semantics.md`, items 2-4).
     func setPriority(of type: HealthType, _ order: [Provenance]) async throws
 }
 
@@ -115,7 +116,7 @@ public struct StatisticsQuery: Hashable, Sendable {
     /// Overrides the stored priority list of the type for this query.
     public var priority: [Provenance]?
     public var unranked: CumulativeMerge.UnrankedPolicy
-    /// How long an instant of a discrete type holds its value for the time-weighted average (§6 item 15).
+    /// How long an instant of a discrete type holds its value for the time-weighted average (item 15).
     public var maxHoldMilliseconds: Int64
     /// Engines answer long ranges of discrete types (two days or more, in buckets aligned to 15 minutes)
     /// from rollups: count, avg, min, max and recent are the same, the time-weighted average is left out.

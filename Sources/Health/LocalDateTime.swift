@@ -3,7 +3,8 @@ import Foundation
 /// A local wall-clock time without a zone or offset, in the proleptic Gregorian calendar (years 1-9999).
 ///
 /// Statistics queries give `from`, `to` and `anchor` as wall times when they carry no offset
-/// (`store.md` §6 item 19); ``StatisticsBuckets/instant(for:in:)`` turns one into an ``Instant`` in a zone.
+/// (`docs/store-semantics.md`, item 19); ``StatisticsBuckets/instant(for:in:)`` turns one into an ``Instant``
+/// in a zone.
 public struct LocalDateTime: Hashable, Sendable, Comparable, CustomStringConvertible {
     public let year: Int
     public let month: Int

@@ -1,7 +1,8 @@
 extension QuantitySample {
-    /// Why a store would reject this sample, as the catalog's `type`, or `nil` when it can be stored (store.md §6
-    /// item 23): end before start, a value that is not finite or outside the type's range, an `externalUUID` that
-    /// is not a non-empty string, a metadata number that is not finite. Every engine applies this same rule.
+    /// Why a store would reject this sample, as the catalog's `type`, or `nil` when it can be stored
+    /// (`docs/store-semantics.md`, item 23): end before start, a value that is not finite or outside the type's
+    /// range, an `externalUUID` that is not a non-empty string, a metadata number that is not finite. Every engine
+    /// applies this same rule.
     package func invalidityReason(as type: HealthType) -> String? {
         if let reason = Self.invalidityReason(start: start.milliseconds, end: end.milliseconds, value: value, as: type)
         {

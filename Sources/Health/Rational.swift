@@ -1,8 +1,9 @@
 /// An exact fraction with 64-bit parts, always reduced and with a positive denominator.
 ///
 /// Unit conversion factors are rationals so that converting never loses anything before the final rounding to
-/// `Double`: a mile is exactly `201168/125` m, a kilocalorie exactly `4184` J (`store.md` §6 item 12). Every
-/// operation checks for overflow and throws ``Rational/Error/overflow`` instead of trapping or rounding.
+/// `Double`: a mile is exactly `201168/125` m, a kilocalorie exactly `4184` J (`docs/store-semantics.md`,
+/// item 12). Every operation checks for overflow and throws ``Rational/Error/overflow`` instead of trapping or
+/// rounding.
 ///
 /// ```swift
 /// let mile = try Rational(1_609_344, 1_000)   // 201168/125

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// The length of the buckets of a statistics collection (`store.md` §6 item 17).
+/// The length of the buckets of a statistics collection (`docs/store-semantics.md`, item 17).
 ///
 /// Minutes and hours are **fixed durations** counted from the anchor instant, so a 25-hour day has 25 hourly
 /// buckets. Days and weeks are **calendar steps** on the anchor's local wall time, so a daily bucket lasts
@@ -98,7 +98,7 @@ public struct StatisticsInterval: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// A time in a statistics query: an instant when written with an offset, else a wall time in the query's zone
-/// (`store.md` §6 item 19).
+/// (`docs/store-semantics.md`, item 19).
 public enum StatisticsTime: Hashable, Sendable, CustomStringConvertible {
     case instant(Instant)
     case local(LocalDateTime)
@@ -215,7 +215,7 @@ public enum StatisticsBucketError: Error, Equatable, Sendable, CustomStringConve
     private static let weekdayNames = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 }
 
-/// The buckets of a statistics collection: an interval, an anchor and an IANA time zone (`store.md` §6
+/// The buckets of a statistics collection: an interval, an anchor and an IANA time zone (`docs/store-semantics.md`,
 /// items 17-20).
 ///
 /// - **Minutes and hours** are fixed durations: borders are `anchor + k × length` for every integer `k`, in

@@ -3,8 +3,8 @@ public import Foundation
 /// One stored quantity sample as the statistics read it: span, value, provenance, subject and tie-break keys.
 ///
 /// Both ``CumulativeMerge`` and ``DiscreteStatistics`` take these; a store builds them from its rows after the
-/// permission and predicate filters have run (store.md §6 item 10). `start == end` is an instant. Samples with
-/// `end < start` are invalid (§6 item 23) and every statistic ignores them.
+/// permission and predicate filters have run (`docs/store-semantics.md`, item 10). `start == end` is an instant.
+/// Samples with `end < start` are invalid (item 23) and every statistic ignores them.
 public struct StatisticsSample: Hashable, Sendable {
     /// Where the sample starts.
     public var start: Instant
@@ -12,15 +12,15 @@ public struct StatisticsSample: Hashable, Sendable {
     public var end: Instant
     /// The value in the type's canonical unit.
     public var value: Double
-    /// The `(source, device)` pair that priority lists rank (§6 item 4).
+    /// The `(source, device)` pair that priority lists rank (item 4).
     public var provenance: Provenance
-    /// Who wore the sensor; `nil` is a subject of its own (§6 item 9).
+    /// Who wore the sensor; `nil` is a subject of its own (item 9).
     public var subject: String?
-    /// The second field of the merge's winner key (§6 item 2), greater = more recent. The store decides what it
+    /// The second field of the merge's winner key (item 2), greater = more recent. The store decides what it
     /// holds: every sample's explicit `last_modified` if all samples of the merge have one, else the row's write
     /// order. Only ``CumulativeMerge`` reads it.
     public var lastModified: Int64
-    /// The sample's identifier: the last tie-break of the merge key and of `recent` (§6 items 2 and 16), compared
+    /// The sample's identifier: the last tie-break of the merge key and of `recent` (items 2 and 16), compared
     /// as the lowercase canonical string.
     public var uuid: UUID
 

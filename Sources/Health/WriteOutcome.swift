@@ -1,4 +1,4 @@
-/// What happened to one sample of a saved batch (store.md §6, items 21-23).
+/// What happened to one sample of a saved batch (`docs/store-semantics.md`, items 21-23).
 public enum WriteOutcome: String, Hashable, Sendable {
     /// Stored as a new sample.
     case inserted

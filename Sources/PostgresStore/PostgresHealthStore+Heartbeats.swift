@@ -71,7 +71,7 @@ extension PostgresHealthStore {
             WHERE start_ms = $1 AND source_id = $2 AND device_id = $3 AND end_ms = $4
             """, key)
         if stored.count > 0 {
-            // The same measurement, whatever id it was given this time (store.md §6 item 21).
+            // The same measurement, whatever id it was given this time (docs/store-semantics.md, item 21).
             return stored.bytes(0, 1) == beats && stored.int64(0, 0) == subjectID ? .duplicate : .conflict
         }
         try connection.query(

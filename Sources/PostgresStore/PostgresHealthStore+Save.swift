@@ -2,7 +2,7 @@ import Foundation
 public import Health
 
 extension PostgresHealthStore {
-    /// Saves a batch in one transaction (store.md §6 items 21-23), with the SQLite engine's outcomes.
+    /// Saves a batch in one transaction (`docs/store-semantics.md`, items 21-23), with the SQLite engine's outcomes.
     public func save(_ samples: [QuantitySample], as caller: Caller) throws -> [WriteOutcome] {
         var types: [HealthType] = []
         var previous: HealthType?

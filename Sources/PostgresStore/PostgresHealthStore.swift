@@ -4,7 +4,7 @@ public import Health
 
 /// The fleet engine: one PostgreSQL database that many gateways write and many people read at once.
 ///
-/// It keeps the SQLite engine's semantics exactly (store.md §6: idempotent natural-key writes and their
+/// It keeps the SQLite engine's semantics exactly (`docs/store-semantics.md`: idempotent natural-key writes and their
 /// outcomes, externalUUID versions, tombstones and change anchors, grants and the access log, statistics through
 /// `Health`'s merge, 15-minute rollups), so that both engines give the same answers for the same samples.
 ///

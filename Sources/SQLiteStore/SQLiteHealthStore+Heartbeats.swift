@@ -9,8 +9,8 @@ extension SQLiteHealthStore {
         var seq: Int64
     }
 
-    /// Saves a batch of series in one transaction, with the rules of quantity samples (store.md §6 items 21 and
-    /// 23); the natural key is `(source, device, start, end)`.
+    /// Saves a batch of series in one transaction, with the rules of quantity samples
+    /// (`docs/store-semantics.md`, items 21 and 23); the natural key is `(source, device, start, end)`.
     public func save(_ series: [HeartbeatSeriesSample], as caller: Caller) throws -> [WriteOutcome] {
         defer { connection.resetCachedStatements() }
         guard !series.isEmpty else { return [] }
@@ -77,7 +77,7 @@ extension SQLiteHealthStore {
         try byKey.bind(3, deviceID)
         try byKey.bind(4, end)
         if try byKey.step() {
-            // The same measurement, whatever id it was given this time (store.md §6 item 21).
+            // The same measurement, whatever id it was given this time (docs/store-semantics.md, item 21).
             return byKey.blob(1) == beats && byKey.int64(0) == subjectID ? .duplicate : .conflict
         }
         let insert = try connection.cached(

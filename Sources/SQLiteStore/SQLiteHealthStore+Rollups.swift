@@ -2,7 +2,8 @@ import Foundation
 import Health
 
 /// 15-minute rollups of discrete types: maintained inside every write transaction, read by long-range
-/// statistics (store.md §4.3). Only mergeable aggregates are kept: count, sum, min, max and the most recent.
+/// statistics (`docs/store-semantics.md`, item 13). Only mergeable aggregates are kept: count, sum, min, max and
+/// the most recent.
 extension SQLiteHealthStore {
     /// Remembers an inserted discrete sample; ``flushRollups()`` adds it at the end of the write transaction.
     func noteInserted(

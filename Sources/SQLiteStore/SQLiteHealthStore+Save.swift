@@ -2,7 +2,7 @@ import Foundation
 public import Health
 
 extension SQLiteHealthStore {
-    /// Saves a batch in one transaction (store.md §6 items 21-23).
+    /// Saves a batch in one transaction (`docs/store-semantics.md`, items 21-23).
     public func save(_ samples: [QuantitySample], as caller: Caller) throws -> [WriteOutcome] {
         defer { connection.resetCachedStatements() }
         // Samples of a batch mostly share type, source, device and subject: runs of equal values are looked up

@@ -1,5 +1,6 @@
-/// Exponential backoff with jitter (the gateway's reconnects, docs/bluez.md R9). Attempt `n` waits a random time in `[d/2, d]` where
-/// `d = min(maximum, minimum * 2^n)`, so that ten straps that lost the link together do not all retry together.
+/// Exponential backoff with jitter (the gateway's reconnects: `docs/bluez.md`, R9). Attempt `n` waits a random
+/// time in `[d/2, d]` where `d = min(maximum, minimum * 2^n)`, so that ten straps that lost the link together do
+/// not all retry together.
 public struct Backoff: Hashable, Sendable {
     public var minimum: Duration
     public var maximum: Duration

@@ -29,7 +29,7 @@ import Testing
 
             let connect = try bluetoothctl.run("connect", Self.strap)
             #expect(connect.stdout.contains("Connection successful"), "\(connect.stdout)\(connect.stderr)")
-            // bluetoothd replies to Connect before resolving the services (bluez.md §9.3).
+            // bluetoothd replies to Connect before resolving the services (docs/bluez.md, F3).
             try await waitForServicesResolved(on: bus)
             #expect(try bluetoothctl.run("info", Self.strap).stdout.contains("Connected: yes"))
 

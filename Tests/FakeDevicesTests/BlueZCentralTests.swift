@@ -94,7 +94,7 @@ import Testing
                 try await fixture.central.connect(Self.strap, timeout: .milliseconds(300))
             }
             #expect(timedOut?.kind == .timeout)
-            // R7: the Connect we gave up on was cancelled.
+            // docs/bluez.md, R7: the Connect we gave up on was cancelled.
             #expect(await !fixture.fake.isConnecting(Self.strap.address))
 
             let unknown = PeripheralID(adapter: Self.adapter, address: "11:22:33:44:55:66")

@@ -121,7 +121,8 @@ import Testing
 }
 
 extension BlueZObjectCacheTests {
-    /// python-dbusmock sends integers of other widths and `aay` where BlueZ sends `ay` (bluez.md 3.1).
+    /// python-dbusmock sends integers of other widths and `aay` where BlueZ sends `ay` (`docs/bluez.md`,
+    /// "python-dbusmock's bluez5 template").
     @Test func propertiesWithDbusmockTypesAreRead() async throws {
         try await CacheFixture.run(Self.scenario) { fixture in
             let path = "/org/bluez/hci0/dev_11_22_33_44_55_66"

@@ -7,7 +7,7 @@ import Testing
 /// The production `BlueZCentral` against a bluetoothd fake nobody on the team wrote: python-dbusmock's `bluez5`
 /// template (Debian's `python3-dbusmock`, which `make test` installs), extended by our Heart Rate GATT template
 /// `Tests/Resources/dbusmock/bluez5_gatt.py`. The device keeps bluez5's wrongly typed advertising properties
-/// (`bluez.md` §3.1: ManufacturerData `aa{qv}`, ServiceData `aa{sv}`, AdvertisingFlags `aay`, AdvertisingData
+/// (`docs/bluez.md`: ManufacturerData `aa{qv}`, ServiceData `aa{sv}`, AdvertisingFlags `aay`, AdvertisingData
 /// `aa{yv}`), which the client must not trip over.
 @Suite(.serialized, .timeLimit(.minutes(1))) struct DbusmockCrossCheckTests {
     static let adapter = "00:01:02:03:04:05"  // bluez5's AddAdapter derives it from the last digit of "hci0"

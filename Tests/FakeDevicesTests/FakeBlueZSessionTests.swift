@@ -26,7 +26,8 @@ import Testing
             let refused = await #expect(throws: DBusError.self) {
                 try await fixture.call(location, "org.bluez.GattCharacteristic1", "ReadValue", [.vardict([:])])
             }
-            // BlueZ 5.66 turns ATT 0x05 (insufficient authentication) into NotPermitted "Not paired" (bluez.md 5.1).
+            // BlueZ 5.66 turns ATT 0x05 (insufficient authentication) into NotPermitted "Not paired"
+            // (docs/bluez.md, F10).
             #expect(refused?.name == "org.bluez.Error.NotPermitted")
             #expect(refused?.message == "Not paired")
             try await fixture.call(Self.lockedPath, "org.bluez.Device1", "Pair")

@@ -98,7 +98,7 @@ import Testing
             #expect(characteristic["Flags"]?.stringArrayValue?.contains("notify") == true)
             #expect(characteristic["Value"]?.type == .array(.byte))
             #expect(characteristic["MTU"]?.type == .uint16)
-            #expect(characteristic["Handle"] == nil)  // 5.66 has none (bluez.md 9.1)
+            #expect(characteristic["Handle"] == nil)  // 5.66 has none (docs/bluez.md, F1)
             let service = try #require(objects[String(hrm.dropLast(9))])
             #expect(service["org.bluez.GattService1"]?["Device"] == .objectPath(Self.strapPath))
 

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 import Support
 
-/// ``BluetoothUUID``: 16/32/128-bit equivalence, parsing, canonical text (gatt.md §0).
+/// ``BluetoothUUID``: 16/32/128-bit equivalence, parsing, canonical text (`docs/gatt-policy.md`, "UUIDs").
 @Suite struct BluetoothUUIDTests {
     static let heartRateForms = [
         "2a37", "2A37", "0x2a37", "0X2A37", "0x2A37", "00002a37", "00002A37", "0x00002a37",
@@ -134,7 +134,7 @@ import Support
         #expect(BluetoothUUID(high: 1, low: 0) > BluetoothUUID(high: 0, low: .max))
     }
 
-    /// gatt.md §0, in the form BlueZ shows.
+    /// The assigned numbers of `docs/gatt-policy.md`, "UUIDs", in the form BlueZ shows.
     static let assigned: [(BluetoothUUID, String)] = [
         (.heartRateService, "0000180d-0000-1000-8000-00805f9b34fb"),
         (.heartRateMeasurement, "00002a37-0000-1000-8000-00805f9b34fb"),

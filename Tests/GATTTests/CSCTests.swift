@@ -1,7 +1,7 @@
 import GATT
 import Testing
 
-/// CSC Measurement 0x2A5B, CSC Feature 0x2A5C and the rollover arithmetic of gatt.md §3.
+/// CSC Measurement 0x2A5B, CSC Feature 0x2A5C and the rollover arithmetic of `docs/gatt-policy.md`, "CSC Measurement".
 @Suite struct CSCTests {
     typealias Wheel = CSCMeasurement.WheelData
     typealias Crank = CSCMeasurement.CrankData
@@ -15,7 +15,7 @@ import Testing
     }
 
     @Test func flagBitZeroIsWheelAndBitOneIsCrank() throws {
-        // The old OpenTracks tests had these swapped (gatt.md §3, §7.6).
+        // The old OpenTracks tests had these swapped (the same section, and "Mistakes others make", 6).
         let wheelOnly = try CSCMeasurement(decoding: h("01 10 00 00 00 00 04"))
         #expect(wheelOnly.wheel == Wheel(cumulativeRevolutions: 16, lastEventTime: 1024))
         #expect(wheelOnly.crank == nil)

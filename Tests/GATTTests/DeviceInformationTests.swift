@@ -3,8 +3,8 @@ import TestSupport
 import Testing
 import Support
 
-/// Device Information Service strings, System ID 0x2A23 and PnP ID 0x2A50 (gatt.md §5, Mi Band 4 values from
-/// shared/traces/real/README.md).
+/// Device Information Service strings, System ID 0x2A23 and PnP ID 0x2A50 (`docs/gatt-policy.md`, Mi Band 4
+/// values from its "Values seen on real devices").
 @Suite struct DeviceInformationTests {
     static let miBandStrings: [(String, String)] = [
         ("56312e302e392e3730", "V1.0.9.70"),  // 2A28 Software Revision

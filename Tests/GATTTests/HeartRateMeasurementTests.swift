@@ -1,7 +1,8 @@
 import GATT
 import Testing
 
-/// Heart Rate Measurement 0x2A37: gatt.md §1.1 layout, §1.1 edge-case table and §9 real-device values.
+/// Heart Rate Measurement 0x2A37: the layout and edge cases of `docs/gatt-policy.md`, "Heart Rate Measurement", and
+/// its "Values seen on real devices".
 @Suite struct HeartRateMeasurementTests {
     typealias Contact = HeartRateMeasurement.SensorContact
 
@@ -31,7 +32,7 @@ import Testing
         Expected(hex: "00 37", heartRate: 55, contact: .notSupported),
         Expected(hex: "10 38 03 04", heartRate: 56, contact: .notSupported, rr: [1027]),
         Expected(hex: "10 38 6e 04", heartRate: 56, contact: .notSupported, rr: [1134]),
-        // Mi Smart Band 4 via bleak (shared/traces/real): flags 0x00 + uint8, not a big-endian uint16 (§7.4).
+        // Mi Smart Band 4 via bleak: flags 0x00 + uint8, not a big-endian uint16 ("Mistakes others make", 4).
         Expected(hex: "00 44", heartRate: 68, contact: .notSupported),
         Expected(hex: "00 4c", heartRate: 76, contact: .notSupported),
         Expected(hex: "00 4b", heartRate: 75, contact: .notSupported),

@@ -2,7 +2,7 @@ import GATT
 import Testing
 
 /// Body Sensor Location 0x2A38, Sensor Location 0x2A5D, Heart Rate Control Point 0x2A39, Battery Level 0x2A19
-/// and SC Control Point 0x2A55 (gatt.md §1.2, §1.3, §2.3, §2.4, §6).
+/// and SC Control Point 0x2A55 (`docs/gatt-policy.md`, the sections of the same names).
 @Suite struct LocationsAndControlPointTests {
     // MARK: Body Sensor Location
 
@@ -200,7 +200,8 @@ import Testing
     }
 
     @Test func supportedSensorLocationsOnlyForASuccessfulOp4() throws {
-        // Wireshark checks the wrong byte here (gatt.md §2.4); the request op code and the value both matter.
+        // Wireshark checks the wrong byte here (docs/gatt-policy.md, "SC Control Point"); the request op code and the
+        // value both matter.
         #expect(try SCControlPoint(decoding: h("10 04 02 01 02")).supportedSensorLocations == nil)
         #expect(try SCControlPoint(decoding: h("10 01 01 01 02")).supportedSensorLocations == nil)
         #expect(try SCControlPoint(decoding: h("04")).supportedSensorLocations == nil)

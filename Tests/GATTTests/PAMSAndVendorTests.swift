@@ -1,8 +1,8 @@
 import GATT
 import Testing
 
-/// PAMS Step Counter Activity Summary Data 0x2B40 (layout from gatt.md §4, low confidence) and the InfiniTime step
-/// count characteristic.
+/// PAMS Step Counter Activity Summary Data 0x2B40 (layout from `docs/gatt-policy.md`, low confidence) and the
+/// InfiniTime step count characteristic.
 @Suite struct PAMSAndVendorTests {
     @Test func allOptionalFields() throws {
         let value = try StepCounterActivitySummaryData(decoding: h(PAMSVectors.allFields))

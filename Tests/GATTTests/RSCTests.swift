@@ -1,7 +1,7 @@
 import GATT
 import Testing
 
-/// RSC Measurement 0x2A53 and RSC Feature 0x2A54: gatt.md §2.1 and §2.2.
+/// RSC Measurement 0x2A53 and RSC Feature 0x2A54: `docs/gatt-policy.md`, "RSC Measurement" and "RSC Feature".
 @Suite struct RSCTests {
     @Test func currentOpenTracksVectorGivesTheFullDistance() throws {
         // `02 00 05 50 ff ff 00 01`: distance flag, 5 m/s, 80/min, distance 0x0100ffff = 16,842,751 dm.

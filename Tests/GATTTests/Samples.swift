@@ -35,12 +35,12 @@ let catalogNames: [String] = CharacteristicCatalog.all.map { $0.name }
 extension HeartRateMeasurement: TestableCharacteristic {
     static var canonicalSamples: [String] {
         [
-            // Polar H7 (gatt.md §9)
+            // Polar H7 (docs/gatt-policy.md, "Values seen on real devices")
             "06 3c", "16 3c 11 04", "16 3c f5 03",
-            // Polar H10 via BlueZ (gatt.md §9)
+            // Polar H10 via BlueZ (the same section)
             "10 39 c9 03", "10 3a c0 03", "10 3a e3 03", "10 3b ec 03", "10 36 c1 03", "10 37 0c 04", "00 37",
             "10 38 03 04", "10 38 6e 04",
-            // Mi Band 4 (shared/traces/real)
+            // Mi Band 4 (the same section)
             "00 44", "00 4c", "00 4b", "00 56", "00 55", "00 4f",
             // uint16, energy, saturated energy, reserved bits, not detected, 0 bpm
             "01 2c 01", "01 3c 00", "0e 3c 10 00", "1e 3c 10 00 11 04 f5 03", "1f 2c 01 ff ff 11 04 f5 03 00 04",
@@ -286,7 +286,8 @@ extension InfiniTimeStepCount: TestableCharacteristic {
     static func random(using rng: inout SplitMix64) -> InfiniTimeStepCount { InfiniTimeStepCount(steps: rng.uint32()) }
 }
 
-/// PAMS Step Counter Activity Summary Data vectors, built by hand from the layout in gatt.md §4.
+/// PAMS Step Counter Activity Summary Data vectors, built by hand from the layout in docs/gatt-policy.md
+/// ("Steps: PAMS and vendor counters").
 enum PAMSVectors {
     /// header 0x80, flags 0x1f, session 1, sub-session 2, timestamp 3600, sequence 5, normal walking 10972,
     /// intensity 500, floor 12, distance 7874, worn duration 3600.

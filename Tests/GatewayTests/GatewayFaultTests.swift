@@ -10,6 +10,7 @@ import TestSupport
 import Testing
 
 /// Each fault FakeBlueZ can inject, against the whole gateway: recovered, with no duplicate and no silent loss.
+/// R-numbers are the requirements of `docs/bluez.md`.
 @Suite(.serialized) struct GatewayFaultTests {
     static let strap = "C0:FF:EE:00:00:11"
 

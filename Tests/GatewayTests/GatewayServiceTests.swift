@@ -57,7 +57,7 @@ import Testing
             let statuses = try await fixture.store.sensorStatuses()
             #expect(Set(statuses.map(\.address)) == [Self.strap, Self.pod])
             #expect(statuses.allSatisfy { $0.notifications > 0 && $0.samples > 0 })
-            #expect(await fixture.fake.isConnected(Self.strap) == false)  // released at stop (R13)
+            #expect(await fixture.fake.isConnected(Self.strap) == false)  // released at stop (docs/bluez.md, R13)
         }
     }
 

@@ -6,9 +6,9 @@ import Support
 
 // MARK: - Helpers shared by the statistics tests
 
-// MARK: - The vectors of store.md §2.3
+// MARK: - The vectors of docs/store-semantics.md, "Test vectors"
 
-/// A record as store.md §2.3 writes it: `(start, end, value, priority, lastModified)`.
+/// A record as that table writes it: `(start, end, value, priority, lastModified)`.
 private struct Record: Sendable, CustomStringConvertible {
     var start: Int64
     var end: Int64
@@ -96,7 +96,7 @@ private struct Vector: Sendable, CustomTestStringConvertible {
     }
 }
 
-// MARK: - The named behaviours of store.md §6
+// MARK: - The named behaviours of docs/store-semantics.md (items 1-11)
 
 @Suite struct CumulativeMergeBehaviourTests {
     let watch = Provenance(source: "com.example.fit", device: "watch")
@@ -134,13 +134,13 @@ private struct Vector: Sendable, CustomTestStringConvertible {
     }
 
     @Test func samplesEndingAtTheBucketStartLeaveItNull() {
-        // Health Connect reports 0.0 here; store.md §6 item 7 says null.
+        // Health Connect reports 0.0 here; item 7 says null.
         let result = merged([rec(0, 10, 10, p: 1), rec(5, 10, 10, p: 2)], borders: [0, 10, 20])
         #expect(result.map(\.sum) == [5 + 10, nil])
     }
 
     @Test func intervalEndingAtABorderHidesAnInstantThereAndLeavesNull() {
-        // Health Connect reports 0.0 here; store.md §6 item 7 says null.
+        // Health Connect reports 0.0 here; item 7 says null.
         let hidden = merged([rec(0, 10, 10, p: 2), rec(10, 10, 7, p: 1)], borders: [0, 10, 20])
         #expect(hidden.map(\.sum) == [10, nil])
         // The closed span also works the other way: a higher-ranked instant at the end wins.
@@ -264,7 +264,7 @@ private struct Vector: Sendable, CustomTestStringConvertible {
     }
 
     @Test func apportionsLinearlyInElapsedTime() {
-        // A 47 h sample over Berlin's 23 h spring-forward day and the 24 h day after (store.md §6 item 6).
+        // A 47 h sample over Berlin's 23 h spring-forward day and the 24 h day after (item 6).
         let hour: Int64 = 3_600_000
         let result = merged([rec(0, 47 * hour, 4700, p: 1)], borders: [0, 23 * hour, 47 * hour])
         #expect(nearlyEqual(result[0].sum, 2300))
@@ -321,7 +321,7 @@ private struct Vector: Sendable, CustomTestStringConvertible {
     }
 }
 
-// MARK: - Property tests (store.md §2.3, as corrected in §6)
+// MARK: - Property tests (docs/store-semantics.md, "Properties")
 
 /// Random merges over a small time range, so that ties, shared endpoints and instants on borders are common.
 private struct MergeCase {
@@ -375,7 +375,7 @@ private struct MergeCase {
     }
 }
 
-/// The merge evaluated millisecond by millisecond straight from store.md §6 items 1-9: a quadratic oracle.
+/// The merge evaluated millisecond by millisecond straight from items 1-9: a quadratic oracle.
 private func bruteForceMerge(_ merge: CumulativeMerge, _ samples: [StatisticsSample], borders: [Int64])
     -> [(sum: Double?, sources: Set<Provenance>)]
 {
@@ -581,7 +581,7 @@ private func plainTotal(_ sums: [Provenance: Double]) -> Double? {
     }
 
     /// Property 6: re-ingesting the same samples changes nothing. The store drops a natural-key duplicate
-    /// (store.md §6 item 21), and even a copy that got through under a new uuid never changes the merge.
+    /// (item 21), and even a copy that got through under a new uuid never changes the merge.
     @Test func reingestChangesNothing() {
         for seed in 0..<UInt64(Self.cases) {
             var rng = SplitMix64(seed: seed ^ 0x6666)
@@ -606,7 +606,7 @@ private func plainTotal(_ sums: [Provenance: Double]) -> Double? {
         }
     }
 
-    /// The store's natural-key de-duplication (store.md §6 item 21): the first write wins.
+    /// The store's natural-key de-duplication (item 21): the first write wins.
     static func deduplicated(_ samples: [StatisticsSample]) -> [StatisticsSample] {
         struct NaturalKey: Hashable {
             let provenance: Provenance

@@ -141,7 +141,8 @@ import Support
         #expect(result.map(\.maximum) == [60, nil, nil])
     }
 
-    /// A day is exactly the union of its hours for count, sum, min, max and recent (store.md §6 item 14).
+    /// A day is exactly the union of its hours for count, sum, min, max and recent
+    /// (`docs/store-semantics.md`, item 14).
     @Test func aDayIsTheUnionOfItsHours() {
         let hour: Int64 = 3_600_000
         for seed in 0..<UInt64(100) {

@@ -5,7 +5,7 @@ import Testing
 import Support
 
 /// The same writes into both engines give the same answers: write outcomes, query results, statistics (to within
-/// store.md §6 item 12's tolerance) and merge winners.
+/// the tolerance of `docs/store-semantics.md`, item 12) and merge winners.
 @Suite struct CrossEngineTests {
     static let gateway = Source(identifier: "org.wearhouse.gateway", version: "0.1.0")
     static let logger = Source(identifier: "com.example.logger")

@@ -1,4 +1,4 @@
-/// `a` equals `b` to within 1e-9 relative or 1e-9 absolute (store.md §6 item 12); two `nil`s are equal.
+/// `a` equals `b` to within 1e-9 relative or 1e-9 absolute (`docs/store-semantics.md`, item 12); two `nil`s are equal.
 public func nearlyEqual(_ a: Double?, _ b: Double?) -> Bool {
     switch (a, b) {
     case (nil, nil): true

@@ -13,7 +13,7 @@ aa{yv}); on top of it, on the org.bluez.Mock interface of `/`:
 * EmitNotification(o characteristic, ay value): one notification, PropertiesChanged(Value) as bluetoothd sends
   it; fails with org.bluez.Mock.NotNotifying unless somebody called StartNotify.
 
-Characteristics implement ReadValue (emits PropertiesChanged(Value) like bluetoothd, bluez.md 9.5; NotPermitted
+Characteristics implement ReadValue (emits PropertiesChanged(Value) like bluetoothd, docs/bluez.md F5; NotPermitted
 without the read flag), StartNotify (idempotent) and StopNotify ("No notify session started" when not notifying).
 '''
 
@@ -57,7 +57,7 @@ def _read_value(characteristic, _options):
     if 'read' not in properties['Flags']:
         raise _error('org.bluez.Error.NotPermitted', 'Read not permitted')
     value = _bytes(properties['Value'])
-    # bluetoothd updates Value on every read too (bluez.md 9.5).
+    # bluetoothd updates Value on every read too (docs/bluez.md, F5).
     characteristic.UpdateProperties(CHARACTERISTIC_IFACE, {'Value': value})
     return dbus.Array(list(value), signature='y')
 
@@ -128,7 +128,7 @@ def _connect(device):
         raise _error('org.bluez.Error.AlreadyConnected', 'Already Connected')
     device.connected = True  # bluez5's own bookkeeping
     device.UpdateProperties(DEVICE_IFACE, {'Connected': dbus.Boolean(True)})
-    # The reply goes out first; GATT discovery follows (bluez.md 9.3).
+    # The reply goes out first; GATT discovery follows (docs/bluez.md, F3).
     GLib.timeout_add(20, _resolve, device)
 
 
@@ -153,7 +153,7 @@ def _disconnect(device):
     if not device.props[DEVICE_IFACE]['Connected']:
         raise _error('org.bluez.Error.NotConnected', 'Not Connected')
     device.connected = False
-    # The GATT objects stay (a cached layout); Notifying is not reset by a disconnection (bluez.md 9.7).
+    # The GATT objects stay (a cached layout); Notifying is not reset by a disconnection (docs/bluez.md, F7).
     device.UpdateProperties(DEVICE_IFACE, {'ServicesResolved': dbus.Boolean(False)})
     device.UpdateProperties(DEVICE_IFACE, {'Connected': dbus.Boolean(False)})
 
