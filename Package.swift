@@ -40,12 +40,12 @@ let package = Package(
         // The health data model. Support and Foundation only.
         .target(name: "Health", dependencies: ["Support"], swiftSettings: strict),
         // Store engines, one target each: SQLite (default), PostgreSQL (fleets).
-        .target(name: "SQLiteStore", dependencies: ["Health", "CSQLite"], swiftSettings: strict),
+        .target(name: "SQLiteStore", dependencies: ["Support", "Health", "CSQLite"], swiftSettings: strict),
         // PostgresStore opens libpq at run time (dlopen, PostgresLibrary.swift) rather than linking it, so that a
         // service writing to SQLite does not carry libpq's TLS, Kerberos and LDAP libraries.
-        .target(name: "PostgresStore", dependencies: ["Health"], swiftSettings: strict),
+        .target(name: "PostgresStore", dependencies: ["Support", "Health"], swiftSettings: strict),
         // sd-bus wrapper and the org.bluez client.
-        .target(name: "BlueZ", dependencies: ["GATT", "CSystemd"], swiftSettings: strict),
+        .target(name: "BlueZ", dependencies: ["Support", "GATT", "CSystemd"], swiftSettings: strict),
         // Trace format, replay, btsnoop import.
         .target(name: "Traces", dependencies: ["GATT"], swiftSettings: strict),
         // Simulated peripherals, in-process fake central, FakeBlueZ.
@@ -65,7 +65,9 @@ let package = Package(
         // The subcommands of `wearhouse`: argument parsing, output formatting, wiring.
         .target(
             name: "WearhouseCLI",
-            dependencies: ["GATT", "Health", "SQLiteStore", "PostgresStore", "BlueZ", "Traces", "FakeDevices", "Gateway", "HealthBus"],
+            dependencies: [
+                "Support", "GATT", "Health", "SQLiteStore", "PostgresStore", "BlueZ", "Traces", "FakeDevices", "Gateway", "HealthBus",
+            ],
             swiftSettings: strict
         ),
         // The one executable: main.swift only.
@@ -94,7 +96,7 @@ let package = Package(
         .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore", "SQLiteStore", "Health", "Gateway", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["wearhouse", "SQLiteStore", "Health", "BlueZ", "FakeDevices", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "FakeDevicesTests", dependencies: ["FakeDevices", "GATT", "BlueZ", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "FakeDevicesTests", dependencies: ["Support", "FakeDevices", "GATT", "BlueZ", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HealthBusTests", dependencies: ["wearhouse", "HealthBus", "WearhouseClient", "Health", "SQLiteStore", "BlueZ", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TracesTests", dependencies: ["Support", "Traces", "GATT", "Gateway", "Health", "SQLiteStore", "FakeDevices", "TestSupport", "GatewayTestSupport"], swiftSettings: strict),
         .testTarget(name: "GatewayTests", dependencies: ["Support", "Gateway", "GATT", "Health", "SQLiteStore", "BlueZ", "FakeDevices", "TestSupport", "GatewayTestSupport"], swiftSettings: strict),

@@ -1,4 +1,5 @@
 public import GATT
+public import Support
 
 /// Characteristics, reads, writes and notifications (`docs/bluez.md`, R11, R12).
 extension BlueZCentral {

@@ -1,5 +1,6 @@
 public import GATT
 import Synchronization
+public import Support
 
 extension FakeCentral {
     /// Reads from the peripheral. Stale handles (from an earlier resolution) fail as

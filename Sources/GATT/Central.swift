@@ -61,13 +61,6 @@ public protocol Central: AnyObject, Sendable {
     func statistics() async -> CentralStatistics
 }
 
-/// How notifications are delivered. BlueZ: `StartNotify` + `PropertiesChanged` (the default, which works with
-/// every device), or `AcquireNotify` (a socket per characteristic; opt in per device).
-public enum NotifyMode: String, Sendable, Equatable {
-    case properties
-    case acquired
-}
-
 /// An adapter's Bluetooth address (`00:1A:7D:DA:71:13`), which identifies it across resets; `hci0` does not.
 public typealias AdapterAddress = String
 

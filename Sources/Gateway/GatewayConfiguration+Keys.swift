@@ -1,5 +1,6 @@
 import BlueZ
 import Foundation
+import Support
 
 /// The keys of ``GatewayConfiguration``: one table drives parsing, overrides, ``GatewayConfiguration/value(forKey:)``
 /// and ``GatewayConfiguration/iniText``.

@@ -1,6 +1,7 @@
 public import BlueZ
 public import Foundation
 public import GATT
+public import Support
 
 /// The service's configuration, `/etc/wearhouse/wearhouse.conf` (INI), with command-line overrides.
 ///
@@ -17,14 +18,6 @@ public struct GatewayConfiguration: Equatable, Sendable {
     public static let defaultPath = "/etc/wearhouse/wearhouse.conf"
     /// The system service's store.
     public static let defaultStoreURL = "/var/lib/wearhouse/health.db"
-
-    /// How characteristic notifications reach the gateway.
-    public enum NotifyMode: String, CaseIterable, Equatable, Sendable {
-        /// `StartNotify`, values in `PropertiesChanged` signals.
-        case properties
-        /// `AcquireNotify`: values on a socket of their own, past the bus.
-        case acquired
-    }
 
     /// `[store]`
     public struct Store: Equatable, Sendable {

@@ -1,6 +1,7 @@
 internal import Foundation
 internal import GATT
 internal import Health
+internal import Support
 
 /// What the sessions' state machines ask for, carried out: connects, subscriptions (with the sensor's
 /// metadata), disconnects, cache removal, closing heartbeat series; and the context samples are tagged with.

@@ -1,7 +1,7 @@
 public import Foundation
 public import GATT
 public import Health
-internal import Support
+public import Support
 
 /// The gateway: every enrolled sensor's session, driven by the central's events and a ticker, its samples
 /// built and handed to the ``StoreWriter``; the registry watched for changes; statuses written back for

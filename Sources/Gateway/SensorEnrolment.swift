@@ -1,5 +1,6 @@
 public import GATT
 public import Health
+public import Support
 
 /// `wearhouse pair`: finds a sensor, connects, pairs only when it needs it (or when asked), trusts it
 /// (`docs/bluez.md`, R15), reads its metadata and records it in the registry with who wears it. The running
@@ -15,14 +16,14 @@ public struct SensorEnrolment: Sendable {
         public var adapter: AdapterAddress?
         /// Pair even when the sensor serves its data without.
         public var forcePairing: Bool
-        public var notifyMode: RegisteredSensor.NotifyMode
+        public var notifyMode: NotifyMode
         /// For finding, connecting and pairing, each.
         public var timeout: Duration
 
         public init(
             target: String, subject: String? = nil, label: String? = nil, location: String? = nil,
             adapter: AdapterAddress? = nil, forcePairing: Bool = false,
-            notifyMode: RegisteredSensor.NotifyMode = .properties,
+            notifyMode: NotifyMode = .properties,
             timeout: Duration = .seconds(30)
         ) {
             self.target = target

@@ -1,13 +1,6 @@
+public import Support
 /// A sensor enrolled with `wearhouse pair`: what the gateway service connects to and how it tags the samples.
 public struct RegisteredSensor: Hashable, Sendable {
-    /// How the gateway subscribes to notifications through BlueZ.
-    public enum NotifyMode: String, Hashable, Sendable, CaseIterable {
-        /// `StartNotify` and `PropertiesChanged` signals (the default; works everywhere).
-        case properties
-        /// `AcquireNotify`: a socket per characteristic, for high notification rates.
-        case acquired
-    }
-
     /// The BLE address, the registry's key: upper case `AA:BB:CC:DD:EE:FF` (see ``normalizedAddress(_:)``).
     public var address: String
     /// The address of the adapter it was paired through; `nil`: any adapter.

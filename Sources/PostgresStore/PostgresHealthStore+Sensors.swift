@@ -1,5 +1,6 @@
 import Foundation
 public import Health
+internal import Support
 
 /// The sensor registry: sensors in the `sensors` table, their version in the `registry` counter (bumped in the
 /// same transaction as each change), statuses in `sensor_status`, committed asynchronously (a crash of the server
@@ -120,7 +121,7 @@ extension PostgresHealthStore: SensorRegistry {
             subject: rows.text(row, 4), location: rows.text(row, 5), device: try decode(Device.self, 6),
             services: try decode([String].self, 7) ?? [], paired: rows.bool(row, 8),
             // A mode written by a newer wearhouse falls back to the default.
-            notifyMode: RegisteredSensor.NotifyMode(rawValue: rows.text(row, 9) ?? "") ?? .properties,
+            notifyMode: NotifyMode(rawValue: rows.text(row, 9) ?? "") ?? .properties,
             enrolledAt: Instant(milliseconds: rows.int64(row, 10)))
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 public import Health
+internal import Support
 
 /// The sensor registry: sensors in the store's `sensors` table, their version in the `registry` counter (bumped
 /// in the same transaction as each change), statuses in the side file.
@@ -158,7 +159,7 @@ extension SQLiteHealthStore: SensorRegistry {
             subject: statement.text(4), location: statement.text(5), device: try decode(Device.self, 6),
             services: try decode([String].self, 7) ?? [], paired: statement.int64(8) != 0,
             // A mode written by a newer wearhouse falls back to the default.
-            notifyMode: RegisteredSensor.NotifyMode(rawValue: statement.text(9) ?? "") ?? .properties,
+            notifyMode: NotifyMode(rawValue: statement.text(9) ?? "") ?? .properties,
             enrolledAt: Instant(milliseconds: statement.int64(10)))
     }
 

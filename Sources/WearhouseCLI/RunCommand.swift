@@ -6,6 +6,7 @@ import Gateway
 import Health
 import SQLiteStore
 import Traces
+import Support
 
 /// `wearhouse run`: the service. Reads the config, connects to bluetoothd, streams every enrolled sensor into
 /// the store until SIGTERM (or `--duration`); SIGHUP reloads the registry and the log level.

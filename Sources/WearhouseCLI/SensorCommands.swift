@@ -4,6 +4,7 @@ import GATT
 import Gateway
 import Health
 import SQLiteStore
+import Support
 
 /// `wearhouse pair`: enrols a sensor (pairs only when needed) into the store's registry.
 struct PairCommand: Command {

@@ -4,6 +4,7 @@ import Foundation
 import GATT
 import TestSupport
 import Testing
+import Support
 
 /// The production BlueZ client (`BlueZCentral`) against FakeBlueZ on a private dbus-daemon.
 @Suite(.serialized) struct BlueZCentralTests {

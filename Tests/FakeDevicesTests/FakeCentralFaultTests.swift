@@ -1,6 +1,7 @@
 import FakeDevices
 import GATT
 import Testing
+import Support
 
 /// Each injected fault surfaces with the error kind and the events a session must react to.
 @Suite(.timeLimit(.minutes(1))) struct FakeCentralFaultTests {

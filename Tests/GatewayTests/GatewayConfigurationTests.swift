@@ -2,6 +2,7 @@ import BlueZ
 import Foundation
 import Gateway
 import Testing
+import Support
 
 @Suite struct GatewayConfigurationTests {
     @Test func defaults() {

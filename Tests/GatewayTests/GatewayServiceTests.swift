@@ -9,6 +9,7 @@ import SQLiteStore
 import Synchronization
 import TestSupport
 import Testing
+import Support
 
 /// The whole gateway: BlueZCentral over a private dbus-daemon, FakeBlueZ, the service, a real SQLite store.
 @Suite(.serialized) struct GatewayServiceTests {

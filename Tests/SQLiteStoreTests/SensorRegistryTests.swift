@@ -2,6 +2,7 @@ import Foundation
 import Health
 import SQLiteStore
 import Testing
+import Support
 
 @Suite struct SensorRegistryTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
