@@ -1,6 +1,6 @@
 public import GATT
-import Synchronization
 public import Support
+import Synchronization
 
 extension FakeCentral {
     /// Reads from the peripheral. Stale handles (from an earlier resolution) fail as

@@ -1,4 +1,5 @@
 internal import Support
+
 /// Walking steps over time: a seeded cadence curve (steps per minute, idle when it dips below zero)
 /// integrated second by second. Shared by the PAMS step counter and the InfiniTime watch.
 struct StepModel: Hashable, Sendable {

@@ -1,4 +1,5 @@
 public import Support
+
 /// The central role: what the gateway needs from a Bluetooth stack. Implemented by the BlueZ client (over
 /// D-Bus) and by the fakes, so every layer above runs unchanged against both.
 ///

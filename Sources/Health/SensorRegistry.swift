@@ -1,4 +1,5 @@
 public import Support
+
 /// A sensor enrolled with `wearhouse pair`: what the gateway service connects to and how it tags the samples.
 public struct RegisteredSensor: Hashable, Sendable {
     /// The BLE address, the registry's key: upper case `AA:BB:CC:DD:EE:FF` (see ``normalizedAddress(_:)``).

@@ -5,8 +5,8 @@ import GATT
 import Gateway
 import Health
 import SQLiteStore
-import Traces
 import Support
+import Traces
 
 /// `wearhouse run`: the service. Reads the config, connects to bluetoothd, streams every enrolled sensor into
 /// the store until SIGTERM (or `--duration`); SIGHUP reloads the registry and the log level.

@@ -2,9 +2,9 @@ import BlueZ
 import FakeDevices
 import Foundation
 import GATT
+import Support
 import TestSupport
 import Testing
-import Support
 
 /// The production BlueZ client (`BlueZCentral`) against FakeBlueZ on a private dbus-daemon.
 @Suite(.serialized) struct BlueZCentralTests {

@@ -1,9 +1,9 @@
 import BlueZ
 import Foundation
 import GATT
+import Support
 import TestSupport
 import Testing
-import Support
 
 /// The production `BlueZCentral` against a bluetoothd fake nobody on the team wrote: python-dbusmock's `bluez5`
 /// template (Debian's `python3-dbusmock`, which `make test` installs), extended by our Heart Rate GATT template

@@ -1,7 +1,7 @@
 import FakeDevices
 import GATT
-import Testing
 import Support
+import Testing
 
 /// Each injected fault surfaces with the error kind and the events a session must react to.
 @Suite(.timeLimit(.minutes(1))) struct FakeCentralFaultTests {

@@ -1,7 +1,7 @@
 import FakeDevices
 import GATT
-import Testing
 import Support
+import Testing
 
 /// Reads the next `count` events (the fake yields them synchronously, so they are already buffered).
 func next(_ count: Int, from events: inout AsyncStream<CentralEvent>.Iterator) async -> [CentralEvent] {

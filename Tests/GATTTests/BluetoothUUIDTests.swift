@@ -1,7 +1,7 @@
 import GATT
+import Support
 import TestSupport
 import Testing
-import Support
 
 /// ``BluetoothUUID``: 16/32/128-bit equivalence, parsing, canonical text (`docs/gatt-policy.md`, "UUIDs").
 @Suite struct BluetoothUUIDTests {

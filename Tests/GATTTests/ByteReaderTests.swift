@@ -1,7 +1,7 @@
 import GATT
+import Support
 import TestSupport
 import Testing
-import Support
 
 /// ``ByteReader``, ``ByteWriter`` and ``DecodeError``: the bounds-checked little-endian cursor under every decoder.
 @Suite struct ByteReaderTests {

@@ -1,7 +1,7 @@
 import GATT
+import Support
 import TestSupport
 import Testing
-import Support
 
 /// Device Information Service strings, System ID 0x2A23 and PnP ID 0x2A50 (`docs/gatt-policy.md`, Mi Band 4
 /// values from its "Values seen on real devices").

@@ -1,7 +1,7 @@
 import GATT
+import Support
 import TestSupport
 import Testing
-import Support
 
 /// ``Hex``: the text form of values on the command line, in traces and in vectors.
 @Suite struct HexTests {

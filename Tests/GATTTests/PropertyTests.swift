@@ -1,8 +1,8 @@
 import Foundation
 import GATT
+import Support
 import TestSupport
 import Testing
-import Support
 
 /// Properties that hold for every characteristic in ``CharacteristicCatalog/all``: round trips through
 /// `encoded()`, rejection (or a documented shorter form) for every strict prefix, and no trap on random bytes.

@@ -1,6 +1,6 @@
 import GATT
-import TestSupport
 import Support
+import TestSupport
 
 /// What the generic tests (``PropertyTests``) need to know about one characteristic type: canonical valid
 /// encodings, whether it is fixed-size, a random value generator, and which shorter forms a strict prefix

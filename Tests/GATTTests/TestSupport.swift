@@ -1,7 +1,7 @@
 import GATT
+import Support
 import TestSupport
 import Testing
-import Support
 
 // Helpers shared by the GATT tests: a hex literal parser that does not depend on `Hex` (so the decoder tests do
 // not rest on the code they would otherwise also be testing), a seeded RNG, and decode shorthands.

@@ -1,8 +1,8 @@
 import BlueZ
 import Foundation
 import Gateway
-import Testing
 import Support
+import Testing
 
 @Suite struct GatewayConfigurationTests {
     @Test func defaults() {

@@ -6,10 +6,10 @@ import Gateway
 import GatewayTestSupport
 import Health
 import SQLiteStore
+import Support
 import Synchronization
 import TestSupport
 import Testing
-import Support
 
 /// The whole gateway: BlueZCentral over a private dbus-daemon, FakeBlueZ, the service, a real SQLite store.
 @Suite(.serialized) struct GatewayServiceTests {

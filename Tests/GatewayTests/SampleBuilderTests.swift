@@ -3,9 +3,9 @@ import Foundation
 import GATT
 import Gateway
 import Health
+import Support
 import TestSupport
 import Testing
-import Support
 
 /// The sample builder on hand-made notifications and on the simulated sensors' own output.
 struct SampleBuilderTests {

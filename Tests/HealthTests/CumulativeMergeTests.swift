@@ -1,8 +1,8 @@
 import Foundation
 import Health
+import Support
 import TestSupport
 import Testing
-import Support
 
 // MARK: - Helpers shared by the statistics tests
 

@@ -1,8 +1,8 @@
 import Foundation
 import Health
+import Support
 import TestSupport
 import Testing
-import Support
 
 @Suite struct DiscreteStatisticsTests {
     let strap = Provenance(source: "org.wearhouse.gateway", device: "strap")

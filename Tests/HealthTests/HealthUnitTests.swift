@@ -1,7 +1,7 @@
 import Health
+import Support
 import TestSupport
 import Testing
-import Support
 
 @Suite struct HealthUnitTests {
     // MARK: Parsing

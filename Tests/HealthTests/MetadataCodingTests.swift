@@ -1,9 +1,9 @@
 import Foundation
+import Support
 import TestSupport
 import Testing
 
 @testable import Health
-import Support
 
 /// Stored metadata text: valid JSON with sorted keys, reading back to the same values, written as
 /// `JSONSerialization` wrote it for the metadata the gateway writes.

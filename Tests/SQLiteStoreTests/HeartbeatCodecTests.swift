@@ -1,9 +1,9 @@
 import Health
+import Support
 import TestSupport
 import Testing
 
 @testable import SQLiteStore
-import Support
 
 @Suite struct HeartbeatCodecTests {
     /// Beats as the gateway builds them: RR from BLE in 1/1024 s, offsets the running sum of the RR intervals,

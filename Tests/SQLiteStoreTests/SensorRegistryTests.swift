@@ -1,8 +1,8 @@
 import Foundation
 import Health
 import SQLiteStore
-import Testing
 import Support
+import Testing
 
 @Suite struct SensorRegistryTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent(

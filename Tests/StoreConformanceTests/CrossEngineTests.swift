@@ -1,8 +1,8 @@
 import Foundation
 import Health
+import Support
 import TestSupport
 import Testing
-import Support
 
 /// The same writes into both engines give the same answers: write outcomes, query results, statistics (to within
 /// the tolerance of `docs/store-semantics.md`, item 12) and merge winners.

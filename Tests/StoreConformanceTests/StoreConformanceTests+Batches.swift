@@ -1,8 +1,8 @@
 import Foundation
 import Health
+import Support
 import TestSupport
 import Testing
-import Support
 
 /// The gateway's columnar batches (``SampleBatch``) follow the rules of sample-by-sample saves exactly: the same
 /// outcomes, the same stored samples, statistics and changes, whatever the batch holds.

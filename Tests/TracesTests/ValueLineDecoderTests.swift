@@ -1,10 +1,10 @@
 import Foundation
 import GATT
+import Support
 import TestSupport
 import Testing
 
 @testable import Traces
-import Support
 
 /// The reader's fast path for value lines against the general decoder: whenever the fast path returns a value, it is
 /// the record the general decoder makes of the line; and the reader reports lines it declines exactly as before.
