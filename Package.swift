@@ -44,21 +44,26 @@ let package = Package(
         // PostgresStore opens libpq at run time (dlopen, PostgresLibrary.swift) rather than linking it, so that a
         // service writing to SQLite does not carry libpq's TLS, Kerberos and LDAP libraries.
         .target(name: "PostgresStore", dependencies: ["Support", "Health"], swiftSettings: strict),
-        // sd-bus wrapper and the org.bluez client.
-        .target(name: "BlueZ", dependencies: ["Support", "GATT", "CSystemd"], swiftSettings: strict),
+        // The D-Bus layer over sd-bus: the connection on its bus thread, values and types, calls, signals, served
+        // objects and introspection.
+        .target(name: "DBus", dependencies: ["CSystemd"], swiftSettings: strict),
+        // The org.bluez client, on the D-Bus layer.
+        .target(name: "BlueZ", dependencies: ["Support", "GATT", "DBus", "CSystemd"], swiftSettings: strict),
         // Trace format, replay, btsnoop import.
         .target(name: "Traces", dependencies: ["GATT"], swiftSettings: strict),
         // Simulated peripherals, in-process fake central, FakeBlueZ.
-        .target(name: "FakeDevices", dependencies: ["Support", "GATT", "BlueZ"], swiftSettings: strict),
+        .target(name: "FakeDevices", dependencies: ["Support", "GATT", "DBus", "BlueZ"], swiftSettings: strict),
         // The store's D-Bus API for apps: org.wearhouse.Health1 (wire format, caller identity, the served object).
-        .target(name: "HealthBus", dependencies: ["BlueZ", "Health"], swiftSettings: strict),
+        .target(name: "HealthBus", dependencies: ["DBus", "Health"], swiftSettings: strict),
         // The Swift client of that API, for apps.
-        .target(name: "WearhouseClient", dependencies: ["HealthBus", "BlueZ", "Health"], swiftSettings: strict),
+        .target(name: "WearhouseClient", dependencies: ["HealthBus", "DBus", "Health"], swiftSettings: strict),
         // Sensor sessions, sample building, store writer, service lifecycle.
         .target(
             name: "Gateway",
             dependencies: [
-                "Support", "GATT", "Health", "SQLiteStore", "PostgresStore", "BlueZ", "Traces", "CSystemd", "CUdev", "CBluetooth",
+                "Support", "GATT", "Health", "SQLiteStore", "PostgresStore", "DBus", "BlueZ", "Traces", "CSystemd",
+                "CUdev",
+                "CBluetooth",
             ],
             swiftSettings: strict
         ),
@@ -66,7 +71,9 @@ let package = Package(
         .target(
             name: "WearhouseCLI",
             dependencies: [
-                "Support", "GATT", "Health", "SQLiteStore", "PostgresStore", "BlueZ", "Traces", "FakeDevices", "Gateway", "HealthBus",
+                "Support", "GATT", "Health", "SQLiteStore", "PostgresStore", "DBus", "BlueZ", "Traces", "FakeDevices",
+                "Gateway",
+                "HealthBus",
             ],
             swiftSettings: strict
         ),
@@ -76,7 +83,9 @@ let package = Package(
         .executableTarget(
             name: "Benchmarks",
             dependencies: [
-                "Support", "GATT", "Health", "SQLiteStore", "PostgresStore", "BlueZ", "Traces", "Gateway", "FakeDevices", "TestSupport",
+                "Support", "GATT", "Health", "SQLiteStore", "PostgresStore", "DBus", "BlueZ", "Traces", "Gateway",
+                "FakeDevices",
+                "TestSupport",
             ],
             swiftSettings: strict),
 
@@ -86,19 +95,44 @@ let package = Package(
         // and trace suites.
         .target(
             name: "GatewayTestSupport",
-            dependencies: ["Gateway", "GATT", "Health", "SQLiteStore", "BlueZ", "FakeDevices", "TestSupport"],
+            dependencies: ["Gateway", "GATT", "Health", "SQLiteStore", "DBus", "BlueZ", "FakeDevices", "TestSupport"],
             path: "Tests/GatewaySupport", swiftSettings: strict),
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
         .testTarget(name: "GATTTests", dependencies: ["Support", "GATT", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HealthTests", dependencies: ["Support", "Health", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "SQLiteStoreTests", dependencies: ["Support", "SQLiteStore", "Health", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "StoreConformanceTests", dependencies: ["Support", "SQLiteStore", "PostgresStore", "Health", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore", "SQLiteStore", "Health", "Gateway", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "CLITests", dependencies: ["wearhouse", "SQLiteStore", "Health", "BlueZ", "FakeDevices", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "FakeDevicesTests", dependencies: ["Support", "FakeDevices", "GATT", "BlueZ", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "HealthBusTests", dependencies: ["wearhouse", "HealthBus", "WearhouseClient", "Health", "SQLiteStore", "BlueZ", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "TracesTests", dependencies: ["Support", "Traces", "GATT", "Gateway", "Health", "SQLiteStore", "FakeDevices", "TestSupport", "GatewayTestSupport"], swiftSettings: strict),
-        .testTarget(name: "GatewayTests", dependencies: ["Support", "Gateway", "GATT", "Health", "SQLiteStore", "BlueZ", "FakeDevices", "TestSupport", "GatewayTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "SQLiteStoreTests", dependencies: ["Support", "SQLiteStore", "Health", "TestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "StoreConformanceTests",
+            dependencies: ["Support", "SQLiteStore", "PostgresStore", "Health", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "PostgresStoreTests",
+            dependencies: ["PostgresStore", "SQLiteStore", "Health", "Gateway", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "CLITests",
+            dependencies: ["wearhouse", "SQLiteStore", "Health", "DBus", "FakeDevices", "TestSupport"],
+            swiftSettings: strict),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "FakeDevicesTests", dependencies: ["Support", "FakeDevices", "GATT", "DBus", "BlueZ", "TestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "HealthBusTests",
+            dependencies: [
+                "wearhouse", "HealthBus", "WearhouseClient", "Health", "SQLiteStore", "DBus", "TestSupport",
+            ], swiftSettings: strict),
+        .testTarget(
+            name: "TracesTests",
+            dependencies: [
+                "Support", "Traces", "GATT", "Gateway", "Health", "SQLiteStore", "FakeDevices", "TestSupport",
+                "GatewayTestSupport",
+            ], swiftSettings: strict),
+        .testTarget(
+            name: "GatewayTests",
+            dependencies: [
+                "Support", "Gateway", "GATT", "Health", "SQLiteStore", "DBus", "BlueZ", "FakeDevices", "TestSupport",
+                "GatewayTestSupport",
+            ], swiftSettings: strict),
     ]
 )

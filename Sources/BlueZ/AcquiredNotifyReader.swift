@@ -1,3 +1,4 @@
+internal import DBus
 internal import GATT
 internal import Glibc
 internal import Synchronization

@@ -1,3 +1,4 @@
+public import DBus
 public import GATT
 
 /// Connecting, pairing and trust (`docs/bluez.md`, R5, R7, R8, R15).

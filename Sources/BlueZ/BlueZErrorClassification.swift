@@ -1,3 +1,4 @@
+public import DBus
 public import GATT
 
 /// R8 of `docs/bluez.md`: what a failed org.bluez call means for a sensor session.

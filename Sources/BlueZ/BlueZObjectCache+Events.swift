@@ -1,3 +1,4 @@
+internal import DBus
 internal import GATT
 
 /// Applying signals to the cache, and the events they make.

@@ -1,3 +1,4 @@
+public import DBus
 public import GATT
 internal import Glibc
 internal import Support

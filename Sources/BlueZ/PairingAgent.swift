@@ -1,3 +1,4 @@
+public import DBus
 internal import Synchronization
 
 /// The `org.bluez.Agent1` a headless gateway serves (`docs/bluez.md`, R15): registered as the default agent with

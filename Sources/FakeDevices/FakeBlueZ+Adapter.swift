@@ -1,4 +1,4 @@
-internal import BlueZ
+internal import DBus
 internal import GATT
 
 /// Adapter1 (discovery, RemoveDevice) and AgentManager1.

@@ -1,4 +1,4 @@
-internal import BlueZ
+internal import DBus
 internal import GATT
 
 /// One simulated device as FakeBlueZ keeps it.

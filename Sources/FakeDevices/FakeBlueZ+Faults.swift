@@ -1,4 +1,4 @@
-internal import BlueZ
+internal import DBus
 
 /// The fault API: what goes wrong between bluetoothd and a device, on demand.
 extension FakeBlueZ {

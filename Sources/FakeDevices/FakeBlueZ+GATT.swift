@@ -1,4 +1,4 @@
-internal import BlueZ
+internal import DBus
 internal import GATT
 internal import Glibc
 

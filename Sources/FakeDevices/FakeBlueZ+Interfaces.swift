@@ -1,4 +1,4 @@
-public import BlueZ
+public import DBus
 
 /// The org.bluez interface descriptions FakeBlueZ serves, with BlueZ 5.66's member names and D-Bus types
 /// (`docs/bluez.md`, "Objects and interfaces" and F1: GATT client objects have no `Handle` property in 5.66).

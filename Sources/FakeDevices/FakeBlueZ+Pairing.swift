@@ -1,4 +1,4 @@
-internal import BlueZ
+internal import DBus
 
 /// Pair, with agent callbacks as bluetoothd makes them.
 extension FakeBlueZ {

@@ -1,4 +1,4 @@
-internal import BlueZ
+internal import DBus
 
 /// Sessions tied to a client's connection (discovery, notify, agent) end when the client leaves the bus, as in
 /// bluetoothd.

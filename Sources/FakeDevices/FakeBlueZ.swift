@@ -1,4 +1,4 @@
-public import BlueZ
+public import DBus
 public import GATT
 internal import Glibc
 

@@ -1,4 +1,4 @@
-public import BlueZ
+public import DBus
 internal import Glibc
 
 /// `wearhouse doctor`: checks what a user would check first when no samples arrive, and says what to fix.

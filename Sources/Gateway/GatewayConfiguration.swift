@@ -1,4 +1,4 @@
-public import BlueZ
+public import DBus
 public import Foundation
 public import GATT
 public import Support

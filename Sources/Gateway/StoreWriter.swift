@@ -1,4 +1,5 @@
 internal import BlueZ
+internal import DBus
 internal import GATT
 public import Health
 

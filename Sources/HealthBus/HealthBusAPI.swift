@@ -1,4 +1,4 @@
-public import BlueZ
+public import DBus
 
 /// The names, limits and interface of `org.wearhouse.Health1`, the store's D-Bus API for apps (docs/app-api.md).
 ///

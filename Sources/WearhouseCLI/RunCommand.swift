@@ -1,4 +1,5 @@
 import BlueZ
+import DBus
 import Dispatch
 import Foundation
 import GATT

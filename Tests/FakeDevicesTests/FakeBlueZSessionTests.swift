@@ -1,4 +1,4 @@
-import BlueZ
+import DBus
 import FakeDevices
 import Foundation
 import GATT

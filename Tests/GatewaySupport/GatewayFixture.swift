@@ -1,4 +1,5 @@
 public import BlueZ
+public import DBus
 public import FakeDevices
 public import Foundation
 public import GATT

@@ -1,4 +1,5 @@
 import BlueZ
+import DBus
 import FakeDevices
 import Foundation
 import GATT

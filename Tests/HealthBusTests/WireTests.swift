@@ -1,4 +1,4 @@
-import BlueZ
+import DBus
 import Foundation
 import Health
 import Testing

@@ -1,7 +1,7 @@
 import Glibc
 import Testing
 
-@testable import BlueZ
+@testable import DBus
 
 @Suite struct DBusTypeTests {
     @Test(arguments: [

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import BlueZ
+@testable import DBus
 
 /// Two connections to one private bus: `server` serves objects, `client` calls them.
 struct Peers {

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import BlueZ
+@testable import DBus
 
 /// Served objects: methods, properties, ObjectManager and introspection, seen from a second connection and
 /// from the real `busctl`.

@@ -1,7 +1,7 @@
 import TestSupport
 import Testing
 
-@testable import BlueZ
+@testable import DBus
 
 /// Signal matches: delivery, order, drop counting, removal.
 @Suite(.timeLimit(.minutes(1))) struct DBusSignalTests {

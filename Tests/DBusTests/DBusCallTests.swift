@@ -3,7 +3,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-@testable import BlueZ
+@testable import DBus
 
 /// Method calls between two connections on a private bus.
 @Suite(.timeLimit(.minutes(1))) struct DBusCallTests {

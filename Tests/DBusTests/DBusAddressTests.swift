@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import BlueZ
+@testable import DBus
 
 /// `.system` and `.session` follow `DBUS_SYSTEM_BUS_ADDRESS` and `DBUS_SESSION_BUS_ADDRESS`. The environment is
 /// given to a child run of this test binary (never `setenv` in a process whose threads use sd-bus).
