@@ -39,11 +39,19 @@ let package = Package(
         .target(name: "GATT", dependencies: ["Support"], swiftSettings: strict),
         // The health data model. Support and Foundation only.
         .target(name: "Health", dependencies: ["Support"], swiftSettings: strict),
+        // What both store engines share: the store executor, rollups, metadata coding, row helpers, the store URL and
+        // the HealthStoreEngine protocol the command line and the tests use.
+        .target(name: "StoreEngine", dependencies: ["Support", "Health"], swiftSettings: strict),
         // Store engines, one target each: SQLite (default), PostgreSQL (fleets).
-        .target(name: "SQLiteStore", dependencies: ["Support", "Health", "CSQLite"], swiftSettings: strict),
+        .target(
+            name: "SQLiteStore", dependencies: ["Support", "Health", "StoreEngine", "CSQLite"], swiftSettings: strict),
         // PostgresStore opens libpq at run time (dlopen, PostgresLibrary.swift) rather than linking it, so that a
         // service writing to SQLite does not carry libpq's TLS, Kerberos and LDAP libraries.
-        .target(name: "PostgresStore", dependencies: ["Support", "Health"], swiftSettings: strict),
+        .target(name: "PostgresStore", dependencies: ["Support", "Health", "StoreEngine"], swiftSettings: strict),
+        // openStore(_:): a store by its URL, whichever engine holds it.
+        .target(
+            name: "Stores", dependencies: ["Health", "StoreEngine", "SQLiteStore", "PostgresStore"],
+            swiftSettings: strict),
         // The D-Bus layer over sd-bus: the connection on its bus thread, values and types, calls, signals, served
         // objects and introspection.
         .target(name: "DBus", dependencies: ["CSystemd"], swiftSettings: strict),
@@ -61,9 +69,8 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
-                "Support", "GATT", "Health", "SQLiteStore", "PostgresStore", "DBus", "BlueZ", "Traces", "CSystemd",
-                "CUdev",
-                "CBluetooth",
+                "Support", "GATT", "Health", "StoreEngine", "SQLiteStore", "PostgresStore", "DBus", "BlueZ", "Traces",
+                "CSystemd", "CUdev", "CBluetooth",
             ],
             swiftSettings: strict
         ),
@@ -71,9 +78,8 @@ let package = Package(
         .target(
             name: "WearhouseCLI",
             dependencies: [
-                "Support", "GATT", "Health", "SQLiteStore", "PostgresStore", "DBus", "BlueZ", "Traces", "FakeDevices",
-                "Gateway",
-                "HealthBus",
+                "Support", "GATT", "Health", "StoreEngine", "Stores", "SQLiteStore", "PostgresStore", "DBus", "BlueZ",
+                "Traces", "FakeDevices", "Gateway", "HealthBus",
             ],
             swiftSettings: strict
         ),
@@ -83,9 +89,8 @@ let package = Package(
         .executableTarget(
             name: "Benchmarks",
             dependencies: [
-                "Support", "GATT", "Health", "SQLiteStore", "PostgresStore", "DBus", "BlueZ", "Traces", "Gateway",
-                "FakeDevices",
-                "TestSupport",
+                "Support", "GATT", "Health", "StoreEngine", "Stores", "SQLiteStore", "PostgresStore", "DBus", "BlueZ",
+                "Traces", "Gateway", "FakeDevices", "TestSupport",
             ],
             swiftSettings: strict),
 
@@ -101,11 +106,17 @@ let package = Package(
         .testTarget(name: "GATTTests", dependencies: ["Support", "GATT", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HealthTests", dependencies: ["Support", "Health", "TestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "SQLiteStoreTests", dependencies: ["Support", "SQLiteStore", "Health", "TestSupport"],
+            name: "StoreEngineTests", dependencies: ["Support", "Health", "StoreEngine", "TestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "SQLiteStoreTests", dependencies: ["Support", "SQLiteStore", "StoreEngine", "Health", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "StoreConformanceTests",
-            dependencies: ["Support", "SQLiteStore", "PostgresStore", "Health", "TestSupport"], swiftSettings: strict),
+            dependencies: [
+                "Support", "SQLiteStore", "PostgresStore", "StoreEngine", "Stores", "Health", "TestSupport",
+            ],
+            swiftSettings: strict),
         .testTarget(
             name: "PostgresStoreTests",
             dependencies: ["PostgresStore", "SQLiteStore", "Health", "Gateway", "TestSupport"], swiftSettings: strict),

@@ -2,6 +2,7 @@ import Foundation
 internal import Glibc
 import PostgresStore
 import SQLiteStore
+import StoreEngine
 
 extension Doctor {
     /// The name of the service's system user (`Systemd/wearhouse.sysusers`).
@@ -11,9 +12,17 @@ extension Doctor {
 
     /// The store file: there (or its directory, for a first start), a SQLite database, writable, owned by the
     /// service user when it is the service's, and, when this user owns it, opening with an intact schema.
-    static func checkStore(url: String) async -> [DoctorFinding] {
-        if url.hasPrefix("postgresql://") || url.hasPrefix("postgres://") {
-            let shown = PostgresHealthStore.redacted(url)
+    static func checkStore(url text: String) async -> [DoctorFinding] {
+        let url: StoreURL
+        do throws(StoreURL.ParseError) {
+            url = try StoreURL(parsing: text)
+        } catch {
+            return [.error("store", "\(error)", fix: "Give a path, sqlite:PATH or postgresql://... as [store] url.")]
+        }
+        let path: String
+        switch url {
+        case .postgresql(let connection):
+            let shown = url.description
             guard PostgresLibrary.version != nil else {
                 return [
                     .error(
@@ -23,7 +32,7 @@ extension Doctor {
             }
             do {
                 // Opening connects, checks the schema and brings it up to date, as the service does at start.
-                _ = try PostgresHealthStore(url: url)
+                _ = try PostgresHealthStore(url: connection)
                 return [.ok("store", "the PostgreSQL store \(shown) answers and its schema is current")]
             } catch {
                 return [
@@ -32,8 +41,9 @@ extension Doctor {
                         fix: "Check that the server runs and the URL's user, database and authentication are right.")
                 ]
             }
+        case .sqlite(let file):
+            path = file
         }
-        let path = url.hasPrefix("sqlite:") ? String(url.dropFirst("sqlite:".count)) : url
         // FileManager rather than stat(2): which module `struct stat` comes from depends on what else the
         // module imports (Glibc or CDispatch), and MemberImportVisibility then refuses its fields.
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {

@@ -3,7 +3,7 @@ extension QuantitySample {
     /// (`docs/store-semantics.md`, item 23): end before start, a value that is not finite or outside the type's
     /// range, an `externalUUID` that is not a non-empty string, a metadata number that is not finite. Every engine
     /// applies this same rule.
-    package func invalidityReason(as type: HealthType) -> String? {
+    public func invalidityReason(as type: HealthType) -> String? {
         if let reason = Self.invalidityReason(start: start.milliseconds, end: end.milliseconds, value: value, as: type)
         {
             return reason
@@ -12,7 +12,7 @@ extension QuantitySample {
             if case .some(let external) = metadata[MetadataKey.externalUUID] {
                 guard case .string(let text) = external, !text.isEmpty else { return "externalUUID must be a string" }
             }
-            if let key = MetadataCoding.nonFiniteKey(metadata) { return "metadata '\(key)' is not a finite number" }
+            if let key = metadata.nonFiniteKey { return "metadata '\(key)' is not a finite number" }
         }
         return nil
     }
@@ -20,7 +20,7 @@ extension QuantitySample {
 
 extension QuantitySample {
     /// The part of the rule about times and value (shared with ``QuantitySeries``, whose samples are columns).
-    package static func invalidityReason(start: Int64, end: Int64, value: Double, as type: HealthType) -> String? {
+    public static func invalidityReason(start: Int64, end: Int64, value: Double, as type: HealthType) -> String? {
         guard end >= start else { return "end (\(end) ms) is before start (\(start) ms)" }
         guard value.isFinite else { return "value is not a finite number" }
         if let range = type.validRange, !range.contains(value) {
@@ -28,5 +28,18 @@ extension QuantitySample {
                 + "\(range.lowerBound)...\(range.upperBound)"
         }
         return nil
+    }
+}
+
+extension Dictionary where Key == String, Value == MetadataValue {
+    /// The key of a number that is not finite (JSON cannot hold it, so no store can keep it), if there is one: such
+    /// metadata is refused when a sample is saved rather than lost.
+    public var nonFiniteKey: String? {
+        first { _, value in
+            switch value {
+            case .number(let number), .quantity(let number, _): !number.isFinite
+            default: false
+            }
+        }?.key
     }
 }

@@ -92,7 +92,7 @@ public struct QuantitySeries: Hashable, Sendable {
 
     /// Why a store would reject sample `index` as the catalog's `type`, or `nil` when it is valid: the rule of
     /// ``QuantitySample/invalidityReason(as:)`` without building the sample (metadata is checked once per stream).
-    package func invalidityReason(at index: Int, as type: HealthType) -> String? {
+    public func invalidityReason(at index: Int, as type: HealthType) -> String? {
         QuantitySample.invalidityReason(start: starts[index], end: ends[index], value: values[index], as: type)
     }
 }

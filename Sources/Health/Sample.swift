@@ -197,7 +197,7 @@ public struct HeartbeatSeriesSample: Hashable, Sendable, Identifiable {
             return "end (\(end.milliseconds) ms) is before start (\(start.milliseconds) ms)"
         }
         guard !beats.isEmpty else { return "a heartbeat series needs at least one beat" }
-        if let key = MetadataCoding.nonFiniteKey(metadata) { return "metadata '\(key)' is not a finite number" }
+        if let key = metadata.nonFiniteKey { return "metadata '\(key)' is not a finite number" }
         let duration = Double(end.milliseconds - start.milliseconds)
         let range = Self.validRRMilliseconds
         var previous = -Double.infinity

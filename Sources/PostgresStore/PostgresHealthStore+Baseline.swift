@@ -1,5 +1,6 @@
 import Foundation
 public import Health
+internal import StoreEngine
 
 /// The ingest benchmark's baseline (BENCHMARKS.md, "postgres"): the same rows as ``save(_:as:)`` writes, COPYed
 /// straight into `plain_samples`, a table made like `samples` (its indexes included), one transaction per call with

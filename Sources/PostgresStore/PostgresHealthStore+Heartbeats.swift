@@ -1,5 +1,6 @@
 import Foundation
 public import Health
+internal import StoreEngine
 
 /// Heartbeat series: one row per series in `heartbeat_series`, the beats in a bytea (``PostgresBeats``), with the
 /// SQLite engine's rules: the natural key `(source, device, start, end)` is unique, rewriting is a duplicate or a

@@ -1,4 +1,5 @@
 public import Health
+internal import StoreEngine
 
 /// Apps' permission requests and the observers' change feed, with the SQLite engine's semantics.
 extension PostgresHealthStore {

@@ -1,5 +1,6 @@
 import Foundation
 public import Health
+internal import StoreEngine
 
 /// Retention, as in the SQLite engine: how many days of each type the store keeps; pruning deletes older samples,
 /// series and rollups without tombstones (a storage policy of this store; apps keep what they synced).

@@ -1,5 +1,6 @@
 import Foundation
 import Health
+internal import StoreEngine
 
 /// 15-minute rollups of discrete types, as in the SQLite engine: maintained inside every write transaction
 /// (inserts add to their quarter hour; deletions recompute it from the rows), read by long-range statistics, which

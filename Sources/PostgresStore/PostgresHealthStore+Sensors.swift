@@ -1,5 +1,6 @@
 import Foundation
 public import Health
+internal import StoreEngine
 internal import Support
 
 /// The sensor registry: sensors in the `sensors` table, their version in the `registry` counter (bumped in the
@@ -8,11 +9,11 @@ internal import Support
 extension PostgresHealthStore: SensorRegistry {
     public func register(_ sensor: RegisteredSensor) throws {
         var sensor = sensor
-        sensor.address = try Self.address(sensor.address)
-        if let adapter = sensor.adapter { sensor.adapter = try Self.address(adapter) }
+        sensor.address = try SensorRegistryColumns.address(sensor.address)
+        if let adapter = sensor.adapter { sensor.adapter = try SensorRegistryColumns.address(adapter) }
         try writeTransaction { connection in
             let existing = try connection.query(
-                "SELECT \(Self.sensorColumns) FROM sensors WHERE address = $1", [sensor.address])
+                "SELECT \(SensorRegistryColumns.selectList) FROM sensors WHERE address = $1", [sensor.address])
             if existing.count > 0, try Self.readSensor(existing, 0) == sensor { return }
             try connection.query(
                 """
@@ -26,7 +27,8 @@ extension PostgresHealthStore: SensorRegistry {
                 """,
                 [
                     sensor.address, sensor.adapter, sensor.name, sensor.label, sensor.subject, sensor.location,
-                    try sensor.device.map { try Self.json($0) }, try Self.json(sensor.services),
+                    try sensor.device.map { try SensorRegistryColumns.json($0) },
+                    try SensorRegistryColumns.json(sensor.services),
                     sensor.paired ? "true" : "false", sensor.notifyMode.rawValue, "\(sensor.enrolledAt.milliseconds)",
                 ])
             try connection.query("UPDATE counters SET value = value + 1 WHERE name = 'registry'")
@@ -35,13 +37,13 @@ extension PostgresHealthStore: SensorRegistry {
 
     public func registeredSensors() throws -> [RegisteredSensor] {
         try withConnection { connection in
-            let rows = try connection.query("SELECT \(Self.sensorColumns) FROM sensors ORDER BY address")
+            let rows = try connection.query("SELECT \(SensorRegistryColumns.selectList) FROM sensors ORDER BY address")
             return try (0..<rows.count).map { try Self.readSensor(rows, $0) }
         }
     }
 
     public func forgetSensor(_ address: String) throws -> Bool {
-        let address = try Self.address(address)
+        let address = try SensorRegistryColumns.address(address)
         return try writeTransaction { connection in
             let deleted = try connection.query("DELETE FROM sensors WHERE address = $1", [address]).affected
             try connection.query("DELETE FROM sensor_status WHERE address = $1", [address])
@@ -53,7 +55,7 @@ extension PostgresHealthStore: SensorRegistry {
 
     public func updateStatus(_ statuses: [SensorStatus]) throws {
         guard !statuses.isEmpty else { return }
-        let addresses = try statuses.map { try Self.address($0.address) }
+        let addresses = try statuses.map { try SensorRegistryColumns.address($0.address) }
         try withConnection { connection in
             // One statement, so one (asynchronous) commit, and no write lock: statuses never wait for samples.
             func column<Value>(_ value: (SensorStatus) -> Value?, _ text: (Value) -> String) -> String? {
@@ -103,38 +105,15 @@ extension PostgresHealthStore: SensorRegistry {
         try withConnection { try $0.query("SELECT value FROM counters WHERE name = 'registry'").int64(0, 0) }
     }
 
-    private static let sensorColumns =
-        "address, adapter, name, label, subject, location, device, services, paired, notify_mode, enrolled_ms"
-
     private static func readSensor(_ rows: PostgresRows, _ row: Int) throws -> RegisteredSensor {
-        let address = rows.text(row, 0) ?? ""
-        func decode<Value: Decodable>(_ type: Value.Type, _ column: Int) throws -> Value? {
-            guard let text = rows.text(row, column) else { return nil }
-            do {
-                return try JSONDecoder().decode(type, from: Data(text.utf8))
-            } catch {
-                throw PostgresError(code: .unexpected, message: "sensor \(address): unreadable \(type)")
-            }
+        do {
+            return try SensorRegistryColumns.sensor(
+                address: rows.text(row, 0) ?? "", adapter: rows.text(row, 1), name: rows.text(row, 2),
+                label: rows.text(row, 3), subject: rows.text(row, 4), location: rows.text(row, 5),
+                device: rows.text(row, 6), services: rows.text(row, 7), paired: rows.bool(row, 8),
+                notifyMode: rows.text(row, 9), enrolledAt: rows.int64(row, 10))
+        } catch {
+            throw PostgresError(code: .unexpected, message: error.description)
         }
-        return RegisteredSensor(
-            address: address, adapter: rows.text(row, 1), name: rows.text(row, 2), label: rows.text(row, 3),
-            subject: rows.text(row, 4), location: rows.text(row, 5), device: try decode(Device.self, 6),
-            services: try decode([String].self, 7) ?? [], paired: rows.bool(row, 8),
-            // A mode written by a newer wearhouse falls back to the default.
-            notifyMode: NotifyMode(rawValue: rows.text(row, 9) ?? "") ?? .properties,
-            enrolledAt: Instant(milliseconds: rows.int64(row, 10)))
-    }
-
-    private static func address(_ text: String) throws -> String {
-        guard let address = RegisteredSensor.normalizedAddress(text) else {
-            throw InvalidSensorAddressError(address: text)
-        }
-        return address
-    }
-
-    private static func json(_ value: some Encodable) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 }

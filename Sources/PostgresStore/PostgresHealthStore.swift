@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 public import Health
+internal import StoreEngine
 
 /// The fleet engine: one PostgreSQL database that many gateways write and many people read at once.
 ///
@@ -119,16 +120,8 @@ public actor PostgresHealthStore: HealthStore {
     /// The URL or connection string without its password, for messages and `wearhouse store check`.
     public nonisolated var redactedURL: String { Self.redacted(conninfo) }
 
-    /// `url` with any password replaced by `***` (in a URL's user info or as a `password=` keyword).
-    public static func redacted(_ url: String) -> String {
-        if var components = URLComponents(string: url), components.password != nil {
-            components.password = "***"
-            return components.string ?? url
-        }
-        return url.split(separator: " ", omittingEmptySubsequences: false).map {
-            $0.hasPrefix("password=") ? "password=***" : String($0)
-        }.joined(separator: " ")
-    }
+    /// `url` with any password replaced by `***` (``StoreURL/redacted(_:)``).
+    public static func redacted(_ url: String) -> String { StoreURL.redacted(url) }
 
     /// The size of the database on the server, in bytes.
     public func databaseSize() throws -> Int64 {

@@ -1,4 +1,5 @@
 import Health
+internal import StoreEngine
 
 /// Version 1 of the beats blob, written by schema 6 and 7 stores: each beat a varint of
 /// `zigzag(RR delta) << 2 | offset follows << 1 | gap`, then its offset when flagged; units 0 = 1/1024 s,

@@ -1,4 +1,5 @@
 import Health
+internal import StoreEngine
 
 /// The compact encoding of a heartbeat series' beats: one blob per series, a little over a byte a beat.
 ///

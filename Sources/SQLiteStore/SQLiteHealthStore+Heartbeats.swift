@@ -1,5 +1,6 @@
 import Foundation
 public import Health
+internal import StoreEngine
 
 /// Heartbeat series: one row per series in `heartbeat_series`, its beats in a blob (``HeartbeatCodec``).
 extension SQLiteHealthStore {

@@ -1,5 +1,6 @@
 public import Foundation
 public import Health
+internal import StoreEngine
 
 extension SQLiteHealthStore {
     /// One stored row, as the queries read it.

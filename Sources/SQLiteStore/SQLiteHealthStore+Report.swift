@@ -1,5 +1,6 @@
 import Foundation
 import Health
+public import StoreEngine
 
 /// What `wearhouse store check` shows.
 public struct StoreReport: Hashable, Sendable {
@@ -35,5 +36,16 @@ extension SQLiteHealthStore {
         return StoreReport(
             integrity: integrity, bytes: size, schemaVersion: Int(try connection.scalarInt("PRAGMA user_version") ?? 0),
             counts: counts, tombstones: Int(try connection.scalarInt("SELECT count(*) FROM tombstones") ?? 0))
+    }
+}
+
+extension SQLiteHealthStore: HealthStoreEngine {
+    public nonisolated var location: String { path }
+
+    public func summary() async throws -> StoreSummary {
+        let report = try report()
+        return StoreSummary(
+            integrity: report.integrity, bytes: report.bytes, schemaVersion: report.schemaVersion,
+            counts: report.counts, tombstones: report.tombstones)
     }
 }

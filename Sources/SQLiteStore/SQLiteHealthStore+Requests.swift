@@ -1,4 +1,5 @@
 public import Health
+internal import StoreEngine
 
 extension SQLiteHealthStore {
     public func requestAuthorization(app: String, read: [String], share: [String]) throws -> Bool {

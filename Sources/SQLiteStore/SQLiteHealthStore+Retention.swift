@@ -1,5 +1,6 @@
 import Foundation
 public import Health
+internal import StoreEngine
 
 /// Retention: how many days of each type the store keeps. Pruning deletes older samples, their chunks and
 /// their rollups without tombstones: it is a storage policy of this store, and apps keep what they synced.

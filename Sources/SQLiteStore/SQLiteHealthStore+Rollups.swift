@@ -1,5 +1,6 @@
 import Foundation
 import Health
+internal import StoreEngine
 
 /// 15-minute rollups of discrete types: maintained inside every write transaction, read by long-range
 /// statistics (`docs/store-semantics.md`, item 13). Only mergeable aggregates are kept: count, sum, min, max and

@@ -1,5 +1,6 @@
 import Foundation
 public import Health
+internal import StoreEngine
 
 extension SQLiteHealthStore {
     /// Saves a batch in one transaction (`docs/store-semantics.md`, items 21-23).

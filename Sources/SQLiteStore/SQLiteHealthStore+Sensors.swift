@@ -1,5 +1,6 @@
 import Foundation
 public import Health
+internal import StoreEngine
 internal import Support
 
 /// The sensor registry: sensors in the store's `sensors` table, their version in the `registry` counter (bumped
@@ -17,10 +18,11 @@ extension SQLiteHealthStore: SensorRegistry {
     public func register(_ sensor: RegisteredSensor) throws {
         defer { connection.resetCachedStatements() }
         var sensor = sensor
-        sensor.address = try Self.address(sensor.address)
-        if let adapter = sensor.adapter { sensor.adapter = try Self.address(adapter) }
+        sensor.address = try SensorRegistryColumns.address(sensor.address)
+        if let adapter = sensor.adapter { sensor.adapter = try SensorRegistryColumns.address(adapter) }
         try connection.transaction {
-            let existing = try connection.cached("SELECT \(Self.sensorColumns) FROM sensors WHERE address = ?1")
+            let existing = try connection.cached(
+                "SELECT \(SensorRegistryColumns.selectList) FROM sensors WHERE address = ?1")
             try existing.bind(1, sensor.address)
             if try existing.step(), try Self.readSensor(existing) == sensor { return }
             existing.reset()
@@ -36,8 +38,8 @@ extension SQLiteHealthStore: SensorRegistry {
             try insert.bind(4, sensor.label)
             try insert.bind(5, sensor.subject)
             try insert.bind(6, sensor.location)
-            try insert.bind(7, try sensor.device.map { try Self.json($0) })
-            try insert.bind(8, try Self.json(sensor.services))
+            try insert.bind(7, try sensor.device.map { try SensorRegistryColumns.json($0) })
+            try insert.bind(8, try SensorRegistryColumns.json(sensor.services))
             try insert.bind(9, Int64(sensor.paired ? 1 : 0))
             try insert.bind(10, sensor.notifyMode.rawValue)
             try insert.bind(11, sensor.enrolledAt.milliseconds)
@@ -48,7 +50,8 @@ extension SQLiteHealthStore: SensorRegistry {
 
     public func registeredSensors() throws -> [RegisteredSensor] {
         defer { connection.resetCachedStatements() }
-        let statement = try connection.cached("SELECT \(Self.sensorColumns) FROM sensors ORDER BY address")
+        let statement = try connection.cached(
+            "SELECT \(SensorRegistryColumns.selectList) FROM sensors ORDER BY address")
         var sensors: [RegisteredSensor] = []
         while try statement.step() { sensors.append(try Self.readSensor(statement)) }
         return sensors
@@ -59,7 +62,7 @@ extension SQLiteHealthStore: SensorRegistry {
             connection.resetCachedStatements()
             accessLogConnection.resetCachedStatements()
         }
-        let address = try Self.address(address)
+        let address = try SensorRegistryColumns.address(address)
         let existed = try connection.transaction {
             let delete = try connection.cached("DELETE FROM sensors WHERE address = ?1")
             try delete.bind(1, address)
@@ -79,7 +82,7 @@ extension SQLiteHealthStore: SensorRegistry {
     public func updateStatus(_ statuses: [SensorStatus]) throws {
         defer { accessLogConnection.resetCachedStatements() }
         guard !statuses.isEmpty else { return }
-        let addresses = try statuses.map { try Self.address($0.address) }
+        let addresses = try statuses.map { try SensorRegistryColumns.address($0.address) }
         // Statuses are volatile: commit without an fsync (see the type's discussion), then restore.
         let previous = try accessLogConnection.scalarInt("PRAGMA synchronous") ?? 2
         try accessLogConnection.execute("PRAGMA synchronous = NORMAL")
@@ -141,38 +144,15 @@ extension SQLiteHealthStore: SensorRegistry {
         try bump.step()
     }
 
-    private static let sensorColumns =
-        "address, adapter, name, label, subject, location, device, services, paired, notify_mode, enrolled_ms"
-
     private static func readSensor(_ statement: SQLiteStatement) throws -> RegisteredSensor {
-        let address = statement.text(0) ?? ""
-        func decode<Value: Decodable>(_ type: Value.Type, _ column: Int32) throws -> Value? {
-            guard let text = statement.text(column) else { return nil }
-            do {
-                return try JSONDecoder().decode(type, from: Data(text.utf8))
-            } catch {
-                throw SQLiteError(code: 11, operation: "read", message: "sensor \(address): unreadable \(type)")
-            }
+        do {
+            return try SensorRegistryColumns.sensor(
+                address: statement.text(0) ?? "", adapter: statement.text(1), name: statement.text(2),
+                label: statement.text(3), subject: statement.text(4), location: statement.text(5),
+                device: statement.text(6), services: statement.text(7), paired: statement.int64(8) != 0,
+                notifyMode: statement.text(9), enrolledAt: statement.int64(10))
+        } catch {
+            throw SQLiteError(code: 11, operation: "read", message: error.description)
         }
-        return RegisteredSensor(
-            address: address, adapter: statement.text(1), name: statement.text(2), label: statement.text(3),
-            subject: statement.text(4), location: statement.text(5), device: try decode(Device.self, 6),
-            services: try decode([String].self, 7) ?? [], paired: statement.int64(8) != 0,
-            // A mode written by a newer wearhouse falls back to the default.
-            notifyMode: NotifyMode(rawValue: statement.text(9) ?? "") ?? .properties,
-            enrolledAt: Instant(milliseconds: statement.int64(10)))
-    }
-
-    private static func address(_ text: String) throws -> String {
-        guard let address = RegisteredSensor.normalizedAddress(text) else {
-            throw InvalidSensorAddressError(address: text)
-        }
-        return address
-    }
-
-    private static func json(_ value: some Encodable) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Health
+internal import StoreEngine
 
 /// Dense series: owner-written discrete samples whose id derives from their natural key live in chunks
 /// (``SeriesChunkCodec``), a few bytes a sample, instead of a row and four index entries each.

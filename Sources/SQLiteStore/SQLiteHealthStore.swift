@@ -1,5 +1,6 @@
 import Foundation
 public import Health
+internal import StoreEngine
 
 /// The default store engine: one SQLite file in WAL mode with durable commits.
 ///

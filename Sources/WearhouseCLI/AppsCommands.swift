@@ -1,6 +1,7 @@
 import GATT
 import Health
 import SQLiteStore
+import StoreEngine
 
 /// Shared by `grant` and `revoke`: the app and the types named on the command line.
 private struct GrantChange {
@@ -39,7 +40,7 @@ private struct GrantChange {
 
 /// Opens the store and runs `body` on it, mapping errors as ``runStoreCommand(_:_:)`` does.
 private func withStore(
-    _ arguments: Arguments, console: Console, _ body: (any CommandStore) async throws -> Void
+    _ arguments: Arguments, console: Console, _ body: (any HealthStoreEngine) async throws -> Void
 ) async -> ExitCode {
     await runStoreCommand(console) {
         try await body(try StoreLocation.open(arguments, mustExist: false))
@@ -142,7 +143,7 @@ struct AppsCommand: Command {
         }
     }
 
-    private func showLog(_ store: any CommandStore, _ arguments: Arguments, console: Console) async throws {
+    private func showLog(_ store: any HealthStoreEngine, _ arguments: Arguments, console: Console) async throws {
         var limit = 50
         if let text = arguments.option("limit") {
             guard let number = Int(text), number > 0 else {

@@ -1,6 +1,7 @@
 import Foundation
 import Gateway
 import Health
+import StoreEngine
 import Traces
 
 /// `wearhouse replay FILE`: a recorded trace through the live ingest path into the store.
@@ -58,7 +59,7 @@ enum TraceReplayRunner {
         _ source: inout Records, name: String, speed: ReplaySpeed, arguments: Arguments, console: Console,
         issues: () -> [String]
     ) async -> ExitCode {
-        let store: any CommandStore
+        let store: any HealthStoreEngine
         do throws(StoreLocation.Failure) {
             store = try StoreLocation.open(arguments, mustExist: false)
         } catch {

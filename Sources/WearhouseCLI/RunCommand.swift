@@ -6,6 +6,7 @@ import GATT
 import Gateway
 import Health
 import SQLiteStore
+import StoreEngine
 import Support
 import Traces
 
@@ -75,7 +76,7 @@ struct RunCommand: Command {
         {
             storeArguments.options["store"] = configuration.store.url
         }
-        let store: any CommandStore
+        let store: any HealthStoreEngine
         do throws(StoreLocation.Failure) {
             store = try StoreLocation.open(storeArguments, mustExist: false)
         } catch {
@@ -114,7 +115,7 @@ struct RunCommand: Command {
 /// One run of the service, from connecting to the last flush.
 private struct Service {
     let configuration: GatewayConfiguration
-    let store: any CommandStore
+    let store: any HealthStoreEngine
     let log: ServiceLog
     let duration: Duration?
     let recorder: TraceRecorder?

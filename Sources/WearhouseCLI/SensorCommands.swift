@@ -5,6 +5,7 @@ import GATT
 import Gateway
 import Health
 import SQLiteStore
+import StoreEngine
 import Support
 
 /// `wearhouse pair`: enrols a sensor (pairs only when needed) into the store's registry.
@@ -47,7 +48,7 @@ struct PairCommand: Command {
             console.error(error.message)
             return .usage
         }
-        let store: any CommandStore
+        let store: any HealthStoreEngine
         do throws(StoreLocation.Failure) {
             store = try StoreLocation.open(arguments, mustExist: false)
         } catch {

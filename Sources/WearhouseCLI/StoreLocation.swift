@@ -1,7 +1,7 @@
 import Foundation
 import Health
-import PostgresStore
-import SQLiteStore
+import StoreEngine
+import Stores
 
 /// Where the store is: `--store PATH`, `sqlite:PATH` or `postgresql://...` (any libpq URL: host, port, user,
 /// password, `sslmode`, `host=/run/postgresql` for peer authentication), else `$WEARHOUSE_STORE`, else the
@@ -24,20 +24,21 @@ enum StoreLocation {
         return arguments.option("store") ?? environment["WEARHOUSE_STORE"] ?? defaultPath(environment)
     }
 
-    /// Whether `url` names a PostgreSQL database (`postgresql://...` or `postgres://...`).
-    static func isPostgreSQL(_ url: String) -> Bool {
-        url.hasPrefix("postgresql://") || url.hasPrefix("postgres://")
+    /// The store the arguments and environment name, parsed.
+    static func parsed(_ arguments: Arguments) throws(Failure) -> StoreURL {
+        do {
+            return try StoreURL(parsing: url(arguments))
+        } catch {
+            throw Failure(message: "--store: \(error)", code: .usage)
+        }
     }
 
     /// The SQLite path the arguments and environment name.
     static func path(_ arguments: Arguments) throws(Failure) -> String {
-        let url = url(arguments)
-        if isPostgreSQL(url) {
-            throw Failure(
-                message: "\(PostgresHealthStore.redacted(url)) is a PostgreSQL store, not a file", code: .usage)
+        let url = try parsed(arguments)
+        guard case .sqlite(let path) = url else {
+            throw Failure(message: "\(url) is a PostgreSQL store, not a file", code: .usage)
         }
-        let path = url.hasPrefix("sqlite:") ? String(url.dropFirst("sqlite:".count)) : url
-        guard !path.isEmpty else { throw Failure(message: "empty store path", code: .usage) }
         return path
     }
 
@@ -47,73 +48,22 @@ enum StoreLocation {
         return home + "/.local/share/wearhouse/health.db"
     }
 
-    /// Opens the store: a SQLite file, or a PostgreSQL database (whose schema is created or brought up to date).
-    /// Reading commands pass `mustExist` so that a typo does not create an empty SQLite store.
-    static func open(_ arguments: Arguments, mustExist: Bool) throws(Failure) -> any CommandStore {
-        let url = url(arguments)
-        if isPostgreSQL(url) {
-            do {
-                return try PostgresHealthStore(url: url)
-            } catch let error as PostgresError where error.code == .schema {
-                throw Failure(message: "the store at \(PostgresHealthStore.redacted(url)): \(error)", code: .dataError)
-            } catch {
-                throw Failure(
-                    message: "cannot open the store at \(PostgresHealthStore.redacted(url)): \(error)",
-                    code: .unavailable)
+    /// Opens the store (``openStore(_:mustExist:now:)``). Reading commands pass `mustExist` so that a typo does not
+    /// create an empty SQLite store.
+    static func open(_ arguments: Arguments, mustExist: Bool) throws(Failure) -> any HealthStoreEngine {
+        let url = try parsed(arguments)
+        do throws(StoreOpenError) {
+            return try openStore(url, mustExist: mustExist)
+        } catch {
+            switch error.kind {
+            case .badURL: throw Failure(message: error.description, code: .usage)
+            case .missing:
+                throw Failure(message: "\(error.description) (give --store or set WEARHOUSE_STORE)", code: .noInput)
+            case .badData: throw Failure(message: error.description, code: .dataError)
+            case .unavailable: throw Failure(message: error.description, code: .unavailable)
+            case .io: throw Failure(message: error.description, code: .ioError)
             }
         }
-        let path = try path(arguments)
-        if mustExist, !FileManager.default.fileExists(atPath: path) {
-            throw Failure(message: "no store at \(path) (give --store or set WEARHOUSE_STORE)", code: .noInput)
-        }
-        do {
-            return try SQLiteHealthStore(path: path)
-        } catch {
-            throw Failure(message: "cannot open the store at \(path): \(error)", code: .ioError)
-        }
-    }
-}
-
-/// What the commands use of a store, whichever engine holds it.
-protocol CommandStore: HealthStore, SensorRegistry {
-    /// Where the store is, for people: the SQLite path, or the PostgreSQL URL without its password.
-    nonisolated var location: String { get }
-    func summary() async throws -> StoreSummary
-    func retention() async throws -> [String: Int]
-    func setRetention(of type: HealthType, days: Int?) async throws
-    func prune() async throws -> Int
-}
-
-/// What `wearhouse store check` shows, for either engine.
-struct StoreSummary {
-    /// `["ok"]`, or the engine's list of problems.
-    var integrity: [String]
-    var bytes: Int64
-    var schemaVersion: Int
-    var counts: [String: Int]
-    var tombstones: Int
-}
-
-extension SQLiteHealthStore: CommandStore {
-    nonisolated var location: String { path }
-
-    func summary() async throws -> StoreSummary {
-        let report = try report()
-        return StoreSummary(
-            integrity: report.integrity, bytes: report.bytes, schemaVersion: report.schemaVersion,
-            counts: report.counts,
-            tombstones: report.tombstones)
-    }
-}
-
-extension PostgresHealthStore: CommandStore {
-    nonisolated var location: String { redactedURL }
-
-    func summary() async throws -> StoreSummary {
-        let (counts, tombstones) = try counts()
-        return StoreSummary(
-            integrity: ["ok"], bytes: try databaseSize(), schemaVersion: try schemaVersion(), counts: counts,
-            tombstones: tombstones)
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Health
+import StoreEngine
 import Support
 import TestSupport
 import Testing
@@ -17,7 +18,7 @@ import Testing
     static let day0: Int64 = 1_743_206_400
 
     /// Writes, as the gateway and an app would over three days, in batches; returns every batch's outcomes.
-    private func writeEverything(to store: any ConformingStore) async throws -> [[WriteOutcome]] {
+    private func writeEverything(to store: any HealthStoreEngine) async throws -> [[WriteOutcome]] {
         var random = SplitMix64(seed: 0x5EED_CAFE)
         var outcomes: [[WriteOutcome]] = []
         try await store.setAuthorization(

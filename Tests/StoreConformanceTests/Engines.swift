@@ -2,6 +2,8 @@ import Foundation
 import Health
 import PostgresStore
 import SQLiteStore
+import StoreEngine
+import Stores
 import TestSupport
 import Testing
 
@@ -15,16 +17,6 @@ enum Engine: String, CaseIterable, Sendable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 }
 
-/// What the suite uses of a store beyond `HealthStore`: the registry and retention, which both engines offer.
-protocol ConformingStore: HealthStore, SensorRegistry {
-    func setRetention(of type: HealthType, days: Int?) async throws
-    func retention() async throws -> [String: Int]
-    func prune() async throws -> Int
-}
-
-extension SQLiteHealthStore: ConformingStore {}
-extension PostgresHealthStore: ConformingStore {}
-
 /// Where a test's store lives: a folder or a database, removed by ``remove()``; ``reopen()`` opens it again.
 struct Storage: Sendable {
     var engine: Engine
@@ -32,10 +24,10 @@ struct Storage: Sendable {
     var location: String
     var now: @Sendable () -> Instant
 
-    func reopen() throws -> any ConformingStore {
+    func reopen() throws -> any HealthStoreEngine {
         switch engine {
-        case .sqlite: try SQLiteHealthStore(path: location, now: now)
-        case .postgresql: try PostgresHealthStore(url: location, now: now)
+        case .sqlite: try openStore(.sqlite(path: location), now: now)
+        case .postgresql: try openStore(.postgresql(url: location), now: now)
         }
     }
 
@@ -52,7 +44,7 @@ struct Storage: Sendable {
 
 /// A new, empty store of `engine`.
 func makeStore(_ engine: Engine, now: @escaping @Sendable () -> Instant = { Instant.now }) throws -> (
-    any ConformingStore, Storage
+    any HealthStoreEngine, Storage
 ) {
     let location: String
     switch engine {

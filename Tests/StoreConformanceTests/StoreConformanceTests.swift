@@ -1,6 +1,7 @@
 import Foundation
 import Health
 import SQLiteStore
+import StoreEngine
 import TestSupport
 import Testing
 

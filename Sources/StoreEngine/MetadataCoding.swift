@@ -1,13 +1,14 @@
 import Foundation
+public import Health
 
 /// Metadata as stored: a JSON object whose values are tagged by type, so a number stays a number and a date a
 /// date: `{"heartRateSensorLocation": {"number": 1}, "timeZone": {"string": "Europe/Berlin"}}`.
-/// Shared by the engines (package access), so that both store the same text.
-package enum MetadataCoding {
+/// Shared by the engines, so that both store the same text.
+public enum MetadataCoding {
     /// The stored text: keys sorted, each value an object tagged by its type. Written by hand rather than through
     /// `JSONSerialization` (whose boxing into `Any` cost tens of microseconds a dictionary, paid for every stream of
     /// a batch). `nil` for no metadata, or when a number is not finite (JSON has no such numbers).
-    package static func encode(_ metadata: [String: MetadataValue]) -> String? {
+    public static func encode(_ metadata: [String: MetadataValue]) -> String? {
         guard !metadata.isEmpty else { return nil }
         var out = "{"
         out.reserveCapacity(32 * metadata.count)
@@ -38,17 +39,6 @@ package enum MetadataCoding {
         }
         out += "}"
         return out
-    }
-
-    /// The key of a number in `metadata` that is not finite (JSON cannot hold it), if there is one: such metadata
-    /// is refused when a sample is saved rather than lost.
-    package static func nonFiniteKey(_ metadata: [String: MetadataValue]) -> String? {
-        metadata.first { _, value in
-            switch value {
-            case .number(let number), .quantity(let number, _): !number.isFinite
-            default: false
-            }
-        }?.key
     }
 
     /// A JSON string: quotes, backslashes and control characters escaped.
@@ -89,7 +79,7 @@ package enum MetadataCoding {
 
     /// The metadata of stored text. Text of the shape ``encode(_:)`` writes is read directly (numbers exactly, by
     /// the standard library's parser); anything else goes through `JSONSerialization`.
-    package static func decode(_ text: String?) -> [String: MetadataValue] {
+    public static func decode(_ text: String?) -> [String: MetadataValue] {
         guard let text else { return [:] }
         let direct = Array(text.utf8).withUnsafeBufferPointer { bytes in
             var reader = TaggedObjectReader(bytes: bytes)

@@ -1,8 +1,10 @@
-/// The exact sweep over raw samples that both engines run when rollups cannot answer (package access).
+public import Health
+
+/// The exact sweep over raw samples that both engines run when rollups cannot answer.
 extension StatisticsQuery {
     /// The instant before which samples still matter: a discrete value holds for `maxHoldMilliseconds` into the
     /// first bucket (the time-weighted average), so the sweep reads that much earlier.
-    package var sweepStart: Instant? {
+    public var sweepStart: Instant? {
         guard let first = buckets.first else { return nil }
         let hold = type.aggregation == .discrete ? max(0, maxHoldMilliseconds) : 0
         return first.start.adding(milliseconds: -hold)
@@ -11,7 +13,7 @@ extension StatisticsQuery {
     /// Statistics per bucket from `samples` (all the caller may read in the range): merged sums for cumulative
     /// types (with `priority()`, the stored priority list, unless the query brings its own), or per provenance;
     /// count/avg/min/max/recent/twa for discrete ones, per provenance when asked.
-    package func sweep(
+    public func sweep(
         _ samples: [StatisticsSample], priority storedPriority: () throws -> [Provenance]
     ) rethrows -> [StatisticsResult] {
         guard let last = buckets.last else { return [] }

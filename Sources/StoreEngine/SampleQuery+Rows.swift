@@ -1,10 +1,11 @@
-package import Foundation
+public import Foundation
+public import Health
 
-/// What both engines do with the rows their SQL returns (package access): the metadata predicates SQL does not
+/// What both engines do with the rows their SQL returns: the metadata predicates SQL does not
 /// check, and the cursor that continues a page.
 extension SampleQuery {
     /// Whether `metadata` satisfies every metadata predicate of the query.
-    package func matchesMetadata(_ metadata: [String: MetadataValue]) -> Bool {
+    public func matchesMetadata(_ metadata: [String: MetadataValue]) -> Bool {
         self.metadata.allSatisfy { predicate in
             switch predicate {
             case .exists(let key): metadata[key] != nil
@@ -17,7 +18,7 @@ extension SampleQuery {
 extension SampleCursor {
     /// The cursor after a page that filled `wanted` (the query's limit) with `matched` results ending at `last`,
     /// or `nil` when the page was the last (unlimited queries have no next page).
-    package static func following(
+    public static func following(
         matched: Int, wanted: Int, last: (start: Instant, end: Instant, id: UUID)?
     ) -> SampleCursor? {
         guard matched == wanted, wanted != Int.max, let last else { return nil }

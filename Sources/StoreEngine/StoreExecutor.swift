@@ -1,22 +1,22 @@
 internal import Dispatch
 
-/// A serial executor on its own dispatch queue, for a store engine's actor (package access): the one place its
+/// A serial executor on its own dispatch queue, for a store engine's actor: the one place its
 /// database connection is used, so blocking SQLite or libpq calls never run on the cooperative pool (GRDB's
 /// pattern).
-package final class StoreExecutor: SerialExecutor {
+public final class StoreExecutor: SerialExecutor {
     private let queue: DispatchQueue
 
-    package init(label: String) {
+    public init(label: String) {
         queue = DispatchQueue(label: label, qos: .userInitiated)
     }
 
-    package func enqueue(_ job: consuming ExecutorJob) {
+    public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedSerialExecutor()
         queue.async { job.runSynchronously(on: executor) }
     }
 
-    package func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
     }
 }

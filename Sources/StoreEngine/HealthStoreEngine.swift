@@ -1,0 +1,36 @@
+public import Health
+
+/// What the command line, `doctor` and the tests use of a store beyond ``HealthStore``, whichever engine holds
+/// it: the sensor registry, retention, pruning and a summary. Both engines conform; ``openStore(_:mustExist:)``
+/// (module `Stores`) opens either by its URL.
+public protocol HealthStoreEngine: HealthStore, SensorRegistry {
+    /// Where the store is, for people: the SQLite path, or the PostgreSQL URL without its password.
+    nonisolated var location: String { get }
+    /// Integrity, size, schema version and counts (`wearhouse store check`).
+    func summary() async throws -> StoreSummary
+    /// Days kept per type identifier, for the types that have a retention set.
+    func retention() async throws -> [String: Int]
+    /// Keeps `type`'s samples for `days` (`nil`: forever).
+    func setRetention(of type: HealthType, days: Int?) async throws
+    /// Deletes the samples older than their type's retention; returns how many were deleted.
+    func prune() async throws -> Int
+}
+
+/// What `wearhouse store check` shows, for either engine.
+public struct StoreSummary: Hashable, Sendable {
+    /// `["ok"]`, or the engine's list of problems.
+    public var integrity: [String]
+    public var bytes: Int64
+    public var schemaVersion: Int
+    /// Samples per type identifier.
+    public var counts: [String: Int]
+    public var tombstones: Int
+
+    public init(integrity: [String], bytes: Int64, schemaVersion: Int, counts: [String: Int], tombstones: Int) {
+        self.integrity = integrity
+        self.bytes = bytes
+        self.schemaVersion = schemaVersion
+        self.counts = counts
+        self.tombstones = tombstones
+    }
+}
