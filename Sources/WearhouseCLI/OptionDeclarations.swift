@@ -152,7 +152,7 @@ extension Option {
     public static func flag(_ name: String, _ path: any WritableKeyPath<Options, Bool> & Sendable, help: String)
         -> Option
     {
-        Option(info: info(name, nil, help, .flag, nil, required: false)) { options, _ in
+        Option(info: declared(name, nil, help, .flag, nil, required: false)) { options, _ in
             options[keyPath: path] = true
         }
     }
@@ -162,7 +162,7 @@ extension Option {
         _ name: String, value: String, _ path: any WritableKeyPath<Options, String?> & Sendable,
         kind: OptionKind = .text, help: String
     ) -> Option {
-        Option(info: info(name, value, help, kind, nil, required: false)) { options, text in
+        Option(info: declared(name, value, help, kind, nil, required: false)) { options, text in
             options[keyPath: path] = text
         }
     }
@@ -173,7 +173,7 @@ extension Option {
         kind: OptionKind = .text, required: Bool = false, help: String
     ) -> Option {
         let initial = Options()[keyPath: path]
-        return Option(info: info(name, value, help, kind, initial.isEmpty ? nil : initial, required: required)) {
+        return Option(info: declared(name, value, help, kind, initial.isEmpty ? nil : initial, required: required)) {
             options, text in
             options[keyPath: path] = text
         }
@@ -185,7 +185,7 @@ extension Option {
         _ path: any WritableKeyPath<Options, Int> & Sendable, help: String
     ) -> Option {
         let initial = String(Options()[keyPath: path])
-        return Option(info: info(name, value, help, .integer(range), initial, required: false)) {
+        return Option(info: declared(name, value, help, .integer(range), initial, required: false)) {
             options, text throws(UsageError) in
             options[keyPath: path] = try wholeNumber(name, text, range)
         }
@@ -196,7 +196,7 @@ extension Option {
         _ name: String, value: String = "n", in range: ClosedRange<Int>,
         _ path: any WritableKeyPath<Options, Int?> & Sendable, help: String
     ) -> Option {
-        Option(info: info(name, value, help, .integer(range), nil, required: false)) {
+        Option(info: declared(name, value, help, .integer(range), nil, required: false)) {
             options, text throws(UsageError) in
             options[keyPath: path] = try wholeNumber(name, text, range)
         }
@@ -209,7 +209,7 @@ extension Option {
         help: String
     ) -> Option {
         let initial = secondsText(Options()[keyPath: path])
-        return Option(info: info(name, "seconds", help, .seconds(range), initial, required: false)) {
+        return Option(info: declared(name, "seconds", help, .seconds(range), initial, required: false)) {
             options, text throws(UsageError) in
             options[keyPath: path] = try duration(name, text, range)
         }
@@ -220,7 +220,7 @@ extension Option {
         _ name: String, in range: ClosedRange<Double>, _ path: any WritableKeyPath<Options, Duration?> & Sendable,
         help: String
     ) -> Option {
-        Option(info: info(name, "seconds", help, .seconds(range), nil, required: false)) {
+        Option(info: declared(name, "seconds", help, .seconds(range), nil, required: false)) {
             options, text throws(UsageError) in
             options[keyPath: path] = try duration(name, text, range)
         }
@@ -234,7 +234,8 @@ extension Option {
         let words = Value.allCases.map(\.rawValue)
         let initial = Options()[keyPath: path].rawValue
         return Option(
-            info: info(name, value ?? words.joined(separator: "|"), help, .choice(words), initial, required: required)
+            info: declared(
+                name, value ?? words.joined(separator: "|"), help, .choice(words), initial, required: required)
         ) { options, text throws(UsageError) in
             options[keyPath: path] = try choose(name, text, as: Value.self)
         }
@@ -246,7 +247,7 @@ extension Option {
     ) -> Option where Value.RawValue == String {
         let words = Value.allCases.map(\.rawValue)
         return Option(
-            info: info(name, value ?? words.joined(separator: "|"), help, .choice(words), nil, required: false)
+            info: declared(name, value ?? words.joined(separator: "|"), help, .choice(words), nil, required: false)
         ) { options, text throws(UsageError) in
             options[keyPath: path] = try choose(name, text, as: Value.self)
         }
@@ -270,7 +271,7 @@ extension Option {
         _ name: String, value: String, _ path: any WritableKeyPath<Options, [Element]?> & Sendable,
         allowed: [String]? = nil, help: String, element: @escaping @Sendable (String) throws(UsageError) -> Element
     ) -> Option {
-        Option(info: info(name, value, help, .list(allowed), nil, required: false)) {
+        Option(info: declared(name, value, help, .list(allowed), nil, required: false)) {
             options, text throws(UsageError) in
             var values = options[keyPath: path] ?? []
             for item in text.split(separator: ",") { values.append(try element(String(item).trimmingSpaces)) }
@@ -284,7 +285,7 @@ extension Option {
         kind: OptionKind = .text, required: Bool = false, help: String,
         parse: @escaping @Sendable (String) throws(UsageError) -> Value
     ) -> Option {
-        Option(info: info(name, value, help, kind, nil, required: required)) { options, text throws(UsageError) in
+        Option(info: declared(name, value, help, kind, nil, required: required)) { options, text throws(UsageError) in
             options[keyPath: path] = try parse(text)
         }
     }
@@ -297,13 +298,13 @@ extension Option {
         parse: @escaping @Sendable (String) throws(UsageError) -> Value
     ) -> Option {
         let initial = required ? nil : format(Options()[keyPath: path])
-        return Option(info: info(name, value, help, kind, initial, required: required)) {
+        return Option(info: declared(name, value, help, kind, initial, required: required)) {
             options, text throws(UsageError) in
             options[keyPath: path] = try parse(text)
         }
     }
 
-    private static func info(
+    private static func declared(
         _ name: String, _ value: String?, _ help: String, _ kind: OptionKind, _ defaultValue: String?, required: Bool
     ) -> OptionInfo {
         OptionInfo(
