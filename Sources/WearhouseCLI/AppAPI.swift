@@ -12,31 +12,49 @@ import HealthBus
 /// or the gateway's writes. When the default bus cannot be had (no session bus in a terminal without one, the
 /// name taken), the service logs a warning and runs without the API; when `--api` names the bus, it stops (69).
 struct AppAPI {
-    static let option = (
-        name: "api", value: "system|session|none|address",
-        help: "Serve the apps' D-Bus API on this bus (default: system for root and system users, else session)."
-    )
+    /// Where `--api` says to serve.
+    enum Bus: Sendable, Equatable {
+        /// `none`: no API.
+        case disabled
+        case system
+        case session
+        case address(String)
+    }
+
+    /// `--api <system|session|none|address>`.
+    static func option<Options: CommandOptions>(_ path: any WritableKeyPath<Options, Bus?> & Sendable)
+        -> Option<Options>
+    {
+        .value(
+            "api", value: "system|session|none|address", path,
+            help: "Serve the apps' D-Bus API on this bus (default: system for root and system users, else session)."
+        ) { text throws(UsageError) in
+            switch text {
+            case "none": return .disabled
+            case "system": return .system
+            case "session": return .session
+            case let text where text.contains(":"): return .address(text)
+            default: throw UsageError("--api: '\(text)' is not system, session, none or a D-Bus address")
+            }
+        }
+    }
 
     private let bus: DBusConnection?
     private let server: HealthBusServer?
 
-    /// Starts serving as `--api` says, on a connection of its own to the store `storeArguments` name (either
-    /// engine); `nil` when it was asked for explicitly and could not be served.
-    static func start(_ arguments: Arguments, storeArguments: Arguments, log: ServiceLog) async -> AppAPI? {
-        let requested = arguments.option("api")
+    /// Starts serving as `--api` (`requested`) says, on a connection of its own to the store `location` names
+    /// (either engine, as `--store` does); `nil` when it was asked for explicitly and could not be served.
+    static func start(_ requested: Bus?, store location: String?, log: ServiceLog) async -> AppAPI? {
         let address: DBusAddress
-        switch requested ?? (getuid() < 1000 ? "system" : "session") {
-        case "none": return AppAPI(bus: nil, server: nil)
-        case "system": address = .system
-        case "session": address = .session
-        case let text where text.contains(":"): address = .address(text)
-        case let text:
-            log.error("--api: '\(text)' is not system, session, none or a D-Bus address")
-            return nil
+        switch requested ?? (getuid() < 1000 ? .system : .session) {
+        case .disabled: return AppAPI(bus: nil, server: nil)
+        case .system: address = .system
+        case .session: address = .session
+        case .address(let text): address = .address(text)
         }
         var bus: DBusConnection?
         do {
-            let store = try StoreLocation.open(storeArguments, mustExist: false)
+            let store = try StoreLocation.open(store: location, mustExist: false)
             let connection = try await DBusConnection.connect(to: address, timeout: .seconds(5))
             bus = connection
             let server = try await HealthBusServer.start(on: connection, store: store) { log.warning("api: \($0)") }

@@ -4,38 +4,47 @@ import Foundation
 import GATT
 import Gateway
 
-/// The options the Bluetooth commands share: which bus bluetoothd is on, which adapter, how long to wait.
+/// What the Bluetooth commands share: the options naming bluetoothd's bus and the adapter, and connecting to it.
 enum BluetoothOptions {
-    static let bus = (
-        name: "bus", value: "address",
-        help: "The D-Bus bus of bluetoothd: system (default, honours DBUS_SYSTEM_BUS_ADDRESS), session, or an address."
-    )
-    static let adapter = (name: "adapter", value: "address", help: "The adapter to use (default: the first powered).")
-
-    struct Invalid: Error {
-        var message: String
-    }
-
-    /// `--bus` as a D-Bus address (the system bus by default).
-    static func address(_ arguments: Arguments) throws(Invalid) -> DBusAddress {
-        switch arguments.option("bus") {
-        case nil, "system": return .system
-        case "session": return .session
-        case let text?:
-            guard text.contains(":") else { throw Invalid(message: "--bus: '\(text)' is not a D-Bus address") }
-            return .address(text)
+    /// `--bus <address>`: bluetoothd's bus, the system bus unless given.
+    static func bus<Options: CommandOptions>(
+        _ path: any WritableKeyPath<Options, DBusAddress> & Sendable
+    ) -> Option<Options> {
+        .value(
+            "bus", value: "address", path,
+            help: "The D-Bus bus of bluetoothd: system (honours DBUS_SYSTEM_BUS_ADDRESS), session, or an address.",
+            format: { address in
+                switch address {
+                case .system: "system"
+                case .session: "session"
+                case .address(let text): text
+                }
+            }
+        ) { text throws(UsageError) in
+            switch text {
+            case "system": return .system
+            case "session": return .session
+            default:
+                guard text.contains(":") else { throw UsageError("--bus: '\(text)' is not a D-Bus address") }
+                return .address(text)
+            }
         }
     }
 
-    /// `--name seconds` as a duration, or `fallback`.
-    static func seconds(_ arguments: Arguments, _ name: String, default fallback: Duration?) throws(Invalid)
-        -> Duration?
-    {
-        guard let text = arguments.option(name) else { return fallback }
-        guard let seconds = Double(text), seconds > 0, seconds < 1e9 else {
-            throw Invalid(message: "--\(name) must be a positive number of seconds, not '\(text)'")
-        }
-        return .milliseconds(Int64(seconds * 1000))
+    /// `--bus <address>` as text, for the commands that hand it to the configuration (`bluetooth.bus`).
+    static func bus<Options: CommandOptions>(
+        _ path: any WritableKeyPath<Options, String?> & Sendable
+    ) -> Option<Options> {
+        .text(
+            "bus", value: "address", path,
+            help: "The D-Bus bus of bluetoothd: system, session, or an address (default: the configuration's).")
+    }
+
+    /// `--adapter <address>`.
+    static func adapter<Options: CommandOptions>(
+        _ path: any WritableKeyPath<Options, String?> & Sendable
+    ) -> Option<Options> {
+        .text("adapter", value: "address", path, help: "The adapter to use (default: the first powered).")
     }
 
     /// Connects to bluetoothd's bus and starts the client (with the pairing agent).

@@ -4,15 +4,8 @@ import GATT
 struct DecodeCommand: Command {
     let name = "decode"
     let abstract = "Decode a characteristic value given as hex."
-    let usage = "<characteristic> <hex> [--json] [--previous <hex>]"
     var discussion: String {
         """
-        ARGUMENTS:
-          <characteristic>  A 16-bit or 128-bit UUID (2a37, 0x2A37, 00002a37-0000-1000-8000-00805f9b34fb)
-                            or a name: \(CharacteristicCatalog.all.map { $0.name }.joined(separator: ", ")).
-          <hex>             The value as sent, e.g. 163c1104 or "16 3c 11 04". Give - to read one value per
-                            line from standard input (one output line or JSON object per input line).
-
         Bad input exits 65 with an error naming the field and byte offset; with --json the same error is also
         printed as a JSON object: {"error": kind, "field": ..., "offset": ..., "message": ...}.
         Field names and units are listed in README.md ("wearhouse decode").
@@ -23,16 +16,35 @@ struct DecodeCommand: Command {
           wearhouse decode csc-measurement 0302000000300101001000 --previous 0301000000100000000800
         """
     }
-    let options = OptionTable(
-        valued: [("previous", "hex", "An earlier CSC Measurement: also print the rollover-safe delta.")],
-        flags: [("json", "Print one JSON object per value.")]
-    )
 
-    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
-        guard let characteristicName = arguments.positionals.first else {
-            console.error("missing <characteristic>", hint: "Usage: wearhouse decode \(usage)")
-            return .usage
-        }
+    struct Options: CommandOptions {
+        var characteristic = ""
+        /// The value's words, joined with spaces (`16 3c 11 04` may come as one argument or four).
+        var hex: [String] = []
+        var previous: String?
+        var json = false
+    }
+
+    let syntax = CommandSyntax<Options>(
+        positionals: [
+            .required(
+                "characteristic", \.characteristic,
+                help: "A 16-bit or 128-bit UUID (2a37, 0x2A37, 00002a37-0000-1000-8000-00805f9b34fb) or a name: "
+                    + "\(CharacteristicCatalog.all.map { $0.name }.joined(separator: ", "))."),
+            .repeating(
+                "hex", \.hex, required: true,
+                help: "The value as sent, e.g. 163c1104 or \"16 3c 11 04\". Give - to read one value per line from "
+                    + "standard input (one output line or JSON object per input line)."),
+        ],
+        options: [
+            .flag("json", \.json, help: "Print one JSON object per value."),
+            .text(
+                "previous", value: "hex", \.previous,
+                help: "An earlier CSC Measurement: also print the rollover-safe delta."),
+        ])
+
+    func run(_ options: Options, console: Console) async -> ExitCode {
+        let characteristicName = options.characteristic
         guard let type = CharacteristicCatalog.type(named: characteristicName) else {
             console.error(
                 "unknown characteristic '\(characteristicName)'",
@@ -41,13 +53,9 @@ struct DecodeCommand: Command {
             )
             return .usage
         }
-        let hexArguments = arguments.positionals.dropFirst()
-        guard !hexArguments.isEmpty else {
-            console.error("missing <hex> value", hint: "Usage: wearhouse decode \(usage)")
-            return .usage
-        }
+        let hexArguments = options.hex
         var previous: CSCMeasurement?
-        if let previousHex = arguments.option("previous") {
+        if let previousHex = options.previous {
             guard type == CSCMeasurement.self else {
                 console.error("--previous applies to csc-measurement only")
                 return .usage
@@ -59,7 +67,7 @@ struct DecodeCommand: Command {
                 return .dataError
             }
         }
-        let json = arguments.flag("json")
+        let json = options.json
         if hexArguments == ["-"] {
             var status = ExitCode.success
             var lineNumber = 0

@@ -7,50 +7,58 @@ import SQLiteStore
 struct DeleteCommand: Command {
     let name = "delete"
     let abstract = "Delete samples by id, or by type and time range."
-    let usage =
-        "(--id <uuids> | --type <type> --from <time> --to <time> [--subject ..] [--device ..] [--source ..]) [--dry-run]"
-    let options = OptionTable(
-        valued: [
-            StoreLocation.option, ("id", "uuids", "Comma-separated sample ids."), ("type", "type", "The type."),
-            ("from", "time", "Range start."), ("to", "time", "Range end (exclusive)."),
-            ("time-zone", "zone", "IANA zone for wall times (default UTC)."),
-            ("subject", "names", "Only these subjects."),
-            ("device", "keys", "Only these devices."), ("source", "ids", "Only these sources."),
-        ],
-        flags: [("dry-run", "Say how many samples would be deleted, delete nothing.")])
 
-    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
+    struct Options: CommandOptions {
+        var ids: [UUID]?
+        var type: HealthType?
+        var from: StatisticsTime?
+        var to: StatisticsTime?
+        var timeZone = StoreOptions.utc
+        var subjects: [String]?
+        var devices: [String]?
+        var sources: [String]?
+        var dryRun = false
+        var store: String?
+    }
+
+    /// The options that narrow a deletion by type.
+    static let typeFilters = ["from", "to", "time-zone", "subject", "device", "source"]
+
+    let syntax = CommandSyntax<Options>(
+        options: [
+            .list("id", value: "uuids", \.ids, help: "Comma-separated sample ids.") { text throws(UsageError) in
+                guard let id = UUID(uuidString: text) else { throw UsageError("'\(text)' is not a sample id") }
+                return id
+            },
+            StoreOptions.type(\.type, help: "The type."), StoreOptions.time("from", \.from, help: "Range start."),
+            StoreOptions.time("to", \.to, help: "Range end (exclusive)."), StoreOptions.timeZone(\.timeZone),
+            .list("subject", value: "names", \.subjects, help: "Only these subjects."),
+            .list("device", value: "keys", \.devices, help: "Only these devices."),
+            .list("source", value: "ids", \.sources, help: "Only these sources."),
+            .flag("dry-run", \.dryRun, help: "Say how many samples would be deleted, delete nothing."),
+            StoreOptions.store(\.store),
+        ],
+        rules: [.oneOf("id", "type"), .requires("type", "from", "to")]
+            + DeleteCommand.typeFilters.map { OptionRule.requires($0, "type") })
+
+    func run(_ options: Options, console: Console) async -> ExitCode {
         await runStoreCommand(console) {
-            var ids: [UUID] = []
-            if let list = StoreArguments.list(arguments, "id") {
-                for text in list {
-                    guard let id = UUID(uuidString: text) else {
-                        throw StoreArguments.Invalid(message: "'\(text)' is not a sample id")
-                    }
-                    ids.append(id)
-                }
-            }
-            let store = try StoreLocation.open(arguments, mustExist: true)
-            if arguments.option("type") != nil {
-                let zone = try StoreArguments.timeZone(arguments)
-                guard let from = try StoreArguments.instant(arguments, "from", zone: zone),
-                    let to = try StoreArguments.instant(arguments, "to", zone: zone)
-                else { throw StoreArguments.Invalid(message: "deleting by type needs both --from and --to") }
+            var ids = options.ids ?? []
+            let store = try StoreLocation.open(store: options.store, mustExist: true)
+            if let type = options.type,
+                let from = StoreOptions.instant(options.from, in: options.timeZone),
+                let to = StoreOptions.instant(options.to, in: options.timeZone)
+            {
                 let query = SampleQuery(
-                    type: try StoreArguments.type(arguments), from: from, to: to,
-                    sources: StoreArguments.list(arguments, "source"),
-                    devices: StoreArguments.list(arguments, "device"),
-                    subjects: StoreArguments.list(arguments, "subject"))
+                    type: type, from: from, to: to, sources: options.sources, devices: options.devices,
+                    subjects: options.subjects)
                 if query.type.aggregation == .series {
                     ids += try await store.heartbeatSeries(query, as: .owner).series.map(\.id)
                 } else {
                     ids += try await store.samples(query, as: .owner).samples.map(\.id)
                 }
             }
-            guard !ids.isEmpty || arguments.option("id") != nil || arguments.option("type") != nil else {
-                throw StoreArguments.Invalid(message: "give --id, or --type with --from and --to")
-            }
-            if arguments.flag("dry-run") {
+            if options.dryRun {
                 console.out("would delete \(ids.count) samples\n")
                 return .success
             }

@@ -13,10 +13,17 @@ import SQLiteStore
 struct DemoCommand: Command {
     let name = "demo"
     let abstract = "Run the gateway against simulated sensors on a private bus and show what it stored."
-    let usage = "[--duration <seconds>] [--dir <folder>]"
-    let options = OptionTable(valued: [
-        ("duration", "seconds", "How long the service runs (default 20)."),
-        ("dir", "folder", "Where to put the store and the config (default: a new folder under /tmp)."),
+
+    struct Options: CommandOptions {
+        var duration: Duration = .seconds(20)
+        var dir: String?
+    }
+
+    let syntax = CommandSyntax<Options>(options: [
+        .seconds("duration", in: 1...3600, \.duration, help: "How long the service runs."),
+        .text(
+            "dir", value: "folder", \.dir, kind: .path,
+            help: "Where to put the store and the config (default: a new folder under /tmp)."),
     ])
 
     struct Wearer {
@@ -45,16 +52,10 @@ struct DemoCommand: Command {
         Wearer(address: "C0:FF:EE:00:00:04", subject: "alice", location: "in-shoe", label: "Alice's footpod"),
     ]
 
-    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
-        let duration: Duration
-        do throws(BluetoothOptions.Invalid) {
-            duration = try BluetoothOptions.seconds(arguments, "duration", default: .seconds(20)) ?? .seconds(20)
-        } catch {
-            console.error(error.message)
-            return .usage
-        }
+    func run(_ options: Options, console: Console) async -> ExitCode {
+        let duration = options.duration
         let folder: String
-        if let dir = arguments.option("dir") {
+        if let dir = options.dir {
             folder = dir
         } else {
             var template = Array("/tmp/wearhouse-demo.XXXXXX".utf8CString)

@@ -6,7 +6,6 @@ import Gateway
 struct DoctorCommand: Command {
     let name = "doctor"
     let abstract = "Check bluetoothd, adapters, the kernel, the store and permissions, and say what to fix."
-    let usage = "[--json] [--bus <address>] [--store <url>] [--config <file>]"
     let discussion = """
         Checks, in order: the configuration file; bluetoothd on the bus (org.bluez owned) and its adapters
         (powered, able to act as an LE central); rfkill switches; the controllers udev lists (bus, vendor,
@@ -17,36 +16,42 @@ struct DoctorCommand: Command {
         Each line is ok, warning or error, with what to do about it. Exits 0 when nothing is an error, 69 when
         something is.
         """
-    let options = OptionTable(
-        valued: [
-            (
-                "bus", "address",
-                "The D-Bus address where bluetoothd is (default: the configuration's, else the system bus)."
-            ),
-            ("store", "url", "The store to check (default: the configuration's, /var/lib/wearhouse/health.db)."),
-            ("config", "file", "The service configuration (default: \(GatewayConfiguration.defaultPath))."),
-        ],
-        flags: [("json", "Print one JSON object per finding.")])
 
-    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
-        var doctor = Doctor(configurationPath: arguments.option("config") ?? GatewayConfiguration.defaultPath)
-        if let bus = arguments.option("bus") {
+    struct Options: CommandOptions {
+        var json = false
+        var bus: DBusAddress?
+        var store: String?
+        var config = GatewayConfiguration.defaultPath
+    }
+
+    let syntax = CommandSyntax<Options>(options: [
+        .flag("json", \.json, help: "Print one JSON object per finding."),
+        .value(
+            "bus", value: "address", \.bus,
+            help: "The D-Bus address where bluetoothd is (default: the configuration's, else the system bus)."
+        ) { text throws(UsageError) in
             do {
-                doctor.bus = try GatewayConfiguration().applying(overrides: ["bluetooth.bus": bus]).bluetooth.bus
+                return try GatewayConfiguration().applying(overrides: ["bluetooth.bus": text]).bluetooth.bus
             } catch {
-                console.error("--bus: '\(bus)' is not a D-Bus address (unix:path=..., system or session)")
-                return .usage
+                throw UsageError("--bus: '\(text)' is not a D-Bus address (unix:path=..., system or session)")
             }
-        }
-        if let store = arguments.option("store") {
-            guard !store.isEmpty else {
-                console.error("--store: empty store URL")
-                return .usage
-            }
-            doctor.storeURL = store
-        }
+        },
+        .value(
+            "store", value: "url", \.store,
+            help: "The store to check (default: the configuration's, /var/lib/wearhouse/health.db)."
+        ) { text throws(UsageError) in
+            guard !text.isEmpty else { throw UsageError("--store: empty store URL") }
+            return text
+        },
+        .text("config", value: "file", \.config, kind: .path, help: "The service configuration."),
+    ])
+
+    func run(_ options: Options, console: Console) async -> ExitCode {
+        var doctor = Doctor(configurationPath: options.config)
+        if let bus = options.bus { doctor.bus = bus }
+        if let store = options.store { doctor.storeURL = store }
         let findings = await doctor.run()
-        if arguments.flag("json") {
+        if options.json {
             for finding in findings {
                 let fields = [
                     Field("check", .string(finding.check)), Field("status", .string(finding.severity.rawValue)),

@@ -8,8 +8,6 @@ import SQLiteStore
 struct ExportCommand: Command {
     let name = "export"
     let abstract = "Export samples as CSV, Open mHealth NDJSON or FHIR R4 NDJSON."
-    let usage =
-        "--format csv|ndjson|fhir [--type <types>] [--from <time>] [--to <time>] [--subject <names>] [--out <file>]"
     var discussion: String {
         """
         ndjson: one Open mHealth data point a line (heart-rate 2.0, step-count 3.0, and a wearhouse schema for the
@@ -18,48 +16,57 @@ struct ExportCommand: Command {
         and 55423-8 for steps, UCUM units, the sample id as identifier urn:uuid:<id>.
         """
     }
-    let options = OptionTable(valued: [
-        StoreLocation.option, ("format", "format", "csv, ndjson or fhir."),
-        ("type", "types", "Comma-separated types (default: all)."), ("from", "time", "Range start."),
-        ("to", "time", "Range end (exclusive)."), ("time-zone", "zone", "IANA zone for wall times (default UTC)."),
-        ("subject", "names", "Only these subjects."), ("out", "file", "Write here instead of standard output."),
+
+    /// What `--format` names.
+    enum Format: String, CaseIterable, Sendable {
+        case csv, ndjson, fhir
+    }
+
+    struct Options: CommandOptions {
+        var format = Format.csv
+        var types: [HealthType]?
+        var from: StatisticsTime?
+        var to: StatisticsTime?
+        var timeZone = StoreOptions.utc
+        var subjects: [String]?
+        var out: String?
+        var store: String?
+    }
+
+    let syntax = CommandSyntax<Options>(options: [
+        .choice("format", \.format, required: true, help: "What to write: CSV, Open mHealth NDJSON or FHIR R4 NDJSON."),
+        StoreOptions.types("type", \.types, help: "Comma-separated types (default: all)."),
+        StoreOptions.time("from", \.from, help: "Range start."),
+        StoreOptions.time("to", \.to, help: "Range end (exclusive)."), StoreOptions.timeZone(\.timeZone),
+        .list("subject", value: "names", \.subjects, help: "Only these subjects."),
+        .text("out", value: "file", \.out, kind: .path, help: "Write here instead of standard output."),
+        StoreOptions.store(\.store),
     ])
 
-    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
+    func run(_ options: Options, console: Console) async -> ExitCode {
         await runStoreCommand(console) {
-            guard let format = arguments.option("format"), ["csv", "ndjson", "fhir"].contains(format) else {
-                throw StoreArguments.Invalid(message: "--format must be csv, ndjson or fhir")
-            }
-            let zone = try StoreArguments.timeZone(arguments)
-            var types = HealthTypeCatalog.all.filter { $0.aggregation != .series }
-            if let names = StoreArguments.list(arguments, "type") {
-                types = try names.map { name in
-                    guard let type = HealthTypeCatalog.type(name) else {
-                        throw StoreArguments.Invalid(message: "unknown type '\(name)'")
-                    }
-                    return type
-                }
-            }
-            let store = try StoreLocation.open(arguments, mustExist: true)
+            let format = options.format
+            let types = options.types ?? HealthTypeCatalog.all.filter { $0.aggregation != .series }
+            let store = try StoreLocation.open(store: options.store, mustExist: true)
             var output =
-                format == "csv"
+                format == .csv
                 ? "uuid,type,start,end,value,unit,source,source_version,device,device_name,subject\n" : ""
             var count = 0
             for type in types {
                 var query = SampleQuery(
-                    type: type, from: try StoreArguments.instant(arguments, "from", zone: zone),
-                    to: try StoreArguments.instant(arguments, "to", zone: zone),
-                    subjects: StoreArguments.list(arguments, "subject"), limit: 10_000)
+                    type: type, from: StoreOptions.instant(options.from, in: options.timeZone),
+                    to: StoreOptions.instant(options.to, in: options.timeZone), subjects: options.subjects,
+                    limit: 10_000)
                 while true {
                     let page = try await store.samples(query, as: .owner)
                     for sample in page.samples {
                         switch format {
-                        case "csv":
+                        case .csv:
                             output +=
                                 SamplesCommand.fields(sample).map { SamplesCommand.csvCell($0.value) }.joined(
                                     separator: ",") + "\n"
-                        case "ndjson": output += FieldValue.object(Self.openMHealth(sample)).json + "\n"
-                        default: output += FieldValue.object(Self.fhirObservation(sample)).json + "\n"
+                        case .ndjson: output += FieldValue.object(Self.openMHealth(sample)).json + "\n"
+                        case .fhir: output += FieldValue.object(Self.fhirObservation(sample)).json + "\n"
                         }
                     }
                     count += page.samples.count
@@ -67,7 +74,7 @@ struct ExportCommand: Command {
                     query.cursor = next
                 }
             }
-            if let path = arguments.option("out") {
+            if let path = options.out {
                 do {
                     try output.write(toFile: path, atomically: true, encoding: .utf8)
                 } catch {

@@ -9,8 +9,6 @@ import Traces
 struct FakeBlueZCommand: Command {
     let name = "fake-bluez"
     let abstract = "Serve a fake bluetoothd (org.bluez) with simulated sensors on a D-Bus bus."
-    let usage =
-        "[--address <dbus-address> | --bus system|session] [--scenario <file>] [--trace <file>] [--duration <seconds>]"
     var discussion: String {
         """
         Never point this at the real system bus while bluetoothd runs. Start a private bus first:
@@ -25,13 +23,35 @@ struct FakeBlueZCommand: Command {
         paired before) and a wrist monitor and a footpod (found by discovery) are served. Sensors run in real time until the process is stopped or --duration passes.
         """
     }
-    let options = OptionTable(valued: [
-        ("address", "dbus-address", "The bus to serve on, e.g. unix:path=/tmp/bus."),
-        ("bus", "bus", "system or session (honours DBUS_SYSTEM_BUS_ADDRESS / DBUS_SESSION_BUS_ADDRESS)."),
-        ("scenario", "file", "The peripherals to simulate (JSON)."),
-        ("trace", "file", "Also serve the sensors of a recorded trace, sending what they sent when they sent it."),
-        ("duration", "seconds", "Stop after this many seconds."),
-    ])
+
+    /// What `--bus` names.
+    enum Bus: String, CaseIterable, Sendable {
+        case system, session
+    }
+
+    struct Options: CommandOptions {
+        var address: String?
+        var bus: Bus?
+        var scenario: String?
+        var trace: String?
+        var duration: Duration?
+    }
+
+    let syntax = CommandSyntax<Options>(
+        options: [
+            .text("address", value: "dbus-address", \.address, help: "The bus to serve on, e.g. unix:path=/tmp/bus."),
+            .choice(
+                "bus", \.bus,
+                help:
+                    "Serve on the system or the session bus (honours DBUS_SYSTEM_BUS_ADDRESS / DBUS_SESSION_BUS_ADDRESS)."
+            ),
+            .text("scenario", value: "file", \.scenario, kind: .path, help: "The peripherals to simulate (JSON)."),
+            .text(
+                "trace", value: "file", \.trace, kind: .path,
+                help: "Also serve the sensors of a recorded trace, sending what they sent when they sent it."),
+            .seconds("duration", in: anySeconds, \.duration, help: "Stop after this many seconds."),
+        ],
+        rules: [.oneOf("address", "bus")])
 
     /// What is served without a scenario file.
     static let defaultScenario = FakeBlueZScenario(peripherals: [
@@ -43,30 +63,15 @@ struct FakeBlueZCommand: Command {
         .init(kind: .footpod, address: "C0:FF:EE:00:00:04", name: "Footpod", seed: 4, nearby: true),
     ])
 
-    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
-        let address: DBusAddress
-        switch (arguments.option("address"), arguments.option("bus")) {
-        case (let text?, nil): address = .address(text)
-        case (nil, "system"): address = .system
-        case (nil, "session"): address = .session
-        case (nil, nil):
-            console.error(
-                "give --address (a private bus) or --bus system|session", hint: "See 'wearhouse help fake-bluez'.")
-            return .usage
-        default:
-            console.error("give either --address or --bus system|session")
-            return .usage
-        }
-        var duration: Duration?
-        if let text = arguments.option("duration") {
-            guard let seconds = Double(text), seconds > 0 else {
-                console.error("--duration must be a positive number of seconds, not '\(text)'")
-                return .usage
+    func run(_ options: Options, console: Console) async -> ExitCode {
+        let address: DBusAddress =
+            switch (options.address, options.bus) {
+            case (let text?, _): .address(text)
+            case (nil, .session?): .session
+            case (nil, _): .system
             }
-            duration = .milliseconds(Int64(seconds * 1000))
-        }
         var scenario = Self.defaultScenario
-        if let path = arguments.option("scenario") {
+        if let path = options.scenario {
             do {
                 scenario = try FakeBlueZScenario(contentsOf: URL(fileURLWithPath: path))
             } catch {
@@ -75,7 +80,7 @@ struct FakeBlueZCommand: Command {
             }
         }
         var recorded: [RecordedPeripheral] = []
-        if let path = arguments.option("trace") {
+        if let path = options.trace {
             do {
                 recorded = try Self.peripherals(fromTrace: path)
             } catch {
@@ -83,7 +88,7 @@ struct FakeBlueZCommand: Command {
                 return FileManager.default.fileExists(atPath: path) ? .dataError : .noInput
             }
             // A trace replaces the default sensors unless a scenario was asked for as well.
-            if arguments.option("scenario") == nil { scenario.peripherals = [] }
+            if options.scenario == nil { scenario.peripherals = [] }
         }
         let fake: FakeBlueZ
         do {
@@ -97,7 +102,7 @@ struct FakeBlueZCommand: Command {
                 + (scenario.peripherals.map { "\($0.kind.rawValue) \($0.address)" }
                 + recorded.map { "recorded \($0.identity.address)" }).joined(separator: ", ") + "\n")
         let clock = Task { await fake.runInRealTime() }
-        if let duration {
+        if let duration = options.duration {
             try? await Task.sleep(for: duration)
         } else {
             while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }

@@ -7,9 +7,6 @@ import Traces
 struct ImportCommand: Command {
     let name = "import"
     let abstract = "Import a btsnoop capture (Android HCI snoop log, btmon -w) into the store or a trace."
-    let usage =
-        "<file> [--to-trace <out>] [--map <handle=uuid,...>] [--address <addr>] [--format btsnoop|bleak-log] "
-        + "[--store <url>] [--subject <name>] [--speed 1|10|max] [--json]"
     var discussion: String {
         """
         Reads btsnoop captures of datalink 1002 (H4: Android's HCI snoop log), 2001 (the Linux monitor: btmon -w)
@@ -23,40 +20,58 @@ struct ImportCommand: Command {
         --format bleak-log reads the text logs of a bleak script ('[date time] ... Notify <uuid>: <hex>').
         """
     }
-    let options = OptionTable(
-        valued: [
-            ("to-trace", "out", "Write a trace file instead of storing."),
-            ("map", "handle=uuid,...", "Characteristic UUIDs of handles the capture does not discover."),
-            ("address", "address", "The device address when the capture has no connection event."),
-            ("format", "format", "btsnoop (default, detected) or bleak-log."),
-            StoreLocation.option,
-            ("subject", "name", "Tag every sample with this subject."),
-            ("speed", "1|10|max", "Replay speed (default max)."),
-        ],
-        flags: [("json", "Print the replay summary as JSON.")])
 
-    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
-        guard arguments.positionals.count == 1, let path = arguments.positionals.first else {
-            console.error("give one capture file", hint: "Usage: wearhouse import \(usage)")
-            return .usage
-        }
-        guard let speed = ReplaySpeed(arguments.option("speed") ?? "max") else {
-            console.error("--speed must be a positive factor (1, 10) or max")
-            return .usage
-        }
-        if let address = arguments.option("address"), !TraceLineCodec.isAddress(address) {
-            console.error("--address must look like AA:BB:CC:DD:EE:FF, not '\(address)'")
-            return .usage
-        }
-        var handleMap: [UInt16: BluetoothUUID] = [:]
-        if let text = arguments.option("map") {
-            do throws(BtsnoopImportError) {
-                handleMap = try BtsnoopImportOptions.parseMap(text)
-            } catch {
-                console.error(error.reason)
-                return .usage
-            }
-        }
+    /// What `--format` names.
+    enum Format: String, CaseIterable, Sendable {
+        case btsnoop
+        case bleakLog = "bleak-log"
+    }
+
+    struct Options: CommandOptions {
+        var file = ""
+        var toTrace: String?
+        var map: [UInt16: BluetoothUUID]?
+        var address: String?
+        var format: Format?
+        var store: String?
+        var subject: String?
+        var speed = ReplaySpeed.max
+        var json = false
+    }
+
+    let syntax = CommandSyntax<Options>(
+        positionals: [.required("file", \.file, kind: .path, help: "The capture (or bleak log) to read.")],
+        options: [
+            .text("to-trace", value: "out", \.toTrace, kind: .path, help: "Write a trace file instead of storing."),
+            .value(
+                "map", value: "handle=uuid,...", \.map,
+                help: "Characteristic UUIDs of handles the capture does not discover."
+            ) { text throws(UsageError) in
+                do throws(BtsnoopImportError) {
+                    return try BtsnoopImportOptions.parseMap(text)
+                } catch {
+                    throw UsageError(error.reason)
+                }
+            },
+            .value(
+                "address", value: "address", \.address,
+                help: "The device address when the capture has no connection event."
+            ) { text throws(UsageError) in
+                guard TraceLineCodec.isAddress(text) else {
+                    throw UsageError("--address must look like AA:BB:CC:DD:EE:FF, not '\(text)'")
+                }
+                return text
+            },
+            .choice("format", \.format, help: "What the file is (default: detected from its first bytes)."),
+            StoreOptions.store(\.store),
+            .text("subject", value: "name", \.subject, help: "Tag every sample with this subject."),
+            ReplayCommand.speed(\.speed, help: "Replay speed."),
+            .flag("json", \.json, help: "Print the replay summary as JSON."),
+        ])
+
+    func run(_ options: Options, console: Console) async -> ExitCode {
+        let path = options.file
+        let handleMap = options.map ?? [:]
         guard let data = FileManager.default.contents(atPath: path) else {
             console.error("cannot read \(path)")
             return FileManager.default.fileExists(atPath: path) ? .ioError : .noInput
@@ -64,15 +79,15 @@ struct ImportCommand: Command {
         let bytes = [UInt8](data)
         let base = URL(fileURLWithPath: path).lastPathComponent
         let recorder = "wearhouse \(WearhouseCLI.version)"
-        let format = arguments.option("format") ?? (bytes.starts(with: Array("btsnoop".utf8)) ? "btsnoop" : "bleak-log")
+        let format = options.format ?? (bytes.starts(with: Array("btsnoop".utf8)) ? .btsnoop : .bleakLog)
         let records: [TraceRecord]
         switch format {
-        case "btsnoop":
+        case .btsnoop:
             do throws(BtsnoopImportError) {
                 let result = try BtsnoopImporter.importCapture(
                     bytes,
                     options: BtsnoopImportOptions(
-                        handleMap: handleMap, address: arguments.option("address"), origin: "btsnoop:\(base)",
+                        handleMap: handleMap, address: options.address, origin: "btsnoop:\(base)",
                         recorder: recorder))
                 console.err("\(path): \(result.report)\n")
                 records = result.records
@@ -81,10 +96,10 @@ struct ImportCommand: Command {
                 console.error("\(path): \(error.reason)")
                 return .dataError
             }
-        case "bleak-log":
+        case .bleakLog:
             do throws(BtsnoopImportError) {
                 let result = try BleakLogImporter.importLog(
-                    String(decoding: bytes, as: UTF8.self), address: arguments.option("address") ?? "00:00:00:00:00:00",
+                    String(decoding: bytes, as: UTF8.self), address: options.address ?? "00:00:00:00:00:00",
                     origin: "bleak-log:\(base)", recorder: recorder)
                 console.err("\(path): \(result.report)\n")
                 records = result.records
@@ -92,16 +107,14 @@ struct ImportCommand: Command {
                 console.error("\(path): \(error.reason)")
                 return .dataError
             }
-        default:
-            console.error("--format must be btsnoop or bleak-log, not '\(format)'")
-            return .usage
         }
-        if let out = arguments.option("to-trace") {
+        if let out = options.toTrace {
             return Self.write(records, to: out, console: console)
         }
         var source = TraceRecordArray(records)
         return await TraceReplayRunner.run(
-            &source, name: path, speed: speed, arguments: arguments, console: console, issues: { [] })
+            &source, name: path, speed: options.speed, store: options.store, subject: options.subject,
+            json: options.json, console: console, issues: { [] })
     }
 
     /// Writes `records` as a new trace (refusing to overwrite or append to an existing file).

@@ -8,7 +8,6 @@ import SQLiteStore
 struct ImportSamplesCommand: Command {
     let name = "import-samples"
     let abstract = "Import samples from a JSON-lines file (the shape 'samples --format json' prints)."
-    let usage = "<file|-> [--source <id>]"
     var discussion: String {
         """
         Each line: {"type": "heartRate", "start": "2025-03-30T10:00:00+02:00", "end": "...", "value": 62,
@@ -18,17 +17,25 @@ struct ImportSamplesCommand: Command {
         twice stores nothing new.
         """
     }
-    let options = OptionTable(valued: [
-        StoreLocation.option, ("source", "id", "Source for lines without one (default: wearhouse.import)."),
-    ])
+
+    struct Options: CommandOptions {
+        var file = ""
+        var source = "wearhouse.import"
+        var store: String?
+    }
+
+    let syntax = CommandSyntax<Options>(
+        positionals: [
+            .required("file|-", \.file, kind: .path, help: "The JSON-lines file, or - for standard input.")
+        ],
+        options: [
+            .text("source", value: "id", \.source, help: "Source for lines without one."), StoreOptions.store(\.store),
+        ])
 
     struct LineError: Error { var line: Int; var message: String }
 
-    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
-        guard arguments.positionals.count == 1, let file = arguments.positionals.first else {
-            console.error("give exactly one file (or - for standard input)")
-            return .usage
-        }
+    func run(_ options: Options, console: Console) async -> ExitCode {
+        let file = options.file
         let text: String
         if file == "-" {
             text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
@@ -45,14 +52,14 @@ struct ImportSamplesCommand: Command {
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
             do {
                 samples.append(
-                    try Self.sample(from: trimmed, defaultSource: arguments.option("source") ?? "wearhouse.import"))
+                    try Self.sample(from: trimmed, defaultSource: options.source))
             } catch {
                 console.error("\(file == "-" ? "stdin" : file):\(index + 1): \(error.message); nothing was imported")
                 return .dataError
             }
         }
         do {
-            let store = try StoreLocation.open(arguments, mustExist: false)
+            let store = try StoreLocation.open(store: options.store, mustExist: false)
             let outcomes = try await store.save(samples, as: .owner)
             let counts = Dictionary(grouping: outcomes, by: { $0 }).mapValues(\.count)
             let summary = [WriteOutcome.inserted, .duplicate, .conflict, .replaced, .stale].map {

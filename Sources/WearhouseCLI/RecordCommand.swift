@@ -1,12 +1,7 @@
-import Foundation
-
 /// `wearhouse record --out FILE`: the service's connections and subscriptions, with a trace as the only output.
 struct RecordCommand: Command {
     let name = "record"
     let abstract = "Record what enrolled sensors send into a trace file, storing nothing."
-    let usage =
-        "--out <file> [--duration <seconds>] [--sensor <address,...>] [--bus <address>] [--store <url>] "
-        + "[--config <file>] [--set <key=value,...>]"
     var discussion: String {
         """
         Runs the gateway service exactly as 'wearhouse run' does (same configuration, same connection and
@@ -17,32 +12,31 @@ struct RecordCommand: Command {
         An existing trace is appended to (a new session). Replay it with 'wearhouse replay'.
         """
     }
-    let options = OptionTable(valued: [
-        ("out", "file", "The trace file to write (appended to when it exists)."),
-        ("duration", "seconds", "Stop after this many seconds."),
-        ("sensor", "address,...", "Record only these enrolled sensors (comma-separated)."),
-        BluetoothOptions.bus, BluetoothOptions.adapter, StoreLocation.option,
-        ("config", "file", "The configuration file."),
-        ("set", "key=value,...", "Override configuration keys."),
-    ])
 
-    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
-        guard let out = arguments.option("out") else {
-            console.error("give --out <file>", hint: "Usage: wearhouse record \(usage)")
-            return .usage
-        }
-        guard arguments.positionals.isEmpty else {
-            console.error("unexpected argument '\(arguments.positionals[0])'")
-            return .usage
-        }
-        let sensors = Set(
-            (arguments.option("sensor") ?? "").split(separator: ",").map {
-                $0.trimmingCharacters(in: .whitespaces).uppercased()
-            })
-        var forwarded = arguments
-        forwarded.options["out"] = nil
-        forwarded.options["sensor"] = nil
-        forwarded.options["record"] = out
-        return await RunCommand().run(forwarded, console: console, recordOnly: sensors)
+    struct Options: CommandOptions {
+        var out = ""
+        var sensors: [String]?
+        /// Everything else is `wearhouse run`'s.
+        var run = RunCommand.Options()
+    }
+
+    let syntax = CommandSyntax<Options>(
+        options: [
+            .text(
+                "out", value: "file", \.out, kind: .path, required: true,
+                help: "The trace file to write (appended to when it exists)."),
+            .seconds("duration", in: anySeconds, \.run.duration, help: "Stop after this many seconds."),
+            .list(
+                "sensor", value: "address,...", \.sensors,
+                help: "Record only these enrolled sensors (comma-separated)."),
+            BluetoothOptions.bus(\.run.bus), BluetoothOptions.adapter(\.run.adapter), StoreOptions.store(\.run.store),
+            RunCommand.config(\.run.config, help: "The configuration file."), RunCommand.overrides(\.run.overrides),
+        ])
+
+    func run(_ options: Options, console: Console) async -> ExitCode {
+        let sensors = Set((options.sensors ?? []).map { $0.uppercased() })
+        var run = options.run
+        run.record = options.out
+        return await RunCommand().run(run, console: console, recordOnly: sensors)
     }
 }

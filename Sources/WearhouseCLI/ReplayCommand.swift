@@ -8,7 +8,6 @@ import Traces
 struct ReplayCommand: Command {
     let name = "replay"
     let abstract = "Feed a recorded trace through the ingest path into the store, as if it were live."
-    let usage = "<file> [--speed 1|10|max] [--store <url>] [--subject <name>] [--json]"
     var discussion: String {
         """
         The trace's notifications go through the same decoders, sample builders and store writer as live data, one
@@ -18,23 +17,48 @@ struct ReplayCommand: Command {
         on a terminal; a summary always ends the run. The format is described in docs/trace-format.md.
         """
     }
-    let options = OptionTable(
-        valued: [
-            ("speed", "1|10|max", "Replay speed: a factor of recorded time, or max (default)."),
-            StoreLocation.option,
-            ("subject", "name", "Tag every sample with this subject instead of the recorded one."),
-        ],
-        flags: [("json", "Print the summary as JSON.")])
 
-    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
-        guard arguments.positionals.count == 1, let path = arguments.positionals.first else {
-            console.error("give one trace file", hint: "Usage: wearhouse replay \(usage)")
-            return .usage
+    struct Options: CommandOptions {
+        var file = ""
+        var speed = ReplaySpeed.max
+        var store: String?
+        var subject: String?
+        var json = false
+    }
+
+    let syntax = CommandSyntax<Options>(
+        positionals: [.required("file", \.file, kind: .path, help: "The trace to replay.")],
+        options: [
+            ReplayCommand.speed(\.speed, help: "Replay speed: a factor of recorded time, or max."),
+            StoreOptions.store(\.store),
+            .text(
+                "subject", value: "name", \.subject,
+                help: "Tag every sample with this subject instead of the recorded one."),
+            .flag("json", \.json, help: "Print the summary as JSON."),
+        ])
+
+    /// `--speed <1|10|max>`, shared with `wearhouse import`.
+    static func speed<Options: CommandOptions>(
+        _ path: any WritableKeyPath<Options, ReplaySpeed> & Sendable, help: String
+    ) -> Option<Options> {
+        .value(
+            "speed", value: "1|10|max", path, help: help,
+            format: { speed in
+                switch speed {
+                case .max: "max"
+                case .factor(let factor): decimal(factor)
+                }
+            }
+        ) { text throws(UsageError) in
+            guard let speed = ReplaySpeed(text) else {
+                throw UsageError("--speed must be a positive factor (1, 10) or max, not '\(text)'")
+            }
+            return speed
         }
-        guard let speed = ReplaySpeed(arguments.option("speed") ?? "max") else {
-            console.error("--speed must be a positive factor (1, 10) or max, not '\(arguments.option("speed") ?? "")'")
-            return .usage
-        }
+    }
+
+    func run(_ options: Options, console: Console) async -> ExitCode {
+        let path = options.file
         guard FileManager.default.fileExists(atPath: path) else {
             console.error("no trace at \(path)")
             return .noInput
@@ -48,20 +72,20 @@ struct ReplayCommand: Command {
         }
         var source = reader  // the same reader; `issues` reads it after the replay
         return await TraceReplayRunner.run(
-            &source, name: path, speed: speed, arguments: arguments, console: console,
-            issues: { reader.issues.map(\.description) })
+            &source, name: path, speed: options.speed, store: options.store, subject: options.subject,
+            json: options.json, console: console, issues: { reader.issues.map(\.description) })
     }
 }
 
 /// The part replay and import share: open the store, run the replay with a progress bar, print the summary.
 enum TraceReplayRunner {
     static func run<Records: TraceRecordSource>(
-        _ source: inout Records, name: String, speed: ReplaySpeed, arguments: Arguments, console: Console,
-        issues: () -> [String]
+        _ source: inout Records, name: String, speed: ReplaySpeed, store location: String?, subject: String?,
+        json: Bool, console: Console, issues: () -> [String]
     ) async -> ExitCode {
         let store: any HealthStoreEngine
         do throws(StoreLocation.Failure) {
-            store = try StoreLocation.open(arguments, mustExist: false)
+            store = try StoreLocation.open(store: location, mustExist: false)
         } catch {
             console.error(error.message)
             return error.code
@@ -73,7 +97,7 @@ enum TraceReplayRunner {
         let engine = TraceReplayEngine(
             settings: .init(
                 source: Health.Source(identifier: "wearhouse", version: WearhouseCLI.version),
-                subject: arguments.option("subject")))
+                subject: subject))
         let bar = console.isTerminal ? ProgressBar(console: console) : nil
         let clock = ContinuousClock()
         let started = clock.now
@@ -96,7 +120,7 @@ enum TraceReplayRunner {
         }
         let written = await writer.counters
         let summary = ReplaySummary(name: name, counters: counters, writer: written, elapsed: elapsed)
-        console.out(arguments.flag("json") ? summary.json : summary.text)
+        console.out(json ? summary.json : summary.text)
         return written.rejected > 0 ? .dataError : .success
     }
 }

@@ -15,7 +15,6 @@ import Traces
 struct RunCommand: Command {
     let name = "run"
     let abstract = "Run the gateway service: every enrolled sensor's samples into the store, until stopped."
-    let usage = "[--config <file>] [--store <url>] [--bus <address>] [--adapter <address>] [--set <key=value,...>]"
     var discussion: String {
         """
         The configuration is \(GatewayConfiguration.defaultPath) (INI; every key and its default in
@@ -26,66 +25,91 @@ struct RunCommand: Command {
         notifications stop, managed sensors are disconnected, everything received is written.
         """
     }
-    let options = OptionTable(valued: [
-        ("config", "file", "The configuration file (default \(GatewayConfiguration.defaultPath), if present)."),
-        StoreLocation.option, BluetoothOptions.bus, BluetoothOptions.adapter,
-        ("set", "key=value,...", "Override configuration keys (section.key=value), comma-separated."),
-        ("duration", "seconds", "Stop after this many seconds (tests, demos)."), AppAPI.option,
-        ("record", "file", "Also record every notification into this trace file (appended to when it exists)."),
+
+    struct Options: CommandOptions {
+        var config: String?
+        var store: String?
+        var bus: String?
+        var adapter: String?
+        /// `--set`: configuration keys (`section.key`) and their values, in the order given.
+        var overrides: [(key: String, value: String)]?
+        var duration: Duration?
+        var api: AppAPI.Bus?
+        var record: String?
+    }
+
+    let syntax = CommandSyntax<Options>(options: [
+        RunCommand.config(
+            \.config, help: "The configuration file (default \(GatewayConfiguration.defaultPath), if present)."),
+        StoreOptions.store(\.store), BluetoothOptions.bus(\.bus), BluetoothOptions.adapter(\.adapter),
+        RunCommand.overrides(\.overrides),
+        .seconds("duration", in: anySeconds, \.duration, help: "Stop after this many seconds (tests, demos)."),
+        AppAPI.option(\.api),
+        .text(
+            "record", value: "file", \.record, kind: .path,
+            help: "Also record every notification into this trace file (appended to when it exists)."),
     ])
 
-    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
-        await run(arguments, console: console, recordOnly: nil)
+    /// `--config <file>`, shared with `wearhouse record`.
+    static func config<Options: CommandOptions>(
+        _ path: any WritableKeyPath<Options, String?> & Sendable, help: String
+    ) -> Option<Options> {
+        .text("config", value: "file", path, kind: .path, help: help)
+    }
+
+    /// `--set <key=value,...>`, shared with `wearhouse record`.
+    static func overrides<Options: CommandOptions>(
+        _ path: any WritableKeyPath<Options, [(key: String, value: String)]?> & Sendable
+    ) -> Option<Options> {
+        .list(
+            "set", value: "key=value,...", path,
+            help: "Override configuration keys (section.key=value), comma-separated or repeated."
+        ) { pair throws(UsageError) in
+            guard let equals = pair.firstIndex(of: "=") else {
+                throw UsageError("--set: expected section.key=value, not '\(pair)'")
+            }
+            return (key: String(pair[..<equals]), value: String(pair[pair.index(after: equals)...]))
+        }
+    }
+
+    func run(_ options: Options, console: Console) async -> ExitCode {
+        await run(options, console: console, recordOnly: nil)
     }
 
     /// `recordOnly` (`wearhouse record`): serve only these sensors (all when empty), store nothing, write no
     /// statuses; the trace is everything.
-    func run(_ arguments: Arguments, console: Console, recordOnly: Set<String>?) async -> ExitCode {
+    func run(_ options: Options, console: Console, recordOnly: Set<String>?) async -> ExitCode {
         var configuration: GatewayConfiguration
         var overrides: [String: String] = [:]
         do {
-            let path = arguments.option("config") ?? GatewayConfiguration.defaultPath
-            configuration = try GatewayConfiguration.load(path: path, required: arguments.option("config") != nil)
-            for pair in (arguments.option("set") ?? "").split(separator: ",") {
-                guard let equals = pair.firstIndex(of: "=") else {
-                    throw UsageError("--set: expected section.key=value, not '\(pair)'")
-                }
-                overrides[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
-            }
-            if let bus = arguments.option("bus") { overrides["bluetooth.bus"] = bus }
-            if let adapter = arguments.option("adapter") { overrides["bluetooth.adapter"] = adapter }
+            let path = options.config ?? GatewayConfiguration.defaultPath
+            configuration = try GatewayConfiguration.load(path: path, required: options.config != nil)
+            for (key, value) in options.overrides ?? [] { overrides[key] = value }
+            if let bus = options.bus { overrides["bluetooth.bus"] = bus }
+            if let adapter = options.adapter { overrides["bluetooth.adapter"] = adapter }
             configuration = try configuration.applying(overrides: overrides)
-        } catch let error as UsageError {
-            console.error(error.message)
-            return .usage
         } catch {
             console.error("\(error)")
             return .dataError
         }
-        let duration: Duration?
-        do throws(BluetoothOptions.Invalid) {
-            duration = try BluetoothOptions.seconds(arguments, "duration", default: nil)
-        } catch {
-            console.error(error.message)
-            return .usage
-        }
-        var storeArguments = arguments
-        if storeArguments.option("store") == nil, ProcessInfo.processInfo.environment["WEARHOUSE_STORE"] == nil,
-            FileManager.default.fileExists(atPath: arguments.option("config") ?? GatewayConfiguration.defaultPath)
+        let duration = options.duration
+        var storeURL = options.store
+        if storeURL == nil, ProcessInfo.processInfo.environment["WEARHOUSE_STORE"] == nil,
+            FileManager.default.fileExists(atPath: options.config ?? GatewayConfiguration.defaultPath)
                 || getuid() == 0
         {
-            storeArguments.options["store"] = configuration.store.url
+            storeURL = configuration.store.url
         }
         let store: any HealthStoreEngine
         do throws(StoreLocation.Failure) {
-            store = try StoreLocation.open(storeArguments, mustExist: false)
+            store = try StoreLocation.open(store: storeURL, mustExist: false)
         } catch {
             console.error(error.message)
             return error.code
         }
         let log = ServiceLog(level: configuration.service.logLevel, destination: .automatic())
         var recorder: TraceRecorder?
-        if let path = arguments.option("record") {
+        if let path = options.record {
             do throws(TraceError) {
                 recorder = try TraceRecorder(
                     path: path, recorder: "wearhouse \(WearhouseCLI.version)",
@@ -98,7 +122,7 @@ struct RunCommand: Command {
         // Recording alone (wearhouse record) serves no app API.
         var api: AppAPI?
         if recordOnly == nil {
-            guard let started = await AppAPI.start(arguments, storeArguments: storeArguments, log: log) else {
+            guard let started = await AppAPI.start(options.api, store: storeURL, log: log) else {
                 return .unavailable
             }
             api = started

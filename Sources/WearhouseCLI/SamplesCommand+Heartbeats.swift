@@ -38,17 +38,17 @@ extension SamplesCommand {
         return fields
     }
 
-    static func render(_ series: [HeartbeatSeriesSample], format: String) -> String {
+    static func render(_ series: [HeartbeatSeriesSample], format: Format) -> String {
         switch format {
-        case "json":
+        case .json:
             return series.map { FieldValue.object(fields($0, beats: true)).json + "\n" }.joined()
-        case "csv":
+        case .csv:
             let header =
                 "uuid,type,start,end,beat_count,mean_rr_ms,gaps,source,source_version,device,device_name,subject\n"
             return header
                 + series.map { fields($0, beats: false).map { csvCell($0.value) }.joined(separator: ",") + "\n" }
                 .joined()
-        default:
+        case .table:
             guard !series.isEmpty else { return "No samples.\n" }
             let rows = series.map { series in
                 let rr = series.beats.map(\.rrMilliseconds)

@@ -7,8 +7,6 @@ import SQLiteStore
 struct SamplesCommand: Command {
     let name = "samples"
     let abstract = "List stored samples of one type."
-    let usage =
-        "--type <type> [--from <time>] [--to <time>] [--subject <names>] [--device <keys>] [--source <ids>] [--limit <n>] [--format table|json|csv]"
     var discussion: String {
         """
         Times are ISO 8601: with Z or an offset they are instants, without they are wall time in --time-zone
@@ -21,37 +19,47 @@ struct SamplesCommand: Command {
           wearhouse samples --type heartbeatSeries --from 2025-03-30T06:00 --format json
         """
     }
-    let options = OptionTable(
-        valued: [
-            StoreLocation.option, ("type", "type", "The type (see 'wearhouse types')."),
-            ("from", "time", "Range start."), ("to", "time", "Range end (exclusive)."),
-            ("time-zone", "zone", "IANA zone for wall times (default UTC)."),
-            ("subject", "names", "Only these subjects."),
-            ("device", "keys", "Only these devices (BLE address or key)."),
-            ("source", "ids", "Only these sources."), ("limit", "n", "At most n samples (default 1000, 0 for all)."),
-            ("format", "format", "table (default), json (one object per line) or csv."),
-        ])
 
-    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
+    /// What `--format` names.
+    enum Format: String, CaseIterable, Sendable {
+        case table, json, csv
+    }
+
+    struct Options: CommandOptions {
+        /// A placeholder until parsing sets it: `--type` is required.
+        var type = HealthType.heartRate
+        var from: StatisticsTime?
+        var to: StatisticsTime?
+        var timeZone = StoreOptions.utc
+        var subjects: [String]?
+        var devices: [String]?
+        var sources: [String]?
+        var limit = 1000
+        var format = Format.table
+        var store: String?
+    }
+
+    let syntax = CommandSyntax<Options>(options: [
+        StoreOptions.type(\.type, help: "The type (see 'wearhouse types')."),
+        StoreOptions.time("from", \.from, help: "Range start."),
+        StoreOptions.time("to", \.to, help: "Range end (exclusive)."), StoreOptions.timeZone(\.timeZone),
+        .list("subject", value: "names", \.subjects, help: "Only these subjects."),
+        .list("device", value: "keys", \.devices, help: "Only these devices (BLE address or key)."),
+        .list("source", value: "ids", \.sources, help: "Only these sources."),
+        .integer("limit", in: 0...Int.max, \.limit, help: "At most n samples, 0 for all."),
+        .choice("format", \.format, help: "How to print: a table, JSON (one object per line) or CSV."),
+        StoreOptions.store(\.store),
+    ])
+
+    func run(_ options: Options, console: Console) async -> ExitCode {
         await runStoreCommand(console) {
-            let type = try StoreArguments.type(arguments)
-            let zone = try StoreArguments.timeZone(arguments)
-            let limitText = arguments.option("limit") ?? "1000"
-            guard let limit = Int(limitText), limit >= 0 else {
-                console.error("--limit must be a whole number, not '\(limitText)'")
-                return .usage
-            }
-            let format = arguments.option("format") ?? "table"
-            guard ["table", "json", "csv"].contains(format) else {
-                console.error("--format must be table, json or csv, not '\(format)'")
-                return .usage
-            }
+            let type = options.type
+            let format = options.format
             let query = SampleQuery(
-                type: type, from: try StoreArguments.instant(arguments, "from", zone: zone),
-                to: try StoreArguments.instant(arguments, "to", zone: zone),
-                sources: StoreArguments.list(arguments, "source"), devices: StoreArguments.list(arguments, "device"),
-                subjects: StoreArguments.list(arguments, "subject"), limit: limit == 0 ? nil : limit)
-            let store = try StoreLocation.open(arguments, mustExist: true)
+                type: type, from: StoreOptions.instant(options.from, in: options.timeZone),
+                to: StoreOptions.instant(options.to, in: options.timeZone), sources: options.sources,
+                devices: options.devices, subjects: options.subjects, limit: options.limit == 0 ? nil : options.limit)
+            let store = try StoreLocation.open(store: options.store, mustExist: true)
             if type.aggregation == .series {
                 console.out(Self.render(try await store.heartbeatSeries(query, as: .owner).series, format: format))
                 return .success
@@ -78,17 +86,17 @@ struct SamplesCommand: Command {
         ]
     }
 
-    static func render(_ samples: [QuantitySample], format: String) -> String {
+    static func render(_ samples: [QuantitySample], format: Format) -> String {
         switch format {
-        case "json":
+        case .json:
             return samples.map { FieldValue.object(fields($0)).json + "\n" }.joined()
-        case "csv":
+        case .csv:
             let header = "uuid,type,start,end,value,unit,source,source_version,device,device_name,subject\n"
             return header
                 + samples.map { sample in
                     fields(sample).map { csvCell($0.value) }.joined(separator: ",") + "\n"
                 }.joined()
-        default:
+        case .table:
             guard !samples.isEmpty else { return "No samples.\n" }
             let rows = samples.map { sample in
                 [

@@ -12,7 +12,6 @@ import Support
 struct PairCommand: Command {
     let name = "pair"
     let abstract = "Enrol a sensor: connect, pair if it needs it, trust it, read its details, record who wears it."
-    let usage = "<address|name> [--subject <name>] [--label <text>] [--location <where>] [--pair] [--store <url>]"
     var discussion: String {
         """
         The sensor must be awake (a strap is worn, a footpod moved). It is found among the devices bluetoothd knows,
@@ -21,55 +20,59 @@ struct PairCommand: Command {
         'wearhouse run' picks the sensor up within seconds. Locations: \(locationNames).
         """
     }
-    let options = OptionTable(
-        valued: [
-            ("subject", "name", "Who wears the sensor."), ("label", "text", "A name for people ('Bike strap')."),
-            ("location", "where", "Where it is worn, when the sensor does not say or says wrong."),
-            ("timeout", "seconds", "How long to look for, connect to and pair with it (default 30)."),
-            StoreLocation.option, BluetoothOptions.bus, BluetoothOptions.adapter,
-        ],
-        flags: [
-            ("pair", "Pair (bond) even when the sensor works without."),
-            ("acquire-notify", "Take notifications through an AcquireNotify socket (less D-Bus traffic) for it."),
-            ("json", "Print the result as JSON."),
+
+    struct Options: CommandOptions {
+        var target = ""
+        var subject: String?
+        var label: String?
+        var location: String?
+        var timeout: Duration = .seconds(30)
+        var store: String?
+        var bus: DBusAddress = .system
+        var adapter: String?
+        var pair = false
+        var acquireNotify = false
+        var json = false
+    }
+
+    let syntax = CommandSyntax<Options>(
+        positionals: [.required("address|name", \.target, help: "The sensor's Bluetooth address, or its name.")],
+        options: [
+            .text("subject", value: "name", \.subject, help: "Who wears the sensor."),
+            .text("label", value: "text", \.label, help: "A name for people ('Bike strap')."),
+            .text(
+                "location", value: "where", \.location,
+                help: "Where it is worn, when the sensor does not say or says wrong."),
+            .seconds("timeout", in: 1...600, \.timeout, help: "How long to look for, connect to and pair with it."),
+            StoreOptions.store(\.store), BluetoothOptions.bus(\.bus), BluetoothOptions.adapter(\.adapter),
+            .flag("pair", \.pair, help: "Pair (bond) even when the sensor works without."),
+            .flag(
+                "acquire-notify", \.acquireNotify,
+                help: "Take notifications through an AcquireNotify socket (less D-Bus traffic) for it."),
+            .flag("json", \.json, help: "Print the result as JSON."),
         ])
 
-    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
-        guard arguments.positionals.count == 1, let target = arguments.positionals.first else {
-            console.error("give one sensor address or name", hint: "Usage: wearhouse pair \(usage)")
-            return .usage
-        }
-        let address: DBusAddress
-        let timeout: Duration
-        do throws(BluetoothOptions.Invalid) {
-            address = try BluetoothOptions.address(arguments)
-            timeout = try BluetoothOptions.seconds(arguments, "timeout", default: .seconds(30)) ?? .seconds(30)
-        } catch {
-            console.error(error.message)
-            return .usage
-        }
+    func run(_ options: Options, console: Console) async -> ExitCode {
         let store: any HealthStoreEngine
         do throws(StoreLocation.Failure) {
-            store = try StoreLocation.open(arguments, mustExist: false)
+            store = try StoreLocation.open(store: options.store, mustExist: false)
         } catch {
             console.error(error.message)
             return error.code
         }
-        guard let (bus, central) = await BluetoothOptions.connect(address, console: console) else {
+        guard let (bus, central) = await BluetoothOptions.connect(options.bus, console: console) else {
             return .unavailable
         }
         defer { Task { await bus.close() } }
         let request = SensorEnrolment.Request(
-            target: target, subject: arguments.option("subject"), label: arguments.option("label"),
-            location: arguments.option("location"), adapter: arguments.option("adapter"),
-            forcePairing: arguments.flag("pair"),
-            notifyMode: arguments.flag("acquire-notify") ? .acquired : .properties,
-            timeout: timeout)
+            target: options.target, subject: options.subject, label: options.label, location: options.location,
+            adapter: options.adapter, forcePairing: options.pair,
+            notifyMode: options.acquireNotify ? .acquired : .properties, timeout: options.timeout)
         do {
             let result = try await SensorEnrolment(central: central, registry: store).enrol(request)
             await central.shutdown(disconnecting: [])
             let sensor = result.sensor
-            if arguments.flag("json") {
+            if options.json {
                 console.out(SensorsCommand.json(sensor, status: nil) + "\n")
             } else {
                 let device = sensor.device
@@ -101,16 +104,23 @@ struct PairCommand: Command {
 struct SensorsCommand: Command {
     let name = "sensors"
     let abstract = "List the enrolled sensors: model, serial, firmware, battery, location, wearer, state, counts."
-    let usage = "[--json] [--store <url>]"
-    let options = OptionTable(valued: [StoreLocation.option], flags: [("json", "One JSON object per sensor.")])
 
-    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
+    struct Options: CommandOptions {
+        var json = false
+        var store: String?
+    }
+
+    let syntax = CommandSyntax<Options>(options: [
+        .flag("json", \.json, help: "One JSON object per sensor."), StoreOptions.store(\.store),
+    ])
+
+    func run(_ options: Options, console: Console) async -> ExitCode {
         await runStoreCommand(console) {
-            let store = try StoreLocation.open(arguments, mustExist: true)
+            let store = try StoreLocation.open(store: options.store, mustExist: true)
             let sensors = try await store.registeredSensors()
             let statuses = Dictionary(
                 try await store.sensorStatuses().map { ($0.address, $0) }, uniquingKeysWith: { $1 })
-            if arguments.flag("json") {
+            if options.json {
                 for sensor in sensors { console.out(Self.json(sensor, status: statuses[sensor.address]) + "\n") }
                 return .success
             }
@@ -179,19 +189,29 @@ struct SensorsCommand: Command {
 struct ForgetCommand: Command {
     let name = "forget"
     let abstract = "Remove a sensor from the registry; a running service disconnects it. Its samples stay."
-    let usage = "<address> [--store <url>]"
-    let options = OptionTable(valued: [StoreLocation.option])
 
-    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
-        guard arguments.positionals.count == 1, let address = arguments.positionals.first else {
-            console.error("give the sensor's address", hint: "Usage: wearhouse forget \(usage)")
-            return .usage
-        }
-        return await runStoreCommand(console) {
-            guard let normalized = RegisteredSensor.normalizedAddress(address) else {
-                throw StoreArguments.Invalid(message: "'\(address)' is not a Bluetooth address (AA:BB:CC:DD:EE:FF)")
+    struct Options: CommandOptions {
+        /// Normalized (upper case).
+        var address = ""
+        var store: String?
+    }
+
+    let syntax = CommandSyntax<Options>(
+        positionals: [
+            .required("address", \.address, help: "The sensor's Bluetooth address (AA:BB:CC:DD:EE:FF).") {
+                text throws(UsageError) in
+                guard let normalized = RegisteredSensor.normalizedAddress(text) else {
+                    throw UsageError("'\(text)' is not a Bluetooth address (AA:BB:CC:DD:EE:FF)")
+                }
+                return normalized
             }
-            let store = try StoreLocation.open(arguments, mustExist: true)
+        ],
+        options: [StoreOptions.store(\.store)])
+
+    func run(_ options: Options, console: Console) async -> ExitCode {
+        let normalized = options.address
+        return await runStoreCommand(console) {
+            let store = try StoreLocation.open(store: options.store, mustExist: true)
             guard try await store.forgetSensor(normalized) else {
                 console.error("no sensor \(normalized) is enrolled (see 'wearhouse sensors')")
                 return .noInput
@@ -206,30 +226,31 @@ struct ForgetCommand: Command {
 struct ScanCommand: Command {
     let name = "scan"
     let abstract = "List nearby sensors (name, address, services, signal) for a few seconds."
-    let usage = "[--duration <seconds>] [--json] [--all] [--bus <address>] [--adapter <address>]"
-    let options = OptionTable(
-        valued: [
-            ("duration", "seconds", "How long to scan (default 10)."), BluetoothOptions.bus, BluetoothOptions.adapter,
-        ],
-        flags: [("json", "One JSON object per sensor."), ("all", "Every device, not only health sensors.")])
 
-    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
-        let address: DBusAddress
-        let duration: Duration
-        do throws(BluetoothOptions.Invalid) {
-            address = try BluetoothOptions.address(arguments)
-            duration = try BluetoothOptions.seconds(arguments, "duration", default: .seconds(10)) ?? .seconds(10)
-        } catch {
-            console.error(error.message)
-            return .usage
-        }
-        guard let (bus, central) = await BluetoothOptions.connect(address, console: console) else {
+    struct Options: CommandOptions {
+        var duration: Duration = .seconds(10)
+        var json = false
+        var all = false
+        var bus: DBusAddress = .system
+        var adapter: String?
+    }
+
+    let syntax = CommandSyntax<Options>(options: [
+        .seconds("duration", in: 0.1...3600, \.duration, help: "How long to scan."),
+        .flag("json", \.json, help: "One JSON object per sensor."),
+        .flag("all", \.all, help: "Every device, not only health sensors."), BluetoothOptions.bus(\.bus),
+        BluetoothOptions.adapter(\.adapter),
+    ])
+
+    func run(_ options: Options, console: Console) async -> ExitCode {
+        let duration = options.duration
+        guard let (bus, central) = await BluetoothOptions.connect(options.bus, console: console) else {
             return .unavailable
         }
-        let services = arguments.flag("all") ? [] : GatewayService.discoveryServices
+        let services = options.all ? [] : GatewayService.discoveryServices
         let events = central.events()
         do throws(CentralError) {
-            try await central.startDiscovery(services: services, on: arguments.option("adapter"))
+            try await central.startDiscovery(services: services, on: options.adapter)
         } catch {
             console.error("cannot scan: \(error)", hint: "'wearhouse doctor' says what is missing.")
             await central.shutdown(disconnecting: [])
@@ -254,7 +275,7 @@ struct ScanCommand: Command {
         }.sorted { ($0.rssi ?? -200) > ($1.rssi ?? -200) }
         for info in sensors {
             let kinds = info.services.compactMap(Self.serviceName)
-            if arguments.flag("json") {
+            if options.json {
                 let fields = [
                     Field("address", .string(info.id.address)), Field("adapter", .string(info.id.adapter)),
                     Field("name", info.name.map { .string($0) } ?? .null), Field("rssi", .optional(info.rssi)),

@@ -8,8 +8,6 @@ import SQLiteStore
 struct StatsCommand: Command {
     let name = "stats"
     let abstract = "Statistics per interval (sums merged across sources, or avg/min/max)."
-    let usage =
-        "--type <type> --interval <15m|1h|1d|1w> [--from <time>] [--to <time>] [--statistic <list>] [--by-source] [--time-zone <zone>] [--json]"
     var discussion: String {
         """
         Days and weeks are calendar days and weeks (Monday first) in --time-zone, so a DST day has 23 or 25
@@ -23,61 +21,77 @@ struct StatsCommand: Command {
           wearhouse stats --type stepCount --interval 1h --from 2025-03-30 --to 2025-03-31 --by-source
         """
     }
-    let options = OptionTable(
-        valued: [
-            StoreLocation.option, ("type", "type", "The type (see 'wearhouse types')."),
-            ("interval", "interval", "Bucket size: 15m, 1h, 1d, 1w (any count)."),
-            ("from", "time", "Range start."), ("to", "time", "Range end (exclusive)."),
-            ("time-zone", "zone", "IANA zone for calendar buckets and wall times (default UTC)."),
-            ("statistic", "list", "Statistics to show: sum, count, avg, min, max, recent (default: the type's)."),
-            ("subject", "names", "Only these subjects."), ("device", "keys", "Only these devices."),
-            ("source", "ids", "Only these sources."),
-        ],
-        flags: [
-            ("by-source", "Separate results by source and device, unmerged."), ("json", "One JSON object per bucket."),
-        ])
 
-    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
+    /// What `--statistic` lists.
+    static let statisticNames = ["sum", "count", "avg", "min", "max", "recent"]
+
+    struct Options: CommandOptions {
+        /// A placeholder until parsing sets it: `--type` is required.
+        var type = HealthType.heartRate
+        /// `nil` only until parsing sets it: `--interval` is required.
+        var interval: StatisticsInterval?
+        var from: StatisticsTime?
+        var to: StatisticsTime?
+        var timeZone = StoreOptions.utc
+        var statistics: [String]?
+        var subjects: [String]?
+        var devices: [String]?
+        var sources: [String]?
+        var bySource = false
+        var json = false
+        var store: String?
+    }
+
+    let syntax = CommandSyntax<Options>(options: [
+        StoreOptions.type(\.type, help: "The type (see 'wearhouse types')."),
+        .value(
+            "interval", value: "15m|1h|1d|1w", \.interval, required: true,
+            help: "Bucket size: minutes, hours, days or weeks (any count)."
+        ) { text throws(UsageError) in
+            do {
+                return try StatisticsInterval(parsing: text)
+            } catch {
+                throw UsageError("--interval: \(error)")
+            }
+        },
+        StoreOptions.time("from", \.from, help: "Range start."),
+        StoreOptions.time("to", \.to, help: "Range end (exclusive)."),
+        StoreOptions.timeZone(\.timeZone, help: "IANA zone for calendar buckets and wall times."),
+        .list(
+            "statistic", value: "list", \.statistics, allowed: StatsCommand.statisticNames,
+            help: "Statistics to show: sum, count, avg, min, max, recent (default: the type's)."),
+        .list("subject", value: "names", \.subjects, help: "Only these subjects."),
+        .list("device", value: "keys", \.devices, help: "Only these devices."),
+        .list("source", value: "ids", \.sources, help: "Only these sources."),
+        .flag("by-source", \.bySource, help: "Separate results by source and device, unmerged."),
+        .flag("json", \.json, help: "One JSON object per bucket."), StoreOptions.store(\.store),
+    ])
+
+    func run(_ options: Options, console: Console) async -> ExitCode {
         await runStoreCommand(console) {
-            let type = try StoreArguments.type(arguments)
-            let zone = try StoreArguments.timeZone(arguments)
-            guard let intervalText = arguments.option("interval") else {
-                console.error("missing --interval (15m, 1h, 1d, 1w)")
-                return .usage
-            }
-            let interval: StatisticsInterval
-            do { interval = try StatisticsInterval(parsing: intervalText) } catch {
-                console.error("--interval: \(error)")
-                return .usage
-            }
-            let to = try StoreArguments.instant(arguments, "to", zone: zone) ?? Instant.now
-            let from =
-                try StoreArguments.instant(arguments, "from", zone: zone) ?? to.adding(milliseconds: -7 * 86_400_000)
+            let type = options.type
+            let zone = options.timeZone
+            guard let interval = options.interval else { return .software }
+            let to = StoreOptions.instant(options.to, in: zone) ?? Instant.now
+            let from = StoreOptions.instant(options.from, in: zone) ?? to.adding(milliseconds: -7 * 86_400_000)
             guard from <= to else {
                 console.error("--from is after --to")
                 return .usage
             }
             let statistics =
-                StoreArguments.list(arguments, "statistic")
-                ?? (type.aggregation == .cumulative ? ["sum"] : ["count", "avg", "min", "max"])
-            let known = ["sum", "count", "avg", "min", "max", "recent"]
-            if let unknown = statistics.first(where: { !known.contains($0) }) {
-                console.error("unknown statistic '\(unknown)'; known: \(known.joined(separator: ", "))")
-                return .usage
-            }
+                options.statistics ?? (type.aggregation == .cumulative ? ["sum"] : ["count", "avg", "min", "max"])
             let buckets = try StatisticsBuckets(interval: interval, timeZone: zone).buckets(from: from, to: to)
             let query = StatisticsQuery(
-                type: type, buckets: buckets, sources: StoreArguments.list(arguments, "source"),
-                devices: StoreArguments.list(arguments, "device"), subjects: StoreArguments.list(arguments, "subject"),
-                separateBySource: arguments.flag("by-source"))
-            let store = try StoreLocation.open(arguments, mustExist: true)
+                type: type, buckets: buckets, sources: options.sources, devices: options.devices,
+                subjects: options.subjects, separateBySource: options.bySource)
+            let store = try StoreLocation.open(store: options.store, mustExist: true)
             let results = try await store.statistics(query, as: .owner)
-            if arguments.flag("json") {
+            if options.json {
                 for result in results { console.out(FieldValue.object(Self.fields(result, statistics)).json + "\n") }
             } else {
                 console.out(
                     Self.render(
-                        results, statistics, byProvenance: arguments.flag("by-source"), unit: type.canonicalUnit))
+                        results, statistics, byProvenance: options.bySource, unit: type.canonicalUnit))
             }
             return .success
         }

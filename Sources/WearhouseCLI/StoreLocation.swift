@@ -7,39 +7,24 @@ import Stores
 /// password, `sslmode`, `host=/run/postgresql` for peer authentication), else `$WEARHOUSE_STORE`, else the
 /// per-user default `$XDG_DATA_HOME/wearhouse/health.db` (`~/.local/share/wearhouse/health.db`).
 enum StoreLocation {
-    static let option = (
-        name: "store", value: "url",
-        help:
-            "The store: a path, sqlite:PATH or postgresql://... (default: $WEARHOUSE_STORE, else ~/.local/share/wearhouse/health.db)."
-    )
-
     struct Failure: Error {
         var message: String
         var code: ExitCode
     }
 
-    /// The store URL the arguments and environment name: `--store`, else `$WEARHOUSE_STORE`, else the default path.
-    static func url(_ arguments: Arguments) -> String {
+    /// The store URL `--store` gives (`store`), else `$WEARHOUSE_STORE`, else the default path.
+    static func url(_ store: String?) -> String {
         let environment = ProcessInfo.processInfo.environment
-        return arguments.option("store") ?? environment["WEARHOUSE_STORE"] ?? defaultPath(environment)
+        return store ?? environment["WEARHOUSE_STORE"] ?? defaultPath(environment)
     }
 
-    /// The store the arguments and environment name, parsed.
-    static func parsed(_ arguments: Arguments) throws(Failure) -> StoreURL {
+    /// The store `--store` (`store`) and the environment name, parsed.
+    static func parsed(_ store: String?) throws(Failure) -> StoreURL {
         do {
-            return try StoreURL(parsing: url(arguments))
+            return try StoreURL(parsing: url(store))
         } catch {
             throw Failure(message: "--store: \(error)", code: .usage)
         }
-    }
-
-    /// The SQLite path the arguments and environment name.
-    static func path(_ arguments: Arguments) throws(Failure) -> String {
-        let url = try parsed(arguments)
-        guard case .sqlite(let path) = url else {
-            throw Failure(message: "\(url) is a PostgreSQL store, not a file", code: .usage)
-        }
-        return path
     }
 
     static func defaultPath(_ environment: [String: String]) -> String {
@@ -48,10 +33,11 @@ enum StoreLocation {
         return home + "/.local/share/wearhouse/health.db"
     }
 
-    /// Opens the store (``openStore(_:mustExist:now:)``). Reading commands pass `mustExist` so that a typo does not
-    /// create an empty SQLite store.
-    static func open(_ arguments: Arguments, mustExist: Bool) throws(Failure) -> any HealthStoreEngine {
-        let url = try parsed(arguments)
+    /// Opens the store that `--store` (`store`; `nil`: `$WEARHOUSE_STORE`, else the default) names, with
+    /// ``openStore(_:mustExist:now:)``. Reading commands pass `mustExist` so that a typo does not create an empty
+    /// SQLite store.
+    static func open(store: String?, mustExist: Bool) throws(Failure) -> any HealthStoreEngine {
+        let url = try parsed(store)
         do throws(StoreOpenError) {
             return try openStore(url, mustExist: mustExist)
         } catch {
@@ -67,44 +53,9 @@ enum StoreLocation {
     }
 }
 
-/// Parsing of the options the store commands share.
+/// What the store commands share: their usage failure, and how they print instants.
 enum StoreArguments {
     struct Invalid: Error { var message: String }
-
-    static func type(_ arguments: Arguments) throws(Invalid) -> HealthType {
-        guard let name = arguments.option("type") else {
-            throw Invalid(message: "missing --type (see 'wearhouse types')")
-        }
-        guard let type = HealthTypeCatalog.type(name) else {
-            throw Invalid(
-                message:
-                    "unknown type '\(name)'; known: \(HealthTypeCatalog.all.map(\.identifier).joined(separator: ", "))")
-        }
-        return type
-    }
-
-    static func timeZone(_ arguments: Arguments) throws(Invalid) -> TimeZone {
-        let name = arguments.option("time-zone") ?? "UTC"
-        guard let zone = TimeZone(identifier: name) else { throw Invalid(message: "unknown time zone '\(name)'") }
-        return zone
-    }
-
-    /// `--from`/`--to`: an instant with an offset (`2025-03-30T08:00:00Z`), or local wall time in the time zone.
-    static func instant(_ arguments: Arguments, _ name: String, zone: TimeZone) throws(Invalid) -> Instant? {
-        guard let text = arguments.option(name) else { return nil }
-        do {
-            switch try StatisticsTime(parsing: text) {
-            case .instant(let instant): return instant
-            case .local(let local): return StatisticsBuckets.instant(for: local, in: zone)
-            }
-        } catch {
-            throw Invalid(message: "--\(name): \(error)")
-        }
-    }
-
-    static func list(_ arguments: Arguments, _ name: String) -> [String]? {
-        arguments.option(name).map { $0.split(separator: ",").map { String($0).trimmingSpaces } }
-    }
 
     /// ISO 8601 with the sample's own offset, e.g. `2025-03-30T10:00:00.000+02:00`.
     static func format(_ instant: Instant, offsetSeconds: Int32) -> String {

@@ -5,11 +5,15 @@ import Health
 struct TypesCommand: Command {
     let name = "types"
     let abstract = "List the health data types with their units."
-    let usage = "[--json]"
-    let options = OptionTable(flags: [("json", "Print one JSON object per type.")])
 
-    func run(_ arguments: Arguments, console: Console) async -> ExitCode {
-        if arguments.flag("json") {
+    struct Options: CommandOptions {
+        var json = false
+    }
+
+    let syntax = CommandSyntax<Options>(options: [.flag("json", \.json, help: "Print one JSON object per type.")])
+
+    func run(_ options: Options, console: Console) async -> ExitCode {
+        if options.json {
             for type in HealthTypeCatalog.all {
                 console.out(FieldValue.object(fields(type)).json + "\n")
             }

@@ -55,29 +55,43 @@ public enum WearhouseCLI {
                 console.error("unknown command '\(arguments[1])'", hint: "See 'wearhouse --help' for the commands.")
                 return .usage
             }
-            console.out(command.help)
+            var info = command.info(path: [command.name])
+            for word in arguments.dropFirst(2) {
+                guard let subcommand = info.subcommands.first(where: { $0.path.last == word }) else {
+                    console.error("'\(info.name)' has no subcommand '\(word)'", hint: info.usageHint)
+                    return .usage
+                }
+                info = subcommand
+            }
+            console.out(info.help)
             return .success
         default:
             guard let command = command(named: first) else {
                 console.error("unknown command '\(first)'", hint: "See 'wearhouse --help' for the commands.")
                 return .usage
             }
-            let parsed: Arguments
-            do throws(UsageError) {
-                parsed = try command.options.parse(Array(arguments.dropFirst()))
-            } catch {
+            return await run(command, path: [first], Array(arguments.dropFirst()), console: console)
+        }
+    }
+
+    /// The declarations of every command and subcommand, in the order `wearhouse --help` lists them: what help is
+    /// generated from, and what man pages and shell completions can be.
+    public static var commandInfos: [CommandInfo] {
+        commands.map { $0.info(path: [$0.name]) }
+    }
+
+    /// Runs `command` (reached by `path`) on the words after it: a subcommand when the first word names one.
+    static func run(_ command: any Command, path: [String], _ arguments: [String], console: Console) async -> ExitCode {
+        if !command.subcommands.isEmpty, let word = arguments.first, !word.hasPrefix("-") {
+            guard let subcommand = command.subcommands.first(where: { $0.name == word }) else {
                 console.error(
-                    error.message,
-                    hint: "Usage: wearhouse \(command.name) \(command.usage)\n"
-                        + "See 'wearhouse help \(command.name)' for more information.")
+                    "unknown subcommand '\(word)' (\(command.subcommands.map(\.name).joined(separator: ", ")))",
+                    hint: command.info(path: path).usageHint)
                 return .usage
             }
-            if parsed.flag("help") {
-                console.out(command.help)
-                return .success
-            }
-            return await command.run(parsed, console: console)
+            return await run(subcommand, path: path + [word], Array(arguments.dropFirst()), console: console)
         }
+        return await command.execute(arguments, path: path, console: console)
     }
 
     /// Ends the process with `code`.
