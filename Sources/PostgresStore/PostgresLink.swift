@@ -1,3 +1,5 @@
+internal import Support
+
 /// Whether the store has a connection, and when to try again when it has none: a value-type state machine (no
 /// I/O; the store carries out what it decides, and tests drive it with instants of their own).
 ///
@@ -18,6 +20,7 @@ struct PostgresLink: Equatable {
 
     static let minimumDelay = Duration.milliseconds(100)
     static let maximumDelay = Duration.seconds(5)
+    private static let backoff = Backoff(minimum: minimumDelay, maximum: maximumDelay)
 
     private(set) var state = State.connected
     /// What the last failed attempt said.
@@ -54,9 +57,7 @@ struct PostgresLink: Equatable {
         case .connected: failures = 1
         case .disconnected(let previous, _): failures = previous + 1
         }
-        var delay = Self.minimumDelay
-        for _ in 1..<min(failures, 16) where delay < Self.maximumDelay { delay *= 2 }
-        state = .disconnected(failures: failures, retryAt: now + min(delay, Self.maximumDelay))
+        state = .disconnected(failures: failures, retryAt: now + Self.backoff.ceiling(attempt: failures - 1))
         lastFailure = reason
     }
 }

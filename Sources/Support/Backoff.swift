@@ -13,14 +13,21 @@ public struct Backoff: Hashable, Sendable {
         self.random = SplitMix64(seed: seed)
     }
 
-    /// The wait before attempt number `attempt` (0 for the first retry).
-    public mutating func delay(attempt: Int) -> Duration {
+    /// The longest wait before attempt number `attempt` (0 for the first retry): `minimum * 2^attempt`, at most
+    /// `maximum`. Callers that must not wait at random (a store's reconnection) wait exactly this.
+    public func ceiling(attempt: Int) -> Duration {
         var ceiling = minimum
         for _ in 0..<min(max(attempt, 0), 32) {
             ceiling = ceiling * 2
             if ceiling >= maximum { break }
         }
-        ceiling = min(ceiling, maximum)
+        return min(ceiling, maximum)
+    }
+
+    /// The wait before attempt number `attempt` (0 for the first retry): a random time in the upper half of
+    /// ``ceiling(attempt:)``.
+    public mutating func delay(attempt: Int) -> Duration {
+        let ceiling = ceiling(attempt: attempt)
         return ceiling / 2 + ceiling / 2 * random.unit()
     }
 }
