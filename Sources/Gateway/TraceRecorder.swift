@@ -1,5 +1,5 @@
 public import BlueZ
-public import DBus
+internal import DBus
 internal import Foundation
 public import GATT
 internal import Health

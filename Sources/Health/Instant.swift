@@ -15,6 +15,13 @@ public struct Instant: Hashable, Sendable, Comparable, Codable, CustomStringConv
         self.milliseconds = seconds * 1000
     }
 
+    /// The instants a store accepts and the calendar computes with: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z.
+    /// Every time from outside (a sample, a query, a trace) is checked against it before any arithmetic.
+    public static let supportedMilliseconds: ClosedRange<Int64> = LocalDateTime.supportedMilliseconds
+
+    /// Whether this instant is in ``supportedMilliseconds``.
+    public var isSupported: Bool { Self.supportedMilliseconds.contains(milliseconds) }
+
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.milliseconds < rhs.milliseconds }
 
     public func adding(milliseconds delta: Int64) -> Instant { Instant(milliseconds: milliseconds + delta) }

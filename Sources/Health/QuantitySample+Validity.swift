@@ -8,12 +8,7 @@ extension QuantitySample {
         {
             return reason
         }
-        if !metadata.isEmpty {
-            if case .some(let external) = metadata[MetadataKey.externalUUID] {
-                guard case .string(let text) = external, !text.isEmpty else { return "externalUUID must be a string" }
-            }
-            if let key = metadata.nonFiniteKey { return "metadata '\(key)' is not a finite number" }
-        }
+        if let reason = metadata.invalidityReason { return reason }
         return nil
     }
 }
@@ -21,7 +16,7 @@ extension QuantitySample {
 extension QuantitySample {
     /// The part of the rule about times and value (shared with ``QuantitySeries``, whose samples are columns).
     public static func invalidityReason(start: Int64, end: Int64, value: Double, as type: HealthType) -> String? {
-        guard end >= start else { return "end (\(end) ms) is before start (\(start) ms)" }
+        if let reason = Instant.invalidityReason(start: start, end: end) { return reason }
         guard value.isFinite else { return "value is not a finite number" }
         if let range = type.validRange, !range.contains(value) {
             return "\(type.identifier) value \(value) \(type.canonicalUnit) is outside "
@@ -31,7 +26,45 @@ extension QuantitySample {
     }
 }
 
+extension Instant {
+    /// Why `start...end` (ms) is not a sample's interval, or `nil`: both in the years 1-9999, `end >= start`.
+    public static func invalidityReason(start: Int64, end: Int64) -> String? {
+        guard supportedMilliseconds.contains(start), supportedMilliseconds.contains(end) else {
+            return "start (\(start) ms) and end (\(end) ms) must be within the years 1-9999"
+        }
+        guard end >= start else { return "end (\(end) ms) is before start (\(start) ms)" }
+        return nil
+    }
+}
+
 extension Dictionary where Key == String, Value == MetadataValue {
+    /// The largest `syncVersion` a store accepts: 2^53, the largest whole number a double (and JSON) holds exactly.
+    public static var maximumSyncVersion: Double { 9_007_199_254_740_992 }
+
+    /// Why a store would refuse this metadata, or `nil`: numbers finite, an `externalUUID` a non-empty string, a
+    /// `syncVersion` a whole number from 0 to ``maximumSyncVersion``.
+    public var invalidityReason: String? {
+        guard !isEmpty else { return nil }
+        if let key = nonFiniteKey { return "metadata '\(key)' is not a finite number" }
+        if case .some(let external) = self[MetadataKey.externalUUID] {
+            guard case .string(let text) = external, !text.isEmpty else { return "externalUUID must be a string" }
+        }
+        if case .some(let version) = self[MetadataKey.syncVersion] {
+            guard case .number(let number) = version, number >= 0, number <= Self.maximumSyncVersion,
+                number.rounded(.towardZero) == number
+            else { return "syncVersion must be a whole number from 0 to 2^53" }
+        }
+        return nil
+    }
+
+    /// `syncVersion` as an integer (0 when absent; valid metadata has been checked by ``invalidityReason``).
+    public var syncVersion: Int64 {
+        guard case .number(let number)? = self[MetadataKey.syncVersion], let version = Int64(exactly: number) else {
+            return 0
+        }
+        return version
+    }
+
     /// The key of a number that is not finite (JSON cannot hold it, so no store can keep it), if there is one: such
     /// metadata is refused when a sample is saved rather than lost.
     public var nonFiniteKey: String? {

@@ -193,11 +193,9 @@ public struct HeartbeatSeriesSample: Hashable, Sendable, Identifiable {
     /// ``validRRMilliseconds``; metadata numbers finite. Writers (the gateway) can check before saving, since one invalid series rejects
     /// its whole batch.
     public var invalidityReason: String? {
-        guard end >= start else {
-            return "end (\(end.milliseconds) ms) is before start (\(start.milliseconds) ms)"
-        }
+        if let reason = Instant.invalidityReason(start: start.milliseconds, end: end.milliseconds) { return reason }
         guard !beats.isEmpty else { return "a heartbeat series needs at least one beat" }
-        if let key = metadata.nonFiniteKey { return "metadata '\(key)' is not a finite number" }
+        if let reason = metadata.invalidityReason { return reason }
         let duration = Double(end.milliseconds - start.milliseconds)
         let range = Self.validRRMilliseconds
         var previous = -Double.infinity

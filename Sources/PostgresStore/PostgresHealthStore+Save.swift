@@ -52,9 +52,7 @@ extension PostgresHealthStore {
         guard !sample.metadata.isEmpty, case .string(let external)? = sample.metadata[MetadataKey.externalUUID] else {
             return nil
         }
-        var version: Int64 = 0
-        if case .number(let number)? = sample.metadata[MetadataKey.syncVersion] { version = Int64(number) }
-        return (external, version)
+        return (external, sample.metadata.syncVersion)
     }
 
     // MARK: - Batches without client ids

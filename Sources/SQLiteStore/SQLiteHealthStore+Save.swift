@@ -223,9 +223,7 @@ extension SQLiteHealthStore {
         guard !metadata.isEmpty, case .string(let external)? = metadata[MetadataKey.externalUUID] else {
             return nil
         }
-        var version: Int64 = 0
-        if case .number(let number)? = metadata[MetadataKey.syncVersion] { version = Int64(number) }
-        return (external, version)
+        return (external, metadata.syncVersion)
     }
 
     private func storedSample(uuid: UUID) throws -> (

@@ -1,4 +1,4 @@
-public import BlueZ
+internal import BlueZ
 public import DBus
 public import FakeDevices
 public import Foundation
