@@ -47,11 +47,13 @@ private struct GrantChange {
 }
 
 /// Opens the store `--store` names and runs `body` on it, mapping errors as ``runStoreCommand(_:_:)`` does.
+/// Commands that only read or tidy a store pass `mustExist`, so that a mistyped path is an error rather than a
+/// new, empty store that checks "ok".
 func withStore(
-    _ location: String?, console: Console, _ body: (any HealthStoreEngine) async throws -> Void
+    _ location: String?, mustExist: Bool, console: Console, _ body: (any HealthStoreEngine) async throws -> Void
 ) async -> ExitCode {
     await runStoreCommand(console) {
-        try await body(try StoreLocation.open(store: location, mustExist: false))
+        try await body(try StoreLocation.open(store: location, mustExist: mustExist))
         return .success
     }
 }
@@ -65,7 +67,7 @@ struct GrantCommand: Command {
         rules: [.anyOf("read", "write")])
 
     func run(_ options: GrantOptions, console: Console) async -> ExitCode {
-        await withStore(options.store, console: console) { store in
+        await withStore(options.store, mustExist: false, console: console) { store in
             let change = GrantChange(options)
             let current = try await store.apps().first { $0.app == options.app }?.grants ?? []
             try await store.setAuthorization(app: options.app, change.apply(to: current, granting: true, all: false))
@@ -80,7 +82,7 @@ struct RevokeCommand: Command {
     let syntax = grantSyntax(read: "Types the app may no longer read.", write: "Types the app may no longer write.")
 
     func run(_ options: GrantOptions, console: Console) async -> ExitCode {
-        await withStore(options.store, console: console) { store in
+        await withStore(options.store, mustExist: false, console: console) { store in
             let change = GrantChange(options)
             let all = change.read.isEmpty && change.write.isEmpty
             let current = try await store.apps().first { $0.app == options.app }?.grants ?? []
@@ -120,7 +122,7 @@ struct AppsCommand: Command {
         rules: [.requires("limit", "log")])
 
     func run(_ options: Options, console: Console) async -> ExitCode {
-        await withStore(options.store, console: console) { store in
+        await withStore(options.store, mustExist: true, console: console) { store in
             if options.log {
                 try await showLog(store, options, console: console)
                 return

@@ -31,7 +31,7 @@ struct StoreCheckCommand: Command {
 
     func run(_ options: Options, console: Console) async -> ExitCode {
         var healthy = true
-        let status = await withStore(options.store, console: console) { store in
+        let status = await withStore(options.store, mustExist: true, console: console) { store in
             let report = try await store.summary()
             healthy = report.integrity == ["ok"]
             if options.json {
@@ -93,7 +93,7 @@ struct StoreRetentionCommand: Command {
         ])
 
     func run(_ options: Options, console: Console) async -> ExitCode {
-        await withStore(options.store, console: console) { store in
+        await withStore(options.store, mustExist: false, console: console) { store in
             guard let type = options.type else {
                 let periods = try await store.retention()
                 console.out(
@@ -121,7 +121,7 @@ struct StorePruneCommand: Command {
     let syntax = CommandSyntax<Options>(options: [StoreOptions.store(\.store)])
 
     func run(_ options: Options, console: Console) async -> ExitCode {
-        await withStore(options.store, console: console) { store in
+        await withStore(options.store, mustExist: true, console: console) { store in
             console.out("pruned \(try await store.prune()) samples\n")
         }
     }

@@ -20,6 +20,23 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
     }
 
+    @Test(arguments: [["store", "check"], ["store", "prune"], ["apps"]])
+    func aMistypedStorePathIsAnErrorAndCreatesNothing(_ command: [String]) throws {
+        let mistyped = directory.appendingPathComponent("typo/health.db").path
+        let result = try WearhouseRunner.run(command + ["--store", mistyped])
+        #expect(result.status == 66, "\(result.stderr)")
+        #expect(result.stderr.contains("no store at \(mistyped)"))
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("typo").path))
+    }
+
+    @Test(arguments: ["mysql://db/health", "http://host/x"])
+    func anUnknownStoreSchemeIsAUsageError(_ url: String) throws {
+        let result = try WearhouseRunner.run(["store", "check", "--store", url])
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr.contains("unknown store scheme"))
+        #expect(!FileManager.default.fileExists(atPath: url))
+    }
+
     @Test func importTwiceStoresNothingNew() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let first = try WearhouseRunner.run(["import-samples", "--store", store, "-"], stdin: Self.lines)
