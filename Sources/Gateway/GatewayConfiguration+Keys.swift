@@ -61,7 +61,6 @@ extension GatewayConfiguration {
             configuration.writer.flushInterval = .milliseconds(milliseconds)
         },
         integer("writer", "queue-capacity", 1000...10_000_000, \.writer.queueCapacity),
-        seconds("samples", "hrv-window", 10...3600, \.samples.hrvWindow),
         seconds("samples", "heartbeat-series-window", 5...3600, \.samples.heartbeatSeriesWindow),
         Key(section: "samples", name: "time-zone", read: { $0.samples.timeZone?.identifier ?? "" }) {
             configuration, text throws(InvalidValue) in

@@ -51,7 +51,6 @@ public struct GatewayConfiguration: Equatable, Sendable {
 
     /// `[samples]`
     public struct Samples: Equatable, Sendable {
-        public var hrvWindow = Duration.seconds(60)
         public var heartbeatSeriesWindow = Duration.seconds(60)
         /// The zone whose offset is stored beside each sample; `nil`: the system's.
         public var timeZone: TimeZone?

@@ -15,8 +15,6 @@ struct SensorRuntime {
     var notifications: Int64 = 0
     var samples: Int64 = 0
     var lastSampleAt: Instant?
-    /// An action running for this sensor (a connect, a subscription), so that two never overlap.
-    var busy = false
 
     var address: String { registered.address }
 
