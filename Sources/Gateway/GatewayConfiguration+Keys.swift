@@ -81,6 +81,7 @@ extension GatewayConfiguration {
             configuration.service.logLevel = level
         },
         seconds("service", "status-interval", 1...3600, \.service.statusInterval),
+        seconds("service", "stop-timeout", 1...600, \.service.stopTimeout),
         Key(section: "service", name: "source-name", read: { $0.service.sourceName }) {
             configuration, text throws(InvalidValue) in
             guard !text.isEmpty, text.count <= 100 else {
