@@ -103,12 +103,14 @@ public final class TraceRecorder: GatewayObserver, LifecycleService {
     // MARK: GatewayObserver
 
     public func sensorReady(address: String, context: SensorContext, characteristics: [BluetoothUUID]) {
-        let sensor = TraceSensor(context: context, address: address, characteristics: characteristics, at: Timestamp(reading: clock))
+        let sensor = TraceSensor(
+            context: context, address: address, characteristics: characteristics, at: Timestamp(reading: clock))
         withWriter { writer throws(TraceError) in try writer.append(.sensor(sensor)) }
     }
 
     public func connectionChanged(address: String, connected: Bool) {
-        let record = TraceRecord.connection(TraceConnection(address: address, connected: connected, at: Timestamp(reading: clock)))
+        let record = TraceRecord.connection(
+            TraceConnection(address: address, connected: connected, at: Timestamp(reading: clock)))
         withWriter { writer throws(TraceError) in try writer.append(record) }
     }
 

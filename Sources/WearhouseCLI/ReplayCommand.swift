@@ -80,7 +80,8 @@ enum TraceReplayRunner {
         do {
             counters = try await writer.whileRunning {
                 try await TraceReplay.run(
-                    &source, engine: engine, writer: writer, speed: speed, progress: bar.map { bar in { bar.show($0) } })
+                    &source, engine: engine, writer: writer, speed: speed, progress: bar.map { bar in { bar.show($0) } }
+                )
             }
         } catch {
             failure = error

@@ -54,7 +54,8 @@ import Testing
     @Test func aFullBatchIsWrittenWithoutWaitingForTheFlushInterval() async throws {
         let sink = RecordingSink()
         let clock = ManualClock()
-        let writer = StoreWriter(sink: sink, settings: .init(batchSize: 3, flushInterval: .seconds(3_600)), clock: clock)
+        let writer = StoreWriter(
+            sink: sink, settings: .init(batchSize: 3, flushInterval: .seconds(3_600)), clock: clock)
         await writer.whileRunning {
             for second in 0..<3 { await writer.submit(Self.rate(Int64(second), 60)) }
             await sink.waitForBatches(1)
