@@ -62,12 +62,11 @@ enum ReplayScenario {
             let writer = StoreWriter(
                 sink: HealthStoreSink(store: store),
                 settings: TraceReplay.writerSettings)
-            await writer.start()
             let started = clock.now
             var reader = try TraceReader(path: trace)
-            let counters = try await TraceReplay.run(
-                &reader, engine: TraceReplayEngine(settings: settings), writer: writer)
-            await writer.close()
+            let counters = try await writer.whileRunning {
+                try await TraceReplay.run(&reader, engine: TraceReplayEngine(settings: settings), writer: writer)
+            }
             let replay = clock.now - started
             let written = await writer.counters
             guard written.inserted == counters.samples, counters.notifications + counters.indications == generated
@@ -77,11 +76,11 @@ enum ReplayScenario {
             let discarding = StoreWriter(
                 sink: DiscardingSink(),
                 settings: TraceReplay.writerSettings)
-            await discarding.start()
             let discardStart = clock.now
             var again = try TraceReader(path: trace)
-            _ = try await TraceReplay.run(&again, engine: TraceReplayEngine(settings: settings), writer: discarding)
-            await discarding.close()
+            _ = try await discarding.whileRunning {
+                try await TraceReplay.run(&again, engine: TraceReplayEngine(settings: settings), writer: discarding)
+            }
             let discard = clock.now - discardStart
             if run > 0 {
                 discardRates.append(Double(generated) / seconds(discard))

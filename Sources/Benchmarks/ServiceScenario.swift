@@ -29,8 +29,18 @@ enum ServiceScenario {
                 )
             })
         let fake = try await FakeBlueZ.start(on: .address(daemon.address), scenario: scenario)
-        let clock = Task { await fake.runInRealTime(interval: .milliseconds(20)) }
-        defer { clock.cancel() }
+        return try await fake.inRealTime(interval: .milliseconds(20)) {
+            try await measure(
+                fake: fake, daemon: daemon, addresses: addresses, sensors: sensors, seconds: seconds,
+                executable: executable, quick: quick)
+        }
+    }
+
+    /// The run and its figures, while the simulation follows the wall clock.
+    private static func measure(
+        fake: FakeBlueZ, daemon: PrivateDBusDaemon, addresses: [String], sensors: Int, seconds: Int, executable: URL,
+        quick: Bool
+    ) async throws -> BenchReport {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bench-service-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -1,4 +1,4 @@
-public import DBus
+internal import DBus
 public import GATT
 
 /// Connecting, pairing and trust (`docs/bluez.md`, R5, R7, R8, R15).
@@ -10,10 +10,15 @@ extension BlueZCentral {
         let path = try await devicePath(peripheral, "Connect")
         await acquireConnectTurn(peripheral.adapter)
         defer { releaseConnectTurn(peripheral.adapter) }
+        // A caller that stopped waiting for its turn (a service stopping) connects nothing.
+        guard !Task.isCancelled else {
+            throw CentralError(.other, operation: "Connect", detail: "cancelled before it was sent")
+        }
         let paused = discovery[peripheral.adapter]
         if paused != nil { try? await endDiscovery(on: peripheral.adapter) }
         defer {
             if let paused {
+                // allowed: a defer cannot await; discovery resumes after the Connect, on the central's actor
                 Task { try? await self.resumeDiscovery(paused, on: peripheral.adapter) }
             }
         }

@@ -1,4 +1,4 @@
-public import DBus
+internal import DBus
 public import GATT
 public import Support
 
@@ -69,6 +69,7 @@ extension BlueZCentral {
             throw CentralError(error, operation: "AcquireNotify")
         }
         acquired[subscription] = reader
+        // allowed: forwards the socket's notifications until its reader ends (StopNotify, shutdown or EOF)
         Task {
             for await event in reader.events { self.acquiredEvent(event, from: reader, for: subscription) }
         }

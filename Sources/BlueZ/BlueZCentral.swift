@@ -82,6 +82,7 @@ public actor BlueZCentral: Central {
     }
 
     private func beginForwarding(_ stream: AsyncStream<CentralEvent>) {
+        // allowed: kept in `forwarding`, cancelled by shutdown(); forwards the cache's events as long as the central lives
         forwarding = Task { [weak self] in
             for await event in stream {
                 guard let self else { return }

@@ -95,6 +95,7 @@ public actor BlueZObjectCache {
         }
         for (index, subscription) in subscriptions.enumerated() {
             switch index {
+            // allowed: kept in `consumers`, cancelled by stop(); they live as long as the cache's matches
             case 0..<3: consumers.append(Task { for await _ in subscription {} })
             default: consumers.append(Task { await self.consume(subscription) })
             }
@@ -122,6 +123,7 @@ public actor BlueZObjectCache {
         listeners[id] = continuation
         continuation.onTermination = { [weak self] _ in
             guard let self else { return }
+            // allowed: onTermination is synchronous and off the actor; removing the listener needs the actor
             Task { await self.removeListener(id) }
         }
         return stream

@@ -18,6 +18,7 @@ extension FakeBlueZ {
             discoverySessions[sender] = discoveryFilters[sender] ?? []
             if discoverySessions.count == 1 { setDiscovering(true) }
             // Devices are found after the reply, as over the air.
+            // allowed: runs after the reply went out (as devices are found over the air), on the fake's executor
             Task { self.reportNearbyDevices() }
             return .empty
         case "StopDiscovery":

@@ -148,6 +148,7 @@ extension FakeBlueZ {
     func connect(_ path: String) {
         devices[path]?.connected = true
         setDeviceProperties(["Connected": .boolean(true)], at: path)
+        // allowed: runs after the Connect reply went out, as bluetoothd resolves later; on the fake's executor
         Task { self.resolveServices(path) }
     }
 

@@ -21,6 +21,7 @@ extension FakeBlueZ {
             return .empty
         }
         devices[path]?.pendingPair = call
+        // allowed: the Pair call is answered later (deferred reply), when the agent has answered
         Task { await self.askAgent(agent, at: registration.path, toConfirm: path) }
         return .deferred
     }

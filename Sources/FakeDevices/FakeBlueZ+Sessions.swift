@@ -8,6 +8,7 @@ extension FakeBlueZ {
         let rule = DBusMatchRule(
             sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged")
         let changes = try await bus.subscribe(to: rule)
+        // allowed: watches clients for as long as FakeBlueZ's connection lives; the stream ends when it closes
         Task { [weak self] in
             for await signal in changes {
                 guard let self else { return }

@@ -136,6 +136,24 @@ public actor FakeBlueZ {
         }
     }
 
+    /// Runs `body` while the simulation follows the wall clock: ``runInRealTime(interval:)`` as a child task,
+    /// cancelled when `body` returns.
+    public func inRealTime<T, Failure: Error>(
+        interval: Duration = .milliseconds(100), isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws(Failure) -> T
+    ) async throws(Failure) -> T {
+        let result = await withDiscardingTaskGroup(returning: Result<T, Failure>.self) { group in
+            group.addTask { await self.runInRealTime(interval: interval) }
+            defer { group.cancelAll() }
+            do throws(Failure) {
+                return .success(try await body())
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
     /// The ground truth of the peripheral at `address` (what it really sent), or `nil`.
     public func groundTruth(of address: String) -> GroundTruth? {
         devices[Self.devicePath(address)]?.peripheral.groundTruth

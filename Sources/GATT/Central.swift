@@ -165,7 +165,7 @@ public struct Timestamp: Hashable, Sendable, Comparable {
     }
 
     /// Both readings of `clock`, now.
-    public init(reading clock: some Clock) {
+    public init(reading clock: any Clock) {
         self.init(monotonic: clock.now, wallMicroseconds: clock.wallMicroseconds)
     }
 

@@ -61,7 +61,6 @@ extension GatewayConfiguration {
             configuration.writer.flushInterval = .milliseconds(milliseconds)
         },
         integer("writer", "queue-capacity", 1000...10_000_000, \.writer.queueCapacity),
-        seconds("samples", "hrv-window", 10...3600, \.samples.hrvWindow),
         seconds("samples", "heartbeat-series-window", 5...3600, \.samples.heartbeatSeriesWindow),
         Key(section: "samples", name: "time-zone", read: { $0.samples.timeZone?.identifier ?? "" }) {
             configuration, text throws(InvalidValue) in
@@ -82,6 +81,7 @@ extension GatewayConfiguration {
             configuration.service.logLevel = level
         },
         seconds("service", "status-interval", 1...3600, \.service.statusInterval),
+        seconds("service", "stop-timeout", 1...600, \.service.stopTimeout),
         Key(section: "service", name: "source-name", read: { $0.service.sourceName }) {
             configuration, text throws(InvalidValue) in
             guard !text.isEmpty, text.count <= 100 else {

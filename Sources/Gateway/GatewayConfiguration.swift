@@ -51,7 +51,6 @@ public struct GatewayConfiguration: Equatable, Sendable {
 
     /// `[samples]`
     public struct Samples: Equatable, Sendable {
-        public var hrvWindow = Duration.seconds(60)
         public var heartbeatSeriesWindow = Duration.seconds(60)
         /// The zone whose offset is stored beside each sample; `nil`: the system's.
         public var timeZone: TimeZone?
@@ -62,6 +61,9 @@ public struct GatewayConfiguration: Equatable, Sendable {
         public var logLevel = LogLevel.info
         /// How often `STATUS=` is sent to systemd.
         public var statusInterval = Duration.seconds(10)
+        /// How long a graceful stop may take before the process exits without it (below the unit's
+        /// `TimeoutStopSec=20`, so that the log says why).
+        public var stopTimeout = Duration.seconds(15)
         /// The source name samples are stored under.
         public var sourceName = "wearhouse"
     }

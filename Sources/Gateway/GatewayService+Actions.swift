@@ -6,7 +6,76 @@ internal import Support
 /// What the sessions' state machines ask for, carried out: connects, subscriptions (with the sensor's
 /// metadata), disconnects, cache removal, closing heartbeat series; and the context samples are tagged with.
 /// R-numbers are the requirements of `docs/bluez.md`.
+///
+/// An action that waits on bluetoothd or the writer is a ``Job``: ``perform(_:for:)`` queues it, a child task of
+/// ``run()`` does it (``runJobs(_:)``), and its result comes back to the actor as an event.
 extension GatewayService {
+    /// Work for a child task of ``run()``.
+    enum Job: Sendable {
+        case connect(address: String, PeripheralID, timeout: Duration)
+        case subscribe(address: String, PeripheralID, RegisteredSensor, NotifyMode)
+        case disconnect(PeripheralID)
+        case remove(PeripheralID)
+        case submit(SampleBatch)
+    }
+
+    /// Queues `job` for ``runJobs(_:)``; outside ``run()`` (or once its actions ended) it is dropped.
+    func enqueue(_ job: Job) {
+        guard let jobs else { return }
+        jobsInFlight += 1
+        if case .connect(let address, _, _) = job { connecting.insert(address) }
+        jobs.yield(job)
+    }
+
+    /// Runs each queued job as a child task until the queue is finished (at stop), then cancels the ones still
+    /// running and waits for them: a cancelled Connect gives up before its turn, a cancelled subscription stops
+    /// starting notifications, a submit is written all the same.
+    nonisolated func runJobs(_ queue: AsyncStream<Job>) async {
+        await withDiscardingTaskGroup { group in
+            for await job in queue {
+                group.addTask(operation: { await self.execute(job) })
+            }
+            group.cancelAll()
+        }
+    }
+
+    nonisolated func execute(_ job: Job) async {
+        switch job {
+        case .connect(let address, let id, let timeout):
+            var failure: CentralError?
+            do throws(CentralError) {
+                try await central.connect(id, timeout: timeout)
+            } catch {
+                failure = error
+            }
+            await connected(failure, address: address)
+        case .subscribe(let address, let id, let registered, let mode):
+            let result = await Self.subscribe(id, registered: registered, mode: mode, central: central)
+            await subscribed(result, address: address)
+        case .disconnect(let id):
+            try? await central.disconnect(id)
+        case .remove(let id):
+            try? await central.remove(id)
+        case .submit(let batch):
+            await writer.submit(batch)
+        }
+        await jobFinished()
+    }
+
+    func jobFinished() {
+        jobsInFlight -= 1
+        checkSettled()
+    }
+
+    /// At stop: a Connect still pending in bluetoothd is cancelled with Disconnect (R7), so that the child waiting
+    /// for its reply ends and the sensor is not connected after the service stopped.
+    func cancelPendingConnects() async {
+        for address in connecting.sorted() {
+            guard let id = sensors[address]?.peripheral(defaultAdapter: defaultAdapter) else { continue }
+            try? await central.disconnect(id)
+        }
+    }
+
     func deliver(_ event: SensorSessionState.Event, to address: String) {
         guard var runtime = sensors[address] else { return }
         let before = runtime.state.phase
@@ -29,35 +98,20 @@ extension GatewayService {
                     deliver(.connectFailed(.unavailable), to: address)
                     continue
                 }
-                let central = self.central
-                let timeout = settings.connectTimeout
-                Task {
-                    do throws(CentralError) {
-                        try await central.connect(id, timeout: timeout)
-                        self.deliver(.connectSucceeded, to: address)
-                    } catch {
-                        self.connectFailed(error, address: address)
-                    }
-                }
+                enqueue(.connect(address: address, id, timeout: settings.connectTimeout))
             case .subscribe:
                 guard let id else { continue }
-                let central = self.central
                 let registered = runtime.registered
                 // AcquireNotify when the sensor was enrolled for it or the service is configured for it (R11).
                 let mode: NotifyMode = registered.notifyMode == .acquired ? .acquired : settings.notifyMode
-                Task {
-                    let result = await Self.subscribe(id, registered: registered, mode: mode, central: central)
-                    self.subscribed(result, address: address)
-                }
+                enqueue(.subscribe(address: address, id, registered, mode))
             case .disconnect:
                 guard let id else { continue }
-                let central = self.central
-                Task { try? await central.disconnect(id) }
+                enqueue(.disconnect(id))
             case .removeDevice:
                 guard let id else { continue }
                 log.notice("sensor \(address: address): layout changed; removing its cache", fields: [.sensor(address)])
-                let central = self.central
-                Task { try? await central.remove(id) }
+                enqueue(.remove(id))
             case .linkLost:
                 observer?.linkLost(address: address)
                 sensors[address]?.subscribed = []
@@ -66,8 +120,7 @@ extension GatewayService {
                 sensors[address]?.builder = builder
                 if !output.isEmpty {
                     sensors[address]?.samples += Int64(output.count)
-                    let writer = self.writer
-                    Task { await writer.submit(output) }
+                    enqueue(.submit(output))
                 }
             case .release:
                 break  // stop() releases inline, so that it finishes before the process ends
@@ -75,21 +128,35 @@ extension GatewayService {
         }
     }
 
-    func connectFailed(_ error: CentralError, address: String) {
-        log.info("sensor \(address: address): \(error)", fields: [.sensor(address)])
-        deliver(.connectFailed(error.kind), to: address)
+    /// A Connect's reply (`failure` when it failed). After the stop began, a success only marks the sensor to be
+    /// disconnected by ``release(_:)``.
+    func connected(_ failure: CentralError?, address: String) {
+        connecting.remove(address)
+        if stopping {
+            if failure == nil { connectedWhileStopping.insert(address) }
+            return
+        }
+        guard let failure else {
+            deliver(.connectSucceeded, to: address)
+            return
+        }
+        log.info("sensor \(address: address): \(failure)", fields: [.sensor(address)])
+        deliver(.connectFailed(failure.kind), to: address)
     }
 
-    /// Stops one session (R13): StopNotify on what it subscribed, and Disconnect when connected.
+    /// Stops one session (R13): StopNotify on what it subscribed, and Disconnect when connected (or when a Connect
+    /// was still pending or succeeded during the stop).
     func release(_ address: String) async {
         guard var runtime = sensors[address] else { return }
         let actions = runtime.state.handle(.stop, now: now)
         sensors[address] = runtime
-        guard actions.contains(.release), let id = runtime.peripheral(defaultAdapter: defaultAdapter) else { return }
+        let connected = actions.contains(.release) || connectedWhileStopping.remove(address) != nil
+        guard let id = runtime.peripheral(defaultAdapter: defaultAdapter) else { return }
         for characteristic in runtime.subscribed {
             try? await central.stopNotifications(characteristic, of: id)
         }
-        try? await central.disconnect(id)
+        sensors[address]?.subscribed = []
+        if connected { try? await central.disconnect(id) }
     }
 
     /// Closes what the builder still holds (the open heartbeat series) and queues it.
@@ -134,6 +201,11 @@ extension GatewayService {
             return result
         }
         for characteristic in found {
+            // Stopping: what was started so far is returned, for StopNotify.
+            guard !Task.isCancelled else {
+                result.failure = CentralError(.unavailable, operation: "StartNotify", detail: "the service is stopping")
+                return result
+            }
             do throws(CentralError) {
                 try await central.startNotifications(characteristic, of: id, mode: mode)
                 result.subscribed.append(characteristic)
@@ -147,6 +219,11 @@ extension GatewayService {
 
     func subscribed(_ result: Subscription, address: String) {
         guard var runtime = sensors[address] else { return }
+        if stopping {
+            // Released by the stop: StopNotify on what was started.
+            sensors[address]?.subscribed = result.subscribed
+            return
+        }
         if let failure = result.failure {
             log.info("sensor \(address: address): \(failure)", fields: [.sensor(address)])
             deliver(.subscribeFailed(failure.kind, servicesChanged: result.servicesChanged), to: address)

@@ -1,13 +1,17 @@
 internal import Foundation
 internal import GATT
 internal import Health
+internal import Support
 
 /// What the service does with the central's events and on every tick: sessions learn about the stack, their
 /// peripheral's connection and resolution, and notifications become samples; discovery, registry reloads and
 /// status reports run from the ticker.
 extension GatewayService {
     func handle(_ event: CentralEvent) async {
-        guard !stopped else { return }
+        guard !stopped else {
+            if case .notification = event { handledNotifications += 1 }
+            return
+        }
         lastEventAt = clock.now
         if stopping {
             guard case .notification = event else { return }
@@ -47,7 +51,10 @@ extension GatewayService {
             handledNotifications += 1
             guard let address = sensors.first(where: { $0.value.matches(notification.peripheral) })?.key,
                 var runtime = sensors[address]
-            else { return }
+            else {
+                checkSettled()
+                return
+            }
             runtime.notifications += 1
             notificationsSinceStatus += 1
             observer?.notification(notification)
@@ -60,6 +67,7 @@ extension GatewayService {
             sensors[address] = runtime
             perform(actions, for: address)
             await writer.submit(output, receivedAt: notification.receivedAt.monotonic)
+            checkSettled()
         }
     }
 
@@ -114,7 +122,7 @@ extension GatewayService {
     // MARK: The ticker
 
     func tick() async {
-        guard !stopped else { return }
+        guard !stopping else { return }
         let now = self.now
         for address in sensors.keys.sorted() { deliver(.tick, to: address) }
         await manageDiscovery()
@@ -148,7 +156,8 @@ extension GatewayService {
     }
 
     func reportStatus(over elapsed: Duration) async {
-        let statuses = sensors.values.map(\.status)
+        let at = Instant.now(on: clock)
+        let statuses = sensors.values.map { $0.status(at: at) }
         do {
             try await registry.updateStatus(statuses)
         } catch {

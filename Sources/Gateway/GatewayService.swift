@@ -9,13 +9,18 @@ public import Support
 ///
 /// ```swift
 /// let service = GatewayService(central: central, registry: store, writer: writer, settings: settings, log: log)
-/// try await service.start()
-/// ...
-/// await service.stop()          // StopNotify, Disconnect managed sensors, flush the writer
+/// try await withThrowingDiscardingTaskGroup { group in
+///     group.addTask(operation: { try await service.run() })
+///     ...
+///     await service.stop()      // StopNotify, Disconnect managed sensors, flush the writer; run() returns
+/// }
 /// ```
 ///
-/// One actor owns all sessions; D-Bus calls run in child tasks whose results come back as state-machine events,
-/// so a slow Connect on one sensor never holds up another's notifications.
+/// One actor owns all sessions. ``run()`` owns every task the service starts, as children of its task group, in
+/// this start order: the writer's loop, the event consumer, the actions (each connect, subscription, disconnect,
+/// cache removal and submit is a child task whose result comes back as a state-machine event, so a slow Connect on
+/// one sensor never holds up another's notifications), the ticker. Stopping cancels and awaits them in reverse
+/// order. Every wait and every reading of the time is on the injected ``Support/Clock``.
 public actor GatewayService {
     public struct Settings: Sendable {
         public var source: Source
@@ -72,8 +77,9 @@ public actor GatewayService {
     let log: ServiceLog
     let statusHook: (@Sendable (String) -> Void)?
     let observer: (any GatewayObserver)?
-    let clock = ContinuousClock()
-    let started: ContinuousClock.Instant
+    let clock: any Support.Clock
+    /// The clock's reading at `init`: session times (``now``) count from it.
+    let origin: Duration
     var sensors: [String: SensorRuntime] = [:]
     var stackAvailable = false
     var defaultAdapter: AdapterAddress?
@@ -84,79 +90,153 @@ public actor GatewayService {
     var lastRegistryPoll: Duration = .zero
     var lastStatus: Duration = .zero
     var notificationsSinceStatus = 0
-    var consumer: Task<Void, Never>?
-    var ticker: Task<Void, Never>?
-    var lastEventAt = ContinuousClock.now
+    var lastEventAt: Duration
     /// Notifications taken from the central's events (for ``quiesce()``).
     var handledNotifications = 0
     /// `stop()` began: sessions are released, notifications already received are still stored.
     var stopping = false
     /// Everything is released; events are ignored.
     var stopped = false
+    /// Where ``perform(_:for:)`` queues the work that ``run()``'s children do (`nil` outside ``run()``).
+    var jobs: AsyncStream<Job>.Continuation?
+    /// Jobs queued or running.
+    var jobsInFlight = 0
+    /// Sensors with a Connect queued or running.
+    var connecting: Set<String> = []
+    /// Sensors whose Connect succeeded after the stop began: they are disconnected too.
+    var connectedWhileStopping: Set<String> = []
+    /// When the ticker wakes next (it has done every tick due before).
+    var nextTick: Duration?
+    var lifecycle = Lifecycle.idle
+    let stopRequest = StopRequest()
+    var finishedWaiters: [CheckedContinuation<Void, Never>] = []
+    var settleWaiters: [(notifications: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+    enum Lifecycle {
+        case idle, running, finished
+    }
 
     /// A service over `central`, reading enrolled sensors from `registry` and writing through `writer`.
-    /// `status` receives a one-line summary every status interval (for sd_notify STATUS=).
+    /// `status` receives a one-line summary every status interval (for sd_notify STATUS=). `clock` is what the
+    /// sessions, the ticker and every wait run on (the writer has its own: give both the same one).
     public init(
         central: any Central, registry: any SensorRegistry, writer: StoreWriter, settings: Settings, log: ServiceLog,
-        status: (@Sendable (String) -> Void)? = nil, observer: (any GatewayObserver)? = nil
+        clock: any Support.Clock = SystemClock(), status: (@Sendable (String) -> Void)? = nil,
+        observer: (any GatewayObserver)? = nil
     ) {
         self.central = central
         self.registry = registry
         self.writer = writer
         self.settings = settings
         self.log = log
+        self.clock = clock
         self.statusHook = status
         self.observer = observer
-        self.started = ContinuousClock.now
+        self.origin = clock.now
+        self.lastEventAt = clock.now
     }
 
-    var now: Duration { clock.now - started }
+    /// Time since the service was made (the sessions' clock).
+    var now: Duration { clock.now - origin }
 
     // MARK: Lifecycle
 
-    /// Starts the writer, reads the registry, adopts what bluetoothd already has (R13) and starts every session.
+    /// Runs the service until ``stop()`` (or until the task is cancelled, which stops it the same way without
+    /// waiting for quiet): starts the writer's loop, reads the registry, adopts what bluetoothd already has (R13),
+    /// starts every session and the ticker, then calls `started`. Every task it starts is a child of this call.
     ///
-    /// - Throws: what the registry throws when it cannot be read.
-    public func start() async throws {
-        await writer.start()
+    /// The stop, in the reverse order of the start (R13): the ticker ends; a Connect still pending in bluetoothd
+    /// is cancelled with Disconnect (R7) and the actions are cancelled and awaited; every session is released
+    /// (StopNotify on what it subscribed, Disconnect when connected or connecting); notifications already received
+    /// are still built into samples (``quiesce()``) before the consumer ends; open heartbeat series are closed,
+    /// everything queued is written, the writer's loop ends and the final statuses are written.
+    ///
+    /// - Throws: what the registry throws when it cannot be read at the start (the service stops then).
+    public func run(started: @escaping @Sendable () -> Void = {}) async throws {
+        guard lifecycle == .idle else { return }
+        lifecycle = .running
         let events = central.events()
-        consumer = Task { [weak self] in
-            for await event in events {
-                guard let self else { return }
-                await self.handle(event)
+        let (queue, input) = AsyncStream.makeStream(of: Job.self)
+        jobs = input
+        var failure: (any Error)?
+        await withDiscardingTaskGroup { group in
+            // 1. The writer's loop: started first, so that it is the last to end.
+            group.addTask(operation: { await self.writer.run() })
+            await withDiscardingTaskGroup { group in
+                // 2. The event consumer.
+                group.addTask(operation: { await self.consume(events) })
+                await withDiscardingTaskGroup { group in
+                    // 3. The actions: a child task each.
+                    group.addTask(operation: { await self.runJobs(queue) })
+                    do {
+                        await refreshStack()
+                        try await reloadRegistry()
+                        await withDiscardingTaskGroup { group in
+                            // 4. The ticker.
+                            group.addTask(operation: { await self.runTicker() })
+                            log.notice("started with \(sensors.count) sensor(s)")
+                            started()
+                            await stopRequest.wait()
+                            stopping = true
+                            group.cancelAll()
+                        }
+                    } catch {
+                        failure = error
+                        stopping = true
+                    }
+                    nextTick = nil
+                    await cancelPendingConnects()
+                    jobs = nil
+                    input.finish()
+                }
+                for address in sensors.keys.sorted() { await release(address) }
+                await quiesce()
+                stopped = true
+                group.cancelAll()
             }
+            for address in sensors.keys.sorted() { await finish(address) }
+            if discovering { try? await central.stopDiscovery(on: defaultAdapter) }
+            await writer.close()
         }
-        await refreshStack()
-        try await reloadRegistry()
-        let interval = settings.tickInterval
-        ticker = Task { [weak self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                guard let self else { return }
-                await self.tick()
-            }
+        if failure == nil {
+            try? await registry.updateStatus(sensors.values.map { $0.status(at: Instant.now(on: clock)) })
+            log.notice("stopped")
         }
-        log.notice("started with \(sensors.count) sensor(s)")
+        lifecycle = .finished
+        let waiters = finishedWaiters
+        finishedWaiters = []
+        for waiter in waiters { waiter.resume() }
+        checkSettled()
+        if let failure { throw failure }
     }
 
-    /// R13 at stop: ends every session (StopNotify and Disconnect for connected ones), stores what was notified
-    /// before (notifications already received are still built into samples), closes open heartbeat series,
-    /// writes everything queued and the final statuses.
+    /// Asks ``run()`` to stop (see there) and waits until it has; returns at once when it is not running.
     public func stop() async {
-        guard !stopping else { return }
-        stopping = true
-        ticker?.cancel()
-        ticker = nil
-        for address in sensors.keys.sorted() { await release(address) }
-        await quiesce()
-        stopped = true
-        consumer?.cancel()
-        consumer = nil
-        for address in sensors.keys.sorted() { await finish(address) }
-        if discovering { try? await central.stopDiscovery(on: defaultAdapter) }
-        await writer.close()
-        try? await registry.updateStatus(sensors.values.map(\.status))
-        log.notice("stopped")
+        stopRequest.request()
+        guard lifecycle == .running else { return }
+        await withCheckedContinuation { finishedWaiters.append($0) }
+    }
+
+    /// Asks ``run()`` to stop without waiting for it (a signal handler's call).
+    public nonisolated func requestStop() {
+        stopRequest.request()
+    }
+
+    /// Takes the central's events until cancelled.
+    func consume(_ events: AsyncStream<CentralEvent>) async {
+        for await event in events { await handle(event) }
+    }
+
+    /// Ticks every tick interval until cancelled.
+    func runTicker() async {
+        let interval = settings.tickInterval
+        while true {
+            let due = clock.now + interval
+            nextTick = due
+            checkSettled()
+            do { try await clock.sleep(until: due) } catch { return }
+            await tick()
+        }
     }
 
     /// Waits (at most 2 s) until every notification the central has passed on was handled here and no event has
@@ -167,8 +247,33 @@ public actor GatewayService {
         while clock.now < deadline {
             let forwarded = await central.statistics().notifications
             if forwarded <= handledNotifications, clock.now - lastEventAt >= .milliseconds(100) { return }
-            try? await Task.sleep(for: .milliseconds(20))
+            do { try await clock.sleep(for: .milliseconds(20)) } catch { return }
         }
+    }
+
+    // MARK: Settling (tests)
+
+    /// For tests on a ``Support/ManualClock``: returns once the service has handled at least `notifications` of the
+    /// central's notifications, no action is queued or running, and the ticker has done every tick due by the
+    /// clock's present (or is not running). The test then knows that moving the clock is what happens next.
+    public func settled(notifications: Int = 0) async {
+        if isSettled(notifications) { return }
+        await withCheckedContinuation { settleWaiters.append((notifications, $0)) }
+    }
+
+    func isSettled(_ notifications: Int) -> Bool {
+        guard handledNotifications >= notifications, jobsInFlight == 0 else { return false }
+        guard lifecycle == .running, !stopping, let nextTick else { return true }
+        return clock.now < nextTick
+    }
+
+    func checkSettled() {
+        guard !settleWaiters.isEmpty else { return }
+        var waiting: [(notifications: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        for waiter in settleWaiters {
+            if isSettled(waiter.notifications) { waiter.continuation.resume() } else { waiting.append(waiter) }
+        }
+        settleWaiters = waiting
     }
 
     /// Re-reads the registry (SIGHUP, or the poll seeing a new version): new sensors start, forgotten ones stop,
@@ -208,9 +313,30 @@ public actor GatewayService {
         }
     }
 
+    /// SIGHUP: re-reads the configuration file the service was started with (`required` when it was named on the
+    /// command line; `overrides` applied again, so that `--set` still wins) for the log level, then the registry.
+    /// A file that no longer reads leaves the log level as it was.
+    public func reload(configurationAt path: String, required: Bool, overrides: [String: String]) async {
+        do {
+            let configuration = try GatewayConfiguration.load(path: path, required: required)
+                .applying(overrides: overrides)
+            log.level = configuration.service.logLevel
+            log.notice("reloaded \(path) (log level \(configuration.service.logLevel))")
+        } catch {
+            log.error("cannot reload \(path): \(error)")
+        }
+        do {
+            try await reloadRegistry()
+            log.notice("registry reloaded")
+        } catch {
+            log.error("cannot reload the registry: \(error)")
+        }
+    }
+
     /// The sensors' current statuses.
     public func statuses() -> [SensorStatus] {
-        sensors.values.map(\.status).sorted { $0.address < $1.address }
+        let at = Instant.now(on: clock)
+        return sensors.values.map { $0.status(at: at) }.sorted { $0.address < $1.address }
     }
 
     /// Counters of the writer, for the demo and the benchmark.

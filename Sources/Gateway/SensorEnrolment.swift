@@ -53,13 +53,16 @@ public struct SensorEnrolment: Sendable {
 
     let central: any Central
     let registry: any SensorRegistry
+    let clock: any Support.Clock
 
-    public init(central: any Central, registry: any SensorRegistry) {
+    /// `clock` times the waits and stamps the enrolment.
+    public init(central: any Central, registry: any SensorRegistry, clock: any Support.Clock = SystemClock()) {
         self.central = central
         self.registry = registry
+        self.clock = clock
     }
 
-    /// Runs the enrolment.
+    /// Runs the enrolment. The central's events are collected by a child task while it runs.
     ///
     /// - Throws: ``Failure`` naming the step that failed (not found, connect, pairing, no measurement).
     public func enrol(_ request: Request) async throws -> Result {
@@ -68,9 +71,15 @@ public struct SensorEnrolment: Sendable {
                 message: "unknown location '\(location)' (chest, wrist, finger, hand, ear-lobe, foot, other, "
                     + "in-shoe, top-of-shoe, hip, ...)")
         }
-        let events = central.events()
-        let waiter = EventWaiter(events)
-        defer { waiter.cancel() }
+        let waiter = EventWaiter(central.events(), clock: clock)
+        return try await withThrowingTaskGroup(of: Void.self, returning: Result.self) { group in
+            group.addTask(operation: { await waiter.collect() })
+            defer { group.cancelAll() }
+            return try await enrol(request, waiter: waiter)
+        }
+    }
+
+    private func enrol(_ request: Request, waiter: EventWaiter) async throws -> Result {
         let info = try await find(request, waiter: waiter)
         let id = info.id
         let wasConnected = info.connected
@@ -111,7 +120,7 @@ public struct SensorEnrolment: Sendable {
             label: request.label, subject: request.subject, location: request.location,
             device: metadata.device(name: request.label ?? info.name, address: id.address, fallback: nil),
             services: characteristics.map(\.service.description).uniqued(), paired: info.paired || pairedNow,
-            notifyMode: request.notifyMode, enrolledAt: Instant.now)
+            notifyMode: request.notifyMode, enrolledAt: Instant.now(on: clock))
         do {
             try await registry.register(sensor)
         } catch {
@@ -136,13 +145,13 @@ public struct SensorEnrolment: Sendable {
         try await step("start discovery on") { () throws(CentralError) in
             try await central.startDiscovery(services: GatewayService.discoveryServices, on: request.adapter)
         }
-        defer { Task { [central] in try? await central.stopDiscovery(on: request.adapter) } }
         var found: PeripheralInfo?
         _ = await waiter.wait(for: request.timeout) { event in
             guard case .discovered(let info) = event, matches(info) else { return false }
             found = info
             return true
         }
+        try? await central.stopDiscovery(on: request.adapter)
         guard let found else {
             throw Failure(
                 message: "no sensor '\(request.target)' found within \(request.timeout) (is it awake and near?)")

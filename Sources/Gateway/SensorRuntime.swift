@@ -15,8 +15,6 @@ struct SensorRuntime {
     var notifications: Int64 = 0
     var samples: Int64 = 0
     var lastSampleAt: Instant?
-    /// An action running for this sensor (a connect, a subscription), so that two never overlap.
-    var busy = false
 
     var address: String { registered.address }
 
@@ -29,14 +27,14 @@ struct SensorRuntime {
         id.address == registered.address && (registered.adapter.map { $0.uppercased() == id.adapter } ?? true)
     }
 
-    /// What `wearhouse sensors` shows. `dropped` is 0 by construction: the writer holds samples back
+    /// What `wearhouse sensors` shows, as of `updatedAt`. `dropped` is 0 by construction: the writer holds samples back
     /// (backpressure) instead of dropping them, and the event streams are unbounded; the status field is there
     /// for engines or future paths that could drop, so that a drop would be visible rather than silent.
-    var status: SensorStatus {
+    func status(at updatedAt: Instant) -> SensorStatus {
         SensorStatus(
             address: address, state: stateDescription, batteryPercent: battery, lastSampleAt: lastSampleAt,
             notifications: notifications, samples: samples, malformed: Int64(builder.counters.malformed), dropped: 0,
-            reconnects: Int64(state.reconnects), updatedAt: Instant.now)
+            reconnects: Int64(state.reconnects), updatedAt: updatedAt)
     }
 
     var stateDescription: String {

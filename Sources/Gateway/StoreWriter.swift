@@ -1,7 +1,5 @@
-internal import BlueZ
-internal import DBus
-internal import GATT
 public import Health
+public import Support
 
 /// Where the writer puts batches: a ``HealthStore`` in the service (``HealthStoreSink``), anything in tests.
 public protocol SampleSink: Sendable {
@@ -12,13 +10,24 @@ public protocol SampleSink: Sendable {
 
 /// The bounded queue between the sensor sessions and the store.
 ///
-/// Sessions ``submit(_:receivedAt:)`` what their builders produced; a background task writes batches of up to
-/// ``Settings/batchSize`` samples, at the latest ``Settings/flushInterval`` after the oldest waiting sample was
-/// submitted, so a sample is durable well within a second of its notification. When the store is slow, the queue
-/// fills up to ``Settings/capacity`` and then `submit` waits (backpressure reaches the sessions, whose event
-/// streams buffer meanwhile): nothing is dropped. A failed write is retried with backoff, keeping the batch; a
+/// Sessions ``submit(_:receivedAt:)`` what their builders produced; ``run()`` (a child task of whoever owns the
+/// writer: the ``GatewayService``, a replay) writes batches of up to ``Settings/batchSize`` samples, at the latest
+/// ``Settings/flushInterval`` after the oldest waiting sample was submitted, so a sample is durable well within a
+/// second of its notification. When the store is slow, the queue fills up to ``Settings/capacity`` and then
+/// `submit` waits (backpressure reaches the sessions, whose event streams buffer meanwhile): nothing is dropped. A
+/// failed write is retried with backoff (``Support/Backoff``, waited on the writer's clock), keeping the batch; a
 /// batch the store rejects as invalid is split so that only the offending samples are left out, and those are
-/// counted (``Counters/rejected``) and reported through ``rejections``. ``close()`` writes everything still queued.
+/// counted (``Counters/rejected``) and reported through ``rejections``. ``close()`` writes everything still queued
+/// and ends ``run()``.
+///
+/// ```swift
+/// let writer = StoreWriter(sink: HealthStoreSink(store: store), clock: SystemClock())
+/// await withDiscardingTaskGroup { group in
+///     group.addTask(operation: { await writer.run() })
+///     await writer.submit(batch)
+///     await writer.close()          // everything written; run() returns
+/// }
+/// ```
 public actor StoreWriter {
     public struct Settings: Sendable, Equatable {
         public var batchSize: Int
@@ -62,26 +71,30 @@ public actor StoreWriter {
 
     private struct Entry {
         var batch: SampleBatch
-        var submittedAt: ContinuousClock.Instant
-        /// The notification's arrival on the monotonic clock (CLOCK_MONOTONIC, as in ``GATT/Timestamp``).
+        /// When it was queued, on the writer's clock.
+        var submittedAt: Duration
+        /// The notification's arrival on the writer's clock's monotonic time (`Timestamp.monotonic`).
         var receivedAt: Duration?
         var count: Int { batch.count }
     }
 
     let sink: any SampleSink
     public let settings: Settings
-    private let clock = ContinuousClock()
+    let clock: any Support.Clock
     private var queue: [Entry] = []
     private var queued = 0
     /// Samples taken from the queue and being written (a flush waits for them too).
     private var writing = 0
     private var waitingForRoom: [CheckedContinuation<Void, Never>] = []
-    private var waitingForWork: CheckedContinuation<Void, Never>?
-    /// The writer waiting for a full batch or the flush interval (see ``waitForBatch(until:)``).
-    private var waitingForBatch: CheckedContinuation<Void, Never>?
+    /// Wakes ``run()`` waiting for an empty queue to get samples.
+    private let work = Wakeup()
+    /// Wakes ``run()`` waiting for a full batch or the flush interval (see ``waitForBatch(until:)``).
+    private let batchReady = Wakeup()
     private var waitingForEmpty: [CheckedContinuation<Void, Never>] = []
-    private var loop: Task<Void, Never>?
+    private var running = false
     private var closing = false
+    /// The waits between retries of a failed write: 50 ms doubling to 5 s, with jitter.
+    private var retryBackoff = Backoff(minimum: .milliseconds(50), maximum: .seconds(5), seed: 0x5707_E717)
     public private(set) var counters = Counters()
     public private(set) var latencies = Latencies()
     /// The last invalid samples the store refused, with its reason (most recent last, at most 20).
@@ -89,19 +102,15 @@ public actor StoreWriter {
     /// The last write error (while retrying), for status and logs.
     public private(set) var lastError: String?
 
-    public init(sink: any SampleSink, settings: Settings = Settings()) {
+    /// A writer into `sink`; `clock` times the flush interval, the retries and the latencies (the service's clock).
+    public init(sink: any SampleSink, settings: Settings = Settings(), clock: any Support.Clock = SystemClock()) {
         self.sink = sink
         self.settings = settings
-    }
-
-    /// Starts the background writer.
-    public func start() {
-        guard loop == nil else { return }
-        loop = Task { await self.run() }
+        self.clock = clock
     }
 
     /// Queues samples; waits while the queue is full. `receivedAt` is the notification's arrival on the
-    /// monotonic clock (``GATT/Timestamp/monotonic``, CLOCK_MONOTONIC), for the latency figures.
+    /// writer's clock (`Timestamp.monotonic`, CLOCK_MONOTONIC in the service), for the latency figures.
     public func submit(_ batch: SampleBatch, receivedAt: Duration? = nil) async {
         let count = batch.count
         guard count > 0 else { return }
@@ -113,11 +122,8 @@ public actor StoreWriter {
         queued += count
         counters.submitted += count
         counters.largestQueue = max(counters.largestQueue, queued)
-        if let waiting = waitingForWork {
-            waitingForWork = nil
-            waiting.resume()
-        }
-        if queued >= settings.batchSize { wakeBatchWaiter() }
+        work.wake()
+        if queued >= settings.batchSize { batchReady.wake() }
     }
 
     /// Queues samples given one by one (see ``submit(_:receivedAt:)``). They travel as a ``SampleBatch``, which
@@ -131,45 +137,71 @@ public actor StoreWriter {
     /// Samples waiting to be written.
     public var queuedCount: Int { queued }
 
-    /// Waits until everything submitted so far is written (or rejected).
+    /// Waits until everything submitted so far is written (or rejected). ``run()`` does the writing: a flush
+    /// waits for it to run.
     public func flush() async {
         guard queued > 0 || writing > 0 else { return }
-        start()
-        if let waiting = waitingForWork {
-            waitingForWork = nil
-            waiting.resume()
-        }
         await withCheckedContinuation {
             waitingForEmpty.append($0)
-            wakeBatchWaiter()
+            work.wake()
+            batchReady.wake()
         }
     }
 
-    /// Writes everything queued, then stops the background writer.
+    /// Writes everything queued, then ends ``run()``.
     public func close() async {
         closing = true
+        work.wake()
+        batchReady.wake()
         await flush()
-        loop?.cancel()
-        if let waiting = waitingForWork {
-            waitingForWork = nil
-            waiting.resume()
+    }
+
+    /// Runs `body` while ``run()`` writes (a child task), then closes the writer: when it returns, everything
+    /// `body` submitted is written.
+    ///
+    /// ```swift
+    /// let counters = try await writer.whileRunning { try await TraceReplay.run(&reader, engine: engine, writer: writer) }
+    /// ```
+    public func whileRunning<T, Failure: Error>(
+        isolation: isolated (any Actor)? = #isolation, _ body: () async throws(Failure) -> T
+    ) async throws(Failure) -> T {
+        let result = await withDiscardingTaskGroup(returning: Result<T, Failure>.self) { group in
+            group.addTask(operation: { await self.run() })
+            let result: Result<T, Failure>
+            do throws(Failure) {
+                result = .success(try await body())
+            } catch {
+                result = .failure(error)
+            }
+            await close()
+            return result
         }
-        await loop?.value
-        loop = nil
+        return try result.get()
     }
 
     // MARK: The writing loop
 
-    private func run() async {
+    /// Writes batches until ``close()`` and an empty queue. Cancelled, it still writes what is queued, but gives
+    /// up (leaving the rest queued) at the first failed write instead of retrying. The flush timer is a child
+    /// task of each wait; nothing outlives the call.
+    public func run() async {
+        guard !running else { return }
+        running = true
+        defer {
+            running = false
+            wakeWaiters(all: true)
+        }
         var failures = 0
-        while !(Task.isCancelled && queue.isEmpty) {
+        while true {
             if queue.isEmpty {
-                if Task.isCancelled { return }
-                await withCheckedContinuation { waitingForWork = $0 }
+                if closing || Task.isCancelled { return }
+                await work.wait()
                 continue
             }
             // Wait for a full batch, or until the oldest sample has waited the flush interval.
-            if queued < settings.batchSize, !closing, waitingForEmpty.isEmpty, let oldest = queue.first {
+            if queued < settings.batchSize, !closing, waitingForEmpty.isEmpty, !Task.isCancelled,
+                let oldest = queue.first
+            {
                 let due = oldest.submittedAt + settings.flushInterval
                 if clock.now < due {
                     await waitForBatch(until: due)
@@ -178,43 +210,42 @@ public actor StoreWriter {
             }
             let batch = takeBatch()
             writing = batch.reduce(0) { $0 + $1.count }
-            defer { writing = 0 }
             do {
                 try await write(batch)
+                writing = 0
                 failures = 0
             } catch {
                 // Keep the batch at the front and retry: a busy or restarting store loses nothing.
+                writing = 0
                 counters.failedWrites += 1
                 lastError = "\(error)"
                 queue.insert(contentsOf: batch, at: 0)
                 queued += batch.reduce(0) { $0 + $1.count }
+                if Task.isCancelled { return }
+                let wait = retryBackoff.delay(attempt: failures)
                 failures += 1
-                let wait = Duration.milliseconds(min(5_000, 50 << min(failures, 7)))
                 try? await clock.sleep(for: wait)
                 continue
             }
-            wakeWaiters()
+            wakeWaiters(all: false)
         }
     }
 
     /// Waits until `due`, or until a full batch is queued or someone waits for the queue to empty, whichever
-    /// comes first (a sleep alone would hold a full batch back until the interval is over).
-    private func waitForBatch(until due: ContinuousClock.Instant) async {
+    /// comes first (a sleep alone would hold a full batch back until the interval is over). The timer is a child
+    /// task, cancelled and awaited when the wait ends another way.
+    private func waitForBatch(until due: Duration) async {
         let clock = self.clock
-        let timer = Task { [weak self] in
-            // Cancelled (the wait ended another way): wake no one, or every cancelled timer would end the next
-            // wait early and start yet another timer.
-            do { try await clock.sleep(until: due) } catch { return }
-            await self?.wakeBatchWaiter()
+        let batchReady = self.batchReady
+        await withDiscardingTaskGroup { group in
+            group.addTask(operation: {
+                // Cancelled (the wait ended another way): wake no one, or the next wait would end early.
+                do { try await clock.sleep(until: due) } catch { return }
+                batchReady.wake()
+            })
+            await batchReady.wait()
+            group.cancelAll()
         }
-        await withCheckedContinuation { waitingForBatch = $0 }
-        timer.cancel()
-    }
-
-    private func wakeBatchWaiter() {
-        guard let waiting = waitingForBatch else { return }
-        waitingForBatch = nil
-        waiting.resume()
     }
 
     private func takeBatch() -> [Entry] {
@@ -230,11 +261,12 @@ public actor StoreWriter {
         return batch
     }
 
-    private func wakeWaiters() {
+    /// Resumes the submitters waiting for room, and the flushes once the queue is empty (or `all`: the loop ended).
+    private func wakeWaiters(all: Bool) {
         let room = waitingForRoom
         waitingForRoom = []
         for waiting in room { waiting.resume() }
-        if queue.isEmpty {
+        if queue.isEmpty || all {
             let empty = waitingForEmpty
             waitingForEmpty = []
             for waiting in empty { waiting.resume() }
@@ -263,7 +295,7 @@ public actor StoreWriter {
             }
         }
         counters.batches += 1
-        let now = Self.monotonicNow()
+        let now = clock.now
         for entry in batch {
             guard let received = entry.receivedAt else { continue }
             recordLatency(now - received, count: entry.count)
@@ -293,11 +325,6 @@ public actor StoreWriter {
     private func remember(_ rejection: String) {
         rejections.append(rejection)
         if rejections.count > 20 { rejections.removeFirst(rejections.count - 20) }
-    }
-
-    /// CLOCK_MONOTONIC now (the clock of ``GATT/Timestamp/monotonic``).
-    static func monotonicNow() -> Duration {
-        BlueZObjectCache.systemTimestamp().monotonic
     }
 
     private func recordLatency(_ latency: Duration, count: Int) {

@@ -1,8 +1,7 @@
-public import BlueZ
-internal import DBus
 internal import Foundation
 public import GATT
 internal import Health
+public import Support
 internal import Synchronization
 public import Traces
 
@@ -11,26 +10,25 @@ public import Traces
 ///
 /// Every sensor that starts streaming gets a sensor line with its context (Device Information, locations,
 /// subject, source, time zone), then every connection change and every notification as it arrived. The file is
-/// flushed at least once a second (``start()`` runs the ticker that flushes quiet periods) and fsynced on
-/// ``close()``. A write error stops the recording (the service goes on) and is kept in ``failure``.
+/// flushed at least once a second (``run(started:)``, a ``LifecycleService``, flushes quiet periods) and fsynced
+/// on ``close()``. A write error stops the recording (the service goes on) and is kept in ``failure``.
 ///
 /// ```swift
 /// let recorder = try TraceRecorder(path: "run.trace", recorder: "wearhouse 0.1.0", samples: settings.samples)
-/// recorder.start()
 /// let service = GatewayService(..., observer: recorder)
-/// ...
+/// let outcome = await ServiceLifecycle(log: log).run([recorder, service])
 /// try recorder.close()
 /// ```
-public final class TraceRecorder: GatewayObserver {
+public final class TraceRecorder: GatewayObserver, LifecycleService {
     private struct State: ~Copyable {
         var writer: TraceWriter?
         var failure: TraceError?
-        var ticker: Task<Void, Never>?
         var notifications = 0
     }
 
     private let state: Mutex<State>
-    private let clock: @Sendable () -> Timestamp
+    private let clock: any Support.Clock
+    private let stopRequest = StopRequest()
     public let path: String
 
     /// Opens (or appends to) the trace at `path`.
@@ -38,15 +36,16 @@ public final class TraceRecorder: GatewayObserver {
     /// - Parameters:
     ///   - recorder: the program and version, for the header.
     ///   - samples: the sample builder's settings, kept in the header so that replay builds the same series.
-    ///   - clock: stamps sensor and connection lines; the central's clock (notifications carry their own).
+    ///   - clock: stamps sensor and connection lines (the central's clock: notifications carry their own stamps) and
+    ///     times the flushes.
     /// - Throws: ``TraceError`` when the file cannot be opened or is not a trace.
     public init(
         path: String, recorder: String, samples: SampleBuilder.Settings = SampleBuilder.Settings(),
-        clock: @escaping @Sendable () -> Timestamp = BlueZObjectCache.systemTimestamp
+        clock: any Support.Clock = SystemClock()
     ) throws(TraceError) {
         self.path = path
         self.clock = clock
-        let now = clock()
+        let now = Timestamp(reading: clock)
         let header = TraceHeader(
             createdWallMicroseconds: now.wallMicroseconds, recorder: recorder, origin: "live",
             seriesWindowMilliseconds: samples.seriesWindow.wholeMilliseconds,
@@ -55,21 +54,25 @@ public final class TraceRecorder: GatewayObserver {
         state = Mutex(State(writer: writer))
     }
 
-    deinit {
-        state.withLock { $0.ticker?.cancel() }
+    /// Flushes once a second while nothing is appended, until ``requestStop()`` or cancellation (``close()``
+    /// is the caller's, after the service stopped).
+    public func run(started: @escaping @Sendable () -> Void = {}) async {
+        started()
+        let clock = self.clock
+        await withDiscardingTaskGroup { group in
+            group.addTask(operation: {
+                while true {
+                    do { try await clock.sleep(for: TraceWriter.flushInterval) } catch { return }
+                    self.withWriter { writer throws(TraceError) in try writer.flushIfDue() }
+                }
+            })
+            await stopRequest.wait()
+            group.cancelAll()
+        }
     }
 
-    /// Starts flushing once a second while nothing is appended.
-    public func start() {
-        state.withLock { state in
-            guard state.ticker == nil else { return }
-            state.ticker = Task { [weak self] in
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: TraceWriter.flushInterval)
-                    self?.withWriter { writer throws(TraceError) in try writer.flushIfDue() }
-                }
-            }
-        }
+    public func requestStop() {
+        stopRequest.request()
     }
 
     /// Notifications recorded so far.
@@ -83,8 +86,6 @@ public final class TraceRecorder: GatewayObserver {
     /// - Throws: the write error that stopped the recording, or the one closing hit.
     public func close() throws(TraceError) {
         let result: Result<Void, TraceError> = state.withLock { state in
-            state.ticker?.cancel()
-            state.ticker = nil
             if let failure = state.failure { return .failure(failure) }
             guard let writer = state.writer else { return .success(()) }
             state.writer = nil
@@ -102,12 +103,14 @@ public final class TraceRecorder: GatewayObserver {
     // MARK: GatewayObserver
 
     public func sensorReady(address: String, context: SensorContext, characteristics: [BluetoothUUID]) {
-        let sensor = TraceSensor(context: context, address: address, characteristics: characteristics, at: clock())
+        let sensor = TraceSensor(
+            context: context, address: address, characteristics: characteristics, at: Timestamp(reading: clock))
         withWriter { writer throws(TraceError) in try writer.append(.sensor(sensor)) }
     }
 
     public func connectionChanged(address: String, connected: Bool) {
-        let record = TraceRecord.connection(TraceConnection(address: address, connected: connected, at: clock()))
+        let record = TraceRecord.connection(
+            TraceConnection(address: address, connected: connected, at: Timestamp(reading: clock)))
         withWriter { writer throws(TraceError) in try writer.append(record) }
     }
 

@@ -1,5 +1,6 @@
 internal import GATT
 internal import Health
+public import Support
 public import Traces
 
 /// Where replay reads records from: a ``Traces/TraceReader`` (a file) or an array (an imported capture).
@@ -60,10 +61,10 @@ public enum ReplaySpeed: Hashable, Sendable {
 ///
 /// ```swift
 /// let writer = StoreWriter(sink: HealthStoreSink(store: store))
-/// await writer.start()
 /// var reader = try TraceReader(path: "run.trace")
-/// let counters = try await TraceReplay.run(&reader, engine: TraceReplayEngine(settings: settings), writer: writer)
-/// await writer.close()
+/// let counters = try await writer.whileRunning {
+///     try await TraceReplay.run(&reader, engine: TraceReplayEngine(settings: settings), writer: writer)
+/// }
 /// ```
 public enum TraceReplay {
     /// Samples handed to the writer at a time.
@@ -75,18 +76,18 @@ public enum TraceReplay {
         batchSize: 16_384, flushInterval: .milliseconds(100), capacity: 200_000)
 
     /// Reads every record of `source`, builds its samples and submits them to `writer`, pacing by the records'
-    /// monotonic times unless `speed` is ``ReplaySpeed/max``; waits until the writer has written them.
+    /// monotonic times (on `clock`) unless `speed` is ``ReplaySpeed/max``; waits until the writer has written them
+    /// (the writer's ``StoreWriter/run()`` must be running).
     ///
     /// - Parameter progress: called with the fraction done, at most about ten times a second.
     /// - Returns: the engine's counters.
     /// - Throws: what the source throws (a bad trace line).
     public static func run<Source: TraceRecordSource>(
         _ source: inout Source, engine: TraceReplayEngine, writer: StoreWriter, speed: ReplaySpeed = .max,
-        progress: ((Double) -> Void)? = nil
+        clock: any Support.Clock = SystemClock(), progress: ((Double) -> Void)? = nil
     ) async throws -> TraceReplayEngine.Counters {
         var engine = engine
         var pending = SampleBuilder.Output()
-        let clock = ContinuousClock()
         let started = clock.now
         var lastProgress = started
         var firstTime: Duration?

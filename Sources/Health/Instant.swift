@@ -34,7 +34,7 @@ extension Instant {
     public static var now: Instant { now(on: SystemClock()) }
 
     /// `clock`'s wall time now, in whole milliseconds (rounded down).
-    public static func now(on clock: some Clock) -> Instant {
+    public static func now(on clock: any Clock) -> Instant {
         Instant(milliseconds: clock.wallMilliseconds)
     }
 }

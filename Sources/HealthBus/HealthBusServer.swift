@@ -108,12 +108,14 @@ public final class HealthBusServer: Sendable {
         try await bus.export(
             HealthBusAPI.objectPath, interfaces: [DBusExportedInterface(HealthBusAPI.interface, methodHandler: handler)]
         )
+        // allowed: kept in `background`, cancelled by stop(); watches departures as long as the server serves
         let watcher = Task { [weak self] in
             for await signal in departures {
                 guard let self else { return }
                 self.noteNameOwnerChanged(signal)
             }
         }
+        // allowed: kept in `background`, cancelled by stop(); polls the store as long as the server serves
         let poller = Task { [weak self] in
             guard let self else { return }
             await self.pollForAdditions(from: anchor)
@@ -172,6 +174,7 @@ public final class HealthBusServer: Sendable {
                 name: HealthBusError.Name.limitExceeded,
                 message: "this connection already has \(maximum) calls waiting for the store; wait for their replies")
         }
+        // allowed: a deferred D-Bus call answered off the bus thread; kept in `calls`, cancelled by stop()
         let task = Task { [self] in
             let reply = await answer(call, from: sender)
             state.withLock { state in

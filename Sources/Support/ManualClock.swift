@@ -24,7 +24,7 @@ public final class ManualClock: Clock {
         /// Ids whose sleeper was cancelled before it was registered.
         var cancelled: Set<UInt64> = []
         /// Waiters for a number of sleepers (``waitForSleepers(_:)``).
-        var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var watchers: [(id: UInt64, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     private let state: Mutex<State>
@@ -100,15 +100,41 @@ public final class ManualClock: Clock {
     }
 
     /// Returns once at least `count` tasks are sleeping on this clock: a test's way to know that the code under
-    /// test has reached its next wait before it moves time.
+    /// test has reached its next wait before it moves time. Returns early when the task is cancelled (a helper
+    /// that moves time for as long as something else runs is cancelled when that ends).
     public func waitForSleepers(_ count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state in
-                if state.sleepers.count >= count { return true }
-                state.watchers.append((count, continuation))
-                return false
-            }
-            if ready { continuation.resume() }
+        let id = state.withLock { state in
+            state.nextID += 1
+            return state.nextID
         }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { state in
+                    if state.sleepers.count >= count || state.cancelled.remove(id) != nil { return true }
+                    state.watchers.append((id, count, continuation))
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        } onCancel: {
+            let watcher = state.withLock { state in
+                guard let index = state.watchers.firstIndex(where: { $0.id == id }) else {
+                    state.cancelled.insert(id)
+                    return CheckedContinuation<Void, Never>?.none
+                }
+                return state.watchers.remove(at: index).continuation
+            }
+            watcher?.resume()
+        }
+        state.withLock { _ = $0.cancelled.remove(id) }
+    }
+
+    /// Moves the clock to the earliest deadline anyone sleeps until (resuming those sleepers), when someone sleeps;
+    /// returns that deadline.
+    @discardableResult
+    public func advanceToNextDeadline() -> Duration? {
+        guard let deadline = nextDeadline else { return nil }
+        advance(to: deadline)
+        return deadline
     }
 }

@@ -86,8 +86,18 @@ struct DemoCommand: Command {
             console.error("cannot start FakeBlueZ: \(error)")
             return .unavailable
         }
-        let clock = Task { await fake.runInRealTime(interval: .milliseconds(50)) }
-        defer { clock.cancel() }
+        return await fake.inRealTime(interval: .milliseconds(50)) {
+            await demo(
+                console: console, fake: fake, daemon: daemon, duration: duration, folder: folder,
+                storePath: storePath, configPath: configPath, say: say)
+        }
+    }
+
+    /// The demo from its sensor list on, while the simulation follows the wall clock.
+    private func demo(
+        console: Console, fake: FakeBlueZ, daemon: PrivateDBusDaemon, duration: Duration,
+        folder: String, storePath: String, configPath: String, say: (String) -> Void
+    ) async -> ExitCode {
         console.out("bus \(daemon.address)\n")
         for peripheral in Self.scenario.peripherals {
             let state = peripheral.paired == true ? "paired before" : "advertising"

@@ -101,13 +101,13 @@ struct FakeBlueZCommand: Command {
             "FakeBlueZ serving org.bluez on \(address) with \(scenario.peripherals.count + recorded.count) peripherals: "
                 + (scenario.peripherals.map { "\($0.kind.rawValue) \($0.address)" }
                 + recorded.map { "recorded \($0.identity.address)" }).joined(separator: ", ") + "\n")
-        let clock = Task { await fake.runInRealTime() }
-        if let duration = options.duration {
-            try? await Task.sleep(for: duration)
-        } else {
-            while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+        await fake.inRealTime {
+            if let duration = options.duration {
+                try? await Task.sleep(for: duration)
+            } else {
+                while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+            }
         }
-        clock.cancel()
         await fake.stop()
         return .success
     }

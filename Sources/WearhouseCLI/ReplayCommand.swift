@@ -93,7 +93,6 @@ enum TraceReplayRunner {
         let writer = StoreWriter(
             sink: HealthStoreSink(store: store),
             settings: TraceReplay.writerSettings)
-        await writer.start()
         let engine = TraceReplayEngine(
             settings: .init(
                 source: Health.Source(identifier: "wearhouse", version: WearhouseCLI.version),
@@ -104,13 +103,15 @@ enum TraceReplayRunner {
         let counters: TraceReplayEngine.Counters
         var failure: (any Error)?
         do {
-            counters = try await TraceReplay.run(
-                &source, engine: engine, writer: writer, speed: speed, progress: bar.map { bar in { bar.show($0) } })
+            counters = try await writer.whileRunning {
+                try await TraceReplay.run(
+                    &source, engine: engine, writer: writer, speed: speed, progress: bar.map { bar in { bar.show($0) } }
+                )
+            }
         } catch {
             failure = error
             counters = TraceReplayEngine.Counters()
         }
-        await writer.close()
         bar?.end()
         let elapsed = clock.now - started
         for issue in issues() { console.err("warning: \(issue)\n") }

@@ -1,6 +1,5 @@
 import BlueZ
 import DBus
-import Dispatch
 import Foundation
 import GATT
 import Gateway
@@ -21,8 +20,10 @@ struct RunCommand: Command {
         Systemd/wearhouse.conf.example); command-line options override it, and --set overrides any key, e.g.
         --set writer.batch-size=200,bluetooth.watchdog=20. Under systemd (Type=notify) it reports READY, STATUS,
         WATCHDOG and STOPPING; it logs to the journal there and to stderr in a terminal. SIGHUP re-reads the
-        registry (sensors enrolled or forgotten meanwhile) and the log level; SIGTERM and SIGINT stop it cleanly:
-        notifications stop, managed sensors are disconnected, everything received is written.
+        registry (sensors enrolled or forgotten meanwhile) and the log level from the configuration it was started
+        with; SIGTERM and SIGINT stop it cleanly: notifications stop, managed sensors are disconnected, everything
+        received is written. A second SIGTERM or SIGINT, or a stop longer than service.stop-timeout, exits at once
+        (status 128 + the signal, or 70).
         """
     }
 
@@ -129,14 +130,14 @@ struct RunCommand: Command {
         }
         let status = await Service(
             configuration: configuration, store: store, log: log, duration: duration, recorder: recorder,
-            recordOnly: recordOnly
+            recordOnly: recordOnly, configurationFile: options.config, overrides: overrides
         ).run(console: console)
         await api?.stop()
         return status
     }
 }
 
-/// One run of the service, from connecting to the last flush.
+/// One run of the service: the parts built and handed to ``ServiceLifecycle`` (signals, sd_notify, the stop).
 private struct Service {
     let configuration: GatewayConfiguration
     let store: any HealthStoreEngine
@@ -144,10 +145,12 @@ private struct Service {
     let duration: Duration?
     let recorder: TraceRecorder?
     let recordOnly: Set<String>?
+    /// `--config`, reloaded on SIGHUP (the default path when `nil`).
+    let configurationFile: String?
+    let overrides: [String: String]
     let notifier = ServiceNotifier()
 
     func run(console: Console) async -> ExitCode {
-        let signals = SignalStream([SIGTERM, SIGINT, SIGHUP])
         let address = configuration.bluetooth.bus
         let bus: DBusConnection
         do {
@@ -165,41 +168,27 @@ private struct Service {
             await bus.close()
             return .unavailable
         }
+        if !(await central.cache.isAvailable) { log.warning("bluetoothd is not on \(address) yet; waiting for it") }
+        let clock = SystemClock()
         let writer = StoreWriter(
             sink: recordOnly == nil ? HealthStoreSink(store: store) : DiscardingSink(),
             settings: .init(
                 batchSize: configuration.writer.batchSize, flushInterval: configuration.writer.flushInterval,
-                capacity: configuration.writer.queueCapacity))
+                capacity: configuration.writer.queueCapacity),
+            clock: clock)
         let notifier = self.notifier
         let service = GatewayService(
             central: central, registry: recordOnly.map { RecordingRegistry(store, only: $0) } ?? store, writer: writer,
-            settings: settings, log: log, status: { notifier.status($0) }, observer: recorder)
-        recorder?.start()
-        do {
-            try await service.start()
-        } catch {
-            log.error("cannot read the sensor registry: \(error)")
-            await central.shutdown(disconnecting: [])
-            await bus.close()
-            return .ioError
-        }
-        if !(await central.cache.isAvailable) { log.warning("bluetoothd is not on \(address) yet; waiting for it") }
-        notifier.ready(status: "started")
-        let watchdog = Task {
-            guard let interval = ServiceNotifier.watchdogPingInterval() else { return }
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                // Ping only while the service's actor answers: a wedged service gets restarted.
-                _ = await service.statuses()
-                notifier.watchdog()
-            }
-        }
-        let deadline = duration.map { wait in Task { _ = try? await Task.sleep(for: wait) } }
-        let stopReason = await waitForStop(signals: signals, deadline: deadline, service: service)
-        log.notice("stopping (\(stopReason))")
-        notifier.stopping(status: "stopping: \(stopReason)")
-        watchdog.cancel()
-        await service.stop()
+            settings: settings, log: log, clock: clock, status: { notifier.status($0) }, observer: recorder)
+        let path = configurationFile ?? GatewayConfiguration.defaultPath
+        let required = configurationFile != nil
+        let overrides = self.overrides
+        let lifecycle = ServiceLifecycle(
+            settings: .init(stopTimeout: configuration.service.stopTimeout, duration: duration), log: log,
+            notifier: notifier, clock: clock,
+            reload: { await service.reload(configurationAt: path, required: required, overrides: overrides) },
+            alive: { _ = await service.statuses() })
+        let outcome = await lifecycle.run((recorder.map { [$0] } ?? []) + [service])
         await central.shutdown(disconnecting: [])
         await bus.close()
         if let recorder {
@@ -209,6 +198,15 @@ private struct Service {
             } catch {
                 log.error("the recording stopped: \(error)")
             }
+        }
+        switch outcome {
+        case .stopped:
+            break
+        case .failed(let message):
+            log.error("cannot read the sensor registry: \(message)")
+            return .ioError
+        case .stopTimedOut, .escalated:
+            return ExitCode(outcome.exitStatus)
         }
         guard recordOnly == nil else { return .success }
         let counters = await writer.counters
@@ -222,40 +220,6 @@ private struct Service {
         return .success
     }
 
-    /// Waits for SIGTERM/SIGINT or the deadline; SIGHUP reloads and goes on waiting.
-    private func waitForStop(signals: SignalStream, deadline: Task<Void, Never>?, service: GatewayService) async
-        -> String
-    {
-        let stream = signals.stream
-        let ended = Task {
-            await deadline?.value
-            if deadline != nil { signals.finish(with: -1) }
-        }
-        defer { ended.cancel() }
-        for await signal in stream {
-            switch signal {
-            case SIGHUP:
-                notifier.reloading(status: "reloading")
-                let path = GatewayConfiguration.defaultPath
-                if let reloaded = try? GatewayConfiguration.load(path: path) {
-                    log.level = reloaded.service.logLevel
-                }
-                do {
-                    try await service.reloadRegistry()
-                    log.notice("registry reloaded")
-                } catch {
-                    log.error("cannot reload the registry: \(error)")
-                }
-                notifier.ready(status: "reloaded")
-            case -1:
-                return "--duration passed"
-            default:
-                return signal == SIGINT ? "SIGINT" : "SIGTERM"
-            }
-        }
-        return "signal stream ended"
-    }
-
     var settings: GatewayService.Settings {
         let bluetooth = configuration.bluetooth
         return GatewayService.Settings(
@@ -267,37 +231,5 @@ private struct Service {
             samples: .init(seriesWindow: configuration.samples.heartbeatSeriesWindow),
             timeZone: configuration.samples.timeZone ?? .current,
             statusInterval: configuration.service.statusInterval)
-    }
-}
-
-/// Signals delivered as an async stream (the default actions are turned off while it lives).
-///
-/// `@unchecked Sendable`: the dispatch sources are created in `init` and only cancelled in `deinit`.
-final class SignalStream: @unchecked Sendable {
-    let stream: AsyncStream<Int32>
-    private let continuation: AsyncStream<Int32>.Continuation
-    private let sources: [any DispatchSourceSignal]
-
-    init(_ numbers: [Int32]) {
-        let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
-        self.stream = stream
-        self.continuation = continuation
-        sources = numbers.map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { continuation.yield(number) }
-            source.resume()
-            return source
-        }
-    }
-
-    /// Ends the wait with a pseudo-signal.
-    func finish(with value: Int32) {
-        continuation.yield(value)
-    }
-
-    deinit {
-        for source in sources { source.cancel() }
-        continuation.finish()
     }
 }

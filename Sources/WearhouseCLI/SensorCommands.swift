@@ -63,6 +63,7 @@ struct PairCommand: Command {
         guard let (bus, central) = await BluetoothOptions.connect(options.bus, console: console) else {
             return .unavailable
         }
+        // allowed: a defer cannot await; the bus closes as the command returns and the process exits
         defer { Task { await bus.close() } }
         let request = SensorEnrolment.Request(
             target: options.target, subject: options.subject, label: options.label, location: options.location,
@@ -258,6 +259,7 @@ struct ScanCommand: Command {
             return .unavailable
         }
         var found: [PeripheralID: PeripheralInfo] = [:]
+        // allowed: cancelled and awaited below (its value is what the scan saw); it does not outlive the command
         let collector = Task {
             var seen: [PeripheralID: PeripheralInfo] = [:]
             for await event in events {

@@ -130,6 +130,89 @@ import Testing
         }
     }
 
+    /// SIGTERM while a Connect hangs in bluetoothd: the stop cancels it (Disconnect, docs/bluez.md R7) instead of
+    /// leaving it pending, releases the streaming sensor, and stores everything it notified.
+    @Test func sigtermWhileAConnectIsInFlightLeavesEverySensorDisconnectedAndLosesNothing() async throws {
+        try await Self.withFake { bus, fake, store in
+            for address in ["C0:FF:EE:00:00:01", "C0:FF:EE:00:00:03"] {
+                let pair = try WearhouseRunner.run(["pair", address, "--bus", bus, "--store", store])
+                #expect(pair.status == 0, "\(pair.stderr)")
+            }
+            await fake.setConnectFault(.noReply, for: "C0:FF:EE:00:00:03")
+            let process = Process()
+            process.executableURL = WearhouseRunner.executable
+            process.arguments = [
+                "run", "--config", "/dev/null", "--bus", bus, "--store", store, "--set",
+                "service.status-interval=1,bluetooth.connect-timeout=20",
+            ]
+            let errors = Pipe()
+            process.standardError = errors
+            try process.run()
+            defer {
+                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            }
+            // The strap streams (it may have waited for the pod's Connect to time out: one Connect per adapter).
+            var ready = false
+            for _ in 0..<300 where !ready {
+                try await Task.sleep(for: .milliseconds(100))
+                let strap = await fake.deliveredNotifications(of: "C0:FF:EE:00:00:01").count
+                let connecting = await fake.isConnecting("C0:FF:EE:00:00:03")
+                ready = strap >= 3 && connecting
+            }
+            #expect(ready)
+            let signalled = ContinuousClock.now
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+            let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(process.terminationStatus == 0, "\(log)")
+            #expect(ContinuousClock.now - signalled < .seconds(10), "the stop waited for the Connect")
+            #expect(await !fake.isConnecting("C0:FF:EE:00:00:03"))
+            #expect(await !fake.isConnected("C0:FF:EE:00:00:03"))
+            #expect(await !fake.isConnected("C0:FF:EE:00:00:01"))
+            let sent = await fake.deliveredNotifications(of: "C0:FF:EE:00:00:01").count
+            let samples = try WearhouseRunner.run([
+                "samples", "--store", store, "--type", "heartRate", "--format", "json",
+            ])
+            #expect(samples.stdout.split(separator: "\n").count == sent)
+        }
+    }
+
+    /// SIGHUP re-reads the file given with --config (not the default path): the new log level is in force.
+    @Test func sighupReloadsTheConfigurationGivenWithConfig() async throws {
+        try await Self.withFake { bus, _, store in
+            let config = URL(fileURLWithPath: store).deletingLastPathComponent().appendingPathComponent("gw.conf")
+            try FileManager.default.createDirectory(
+                at: config.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try "[service]\nlog-level = notice\n".write(to: config, atomically: true, encoding: .utf8)
+            let logFile = config.deletingLastPathComponent().appendingPathComponent("run.log")
+            _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
+            let process = Process()
+            process.executableURL = WearhouseRunner.executable
+            process.arguments = ["run", "--config", config.path, "--bus", bus, "--store", store]
+            process.standardError = try FileHandle(forWritingTo: logFile)
+            try process.run()
+            defer {
+                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            }
+            func log() -> String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+            func waitFor(_ text: String) async throws -> Bool {
+                for _ in 0..<100 {
+                    if log().contains(text) { return true }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                return false
+            }
+            #expect(try await waitFor("started with 0 sensor(s)"), "\(log())")
+            try "[service]\nlog-level = debug\n".write(to: config, atomically: true, encoding: .utf8)
+            kill(process.processIdentifier, SIGHUP)
+            #expect(try await waitFor("reloaded \(config.path) (log level debug)"), "\(log())")
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "\(log())")
+            #expect(log().contains("stopping (SIGTERM)"))
+        }
+    }
+
     @Test func demoChecksWhatItStored() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("demo-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }

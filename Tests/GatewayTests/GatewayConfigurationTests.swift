@@ -18,7 +18,6 @@ import Testing
         #expect(configuration.writer.batchSize == 500)
         #expect(configuration.writer.flushInterval == .milliseconds(250))
         #expect(configuration.writer.queueCapacity == 100_000)
-        #expect(configuration.samples.hrvWindow == .seconds(60))
         #expect(configuration.samples.heartbeatSeriesWindow == .seconds(60))
         #expect(configuration.samples.timeZone == nil)
         #expect(configuration.service.logLevel == .info)
@@ -46,7 +45,6 @@ import Testing
             flush-interval =  100
             queue-capacity = 5000
             [samples]
-            hrv-window = 300
             heartbeat-series-window = 30
             time-zone = Europe/Berlin
             [service]
@@ -66,7 +64,6 @@ import Testing
         #expect(configuration.writer.batchSize == 100)
         #expect(configuration.writer.flushInterval == .milliseconds(100))
         #expect(configuration.writer.queueCapacity == 5000)
-        #expect(configuration.samples.hrvWindow == .seconds(300))
         #expect(configuration.samples.heartbeatSeriesWindow == .seconds(30))
         #expect(configuration.samples.timeZone?.identifier == "Europe/Berlin")
         #expect(configuration.service.logLevel == .debug)

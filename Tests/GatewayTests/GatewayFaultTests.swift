@@ -12,7 +12,7 @@ import Testing
 
 /// Each fault FakeBlueZ can inject, against the whole gateway: recovered, with no duplicate and no silent loss.
 /// R-numbers are the requirements of `docs/bluez.md`.
-@Suite(.serialized) struct GatewayFaultTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct GatewayFaultTests {
     static let strap = "C0:FF:EE:00:00:11"
 
     static func scenario(_ faults: FakeBlueZScenario.Faults? = nil) -> FakeBlueZScenario {
@@ -22,7 +22,7 @@ import Testing
 
     /// Stored heart-rate samples, after the service stopped.
     static func check(_ fixture: GatewayFixture, malformed: Int = 0, repeats: Int = 0) async throws {
-        await fixture.service.stop()
+        await fixture.stop()
         let rates = try await fixture.quantities(.heartRate)
         #expect(Set(rates.map(\.id)).count == rates.count)
         let counters = await fixture.writer.counters
@@ -37,7 +37,7 @@ import Testing
     @Test func aConnectThatNeverAnswersTimesOutIsCancelledAndRetried() async throws {
         try await GatewayFixture.run(Self.scenario(), enrol: [(Self.strap, "alice")], start: false) { fixture in
             await fixture.fake.setConnectFault(.noReply, for: Self.strap)
-            try await fixture.service.start()
+            await fixture.start()
             // The first Connect hangs; the service gives up after its timeout (2 s here) and cancels it, and the
             // next attempt meets "Operation already in progress" only if the cancel did not happen.
             try await fixture.waitUntil("timeout") {
@@ -63,7 +63,7 @@ import Testing
                     member: "Connect", timeout: .seconds(30))
             }
             try await fixture.waitUntil("pending") { await fixture.fake.isConnecting(Self.strap) }
-            try await fixture.service.start()
+            await fixture.start()
             try await fixture.waitUntil("in progress") {
                 try await fixture.status(Self.strap)?.state.contains("inProgress") == true
             }

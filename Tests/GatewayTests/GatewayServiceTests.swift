@@ -13,7 +13,7 @@ import TestSupport
 import Testing
 
 /// The whole gateway: BlueZCentral over a private dbus-daemon, FakeBlueZ, the service, a real SQLite store.
-@Suite(.serialized) struct GatewayServiceTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct GatewayServiceTests {
     static let strap = "C0:FF:EE:00:00:01"
     static let pod = "C0:FF:EE:00:00:02"
     static let wrist = "C0:FF:EE:00:00:03"
@@ -27,7 +27,7 @@ import Testing
         try await GatewayFixture.run(Self.scenario, enrol: [(Self.strap, "alice"), (Self.pod, "bob")]) { fixture in
             try await fixture.waitUntilStreaming([Self.strap, Self.pod])
             try await fixture.run(seconds: 40)
-            await fixture.service.stop()
+            await fixture.stop()
 
             let truth = try #require(await fixture.fake.groundTruth(of: Self.strap))
             let rates = try await fixture.quantities(.heartRate)
@@ -70,7 +70,9 @@ import Testing
             // The link drops and the next connect aborts once.
             await fixture.fake.setConnectFault(.abortByLocal, for: Self.strap)
             await fixture.fake.dropConnection(of: Self.strap)
-            try await Task.sleep(for: .milliseconds(300))
+            try await fixture.waitUntil("the aborted connect") {
+                try await fixture.status(Self.strap)?.state == "backoff (last error: transient)"
+            }
             await fixture.fake.setConnectFault(nil, for: Self.strap)
             try await fixture.waitUntilStreaming([Self.strap])
             try await fixture.run(seconds: 5)
@@ -82,7 +84,7 @@ import Testing
             await fixture.fake.setNearby(true, for: Self.strap)
             try await fixture.waitUntilStreaming([Self.strap])
             try await fixture.run(seconds: 5)
-            await fixture.service.stop()
+            await fixture.stop()
 
             let rates = try await fixture.quantities(.heartRate)
             #expect(Set(rates.map(\.id)).count == rates.count)
@@ -98,7 +100,9 @@ import Testing
             try await fixture.waitUntilStreaming([Self.strap])
             try await fixture.run(seconds: 3)
             await fixture.fake.removeAdapter()
-            try await fixture.waitUntil("waiting") { try await fixture.status(Self.strap)?.state == "waiting" }
+            try await fixture.waitUntil("waiting") {
+                try await fixture.status(Self.strap)?.state.hasPrefix("waiting") == true
+            }
             await fixture.fake.addAdapter()
             try await fixture.waitUntilStreaming([Self.strap])
             try await fixture.run(seconds: 3)
@@ -106,7 +110,7 @@ import Testing
             try await fixture.restartBluetoothd()
             try await fixture.waitUntilStreaming([Self.strap])
             try await fixture.run(seconds: 3)
-            await fixture.service.stop()
+            await fixture.stop()
             let rates = try await fixture.quantities(.heartRate)
             #expect(rates.count == fixture.delivered(.heartRateMeasurement))
         }
@@ -122,7 +126,7 @@ import Testing
             try await fixture.waitUntil("reconnected") { try await fixture.status(Self.strap)?.reconnects ?? 0 >= 1 }
             try await fixture.waitUntilStreaming([Self.strap])
             try await fixture.run(seconds: 5)
-            await fixture.service.stop()
+            await fixture.stop()
             let rates = try await fixture.quantities(.heartRate)
             #expect(rates.count >= 8)
             #expect(rates.count == fixture.delivered(.heartRateMeasurement))
@@ -141,7 +145,7 @@ import Testing
             _ = try await fixture.store.forgetSensor(Self.strap)
             try await fixture.waitUntil("released") { await !fixture.fake.isConnected(Self.strap) }
             try await fixture.run(seconds: 3)
-            await fixture.service.stop()
+            await fixture.stop()
             let wrist = try await fixture.quantities(.heartRate).filter { $0.device?.localIdentifier == Self.wrist }
             #expect(!wrist.isEmpty)
             #expect(

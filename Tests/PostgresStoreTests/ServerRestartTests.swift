@@ -28,27 +28,27 @@ import Testing
         let writer = StoreWriter(
             sink: HealthStoreSink(store: store),
             settings: .init(batchSize: 200, flushInterval: .milliseconds(20), capacity: 100_000))
-        await writer.start()
 
         let total: Int64 = 12_000
-        var restart: Task<Void, any Error>?
-        for chunk in stride(from: Int64(0), to: total, by: 100) {
-            // Each chunk also replays the chunk before it, as a gateway replaying a trace would.
-            let replay = chunk >= 100 ? (chunk - 100..<chunk).map(heartRate) : []
-            await writer.submit(replay + (chunk..<chunk + 100).map(heartRate))
-            if chunk == total / 3 {
-                // Stop (fast: clients are disconnected; crash: an immediate shutdown) and start again, while the
-                // writer keeps writing.
-                restart = Task.detached {
-                    try server.stopServer(fast: !crash)
-                    try await Task.sleep(for: .milliseconds(300))
-                    try server.startServer()
+        try await writer.whileRunning {
+            var restart: Task<Void, any Error>?
+            for chunk in stride(from: Int64(0), to: total, by: 100) {
+                // Each chunk also replays the chunk before it, as a gateway replaying a trace would.
+                let replay = chunk >= 100 ? (chunk - 100..<chunk).map(heartRate) : []
+                await writer.submit(replay + (chunk..<chunk + 100).map(heartRate))
+                if chunk == total / 3 {
+                    // Stop (fast: clients are disconnected; crash: an immediate shutdown) and start again, while the
+                    // writer keeps writing.
+                    restart = Task.detached {
+                        try server.stopServer(fast: !crash)
+                        try await Task.sleep(for: .milliseconds(300))
+                        try server.startServer()
+                    }
                 }
+                try await Task.sleep(for: .milliseconds(2))
             }
-            try await Task.sleep(for: .milliseconds(2))
+            try await restart?.value
         }
-        try await restart?.value
-        await writer.close()
 
         let counters = await writer.counters
         #expect(counters.failedWrites > 0)  // the restart was noticed

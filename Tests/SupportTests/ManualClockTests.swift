@@ -69,6 +69,27 @@ import Testing
         #expect(clock.wallMilliseconds > 1_700_000_000_000)
     }
 
+    @Test func waitingForSleepersEndsWhenTheTaskIsCancelled() async {
+        let clock = ManualClock()
+        let waiter = Task { await clock.waitForSleepers(1) }
+        waiter.cancel()
+        await waiter.value
+        #expect(clock.sleeperCount == 0)
+    }
+
+    @Test func advancingToTheNextDeadlineWakesTheEarliestSleeperOnly() async throws {
+        let clock = ManualClock()
+        #expect(clock.advanceToNextDeadline() == nil)
+        async let early: Void = clock.sleep(until: .seconds(2))
+        async let late: Void = clock.sleep(until: .seconds(7))
+        await clock.waitForSleepers(2)
+        #expect(clock.advanceToNextDeadline() == .seconds(2))
+        try await early
+        #expect(clock.now == .seconds(2) && clock.sleeperCount == 1)
+        #expect(clock.advanceToNextDeadline() == .seconds(7))
+        try await late
+    }
+
     actor Order {
         var values: [Int] = []
         func append(_ value: Int) { values.append(value) }

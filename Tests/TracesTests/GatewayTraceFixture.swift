@@ -7,7 +7,7 @@ import SQLiteStore
 import Traces
 
 /// The whole gateway as `GatewayServiceTests` runs it (`GatewayFixture`: a private bus, FakeBlueZ, the BlueZ
-/// client on a simulated clock, the service, SQLite), with a ``TraceRecorder`` as the service's observer, a
+/// client, the service, SQLite), with a ``TraceRecorder`` as the service's observer, a
 /// 20 s heartbeat series window and Paris time.
 enum GatewayTraceFixture {
     static let source = Source(identifier: "wearhouse", version: "test")
@@ -18,12 +18,10 @@ enum GatewayTraceFixture {
         let samples = SampleBuilder.Settings(seriesWindow: .seconds(20))
         let options = GatewayFixture.Options(
             samples: samples, timeZone: TimeZone(identifier: "Europe/Paris")!,
-            observer: { directory, time in
-                let recorder = try TraceRecorder(
+            observer: { directory, clock in
+                try TraceRecorder(
                     path: directory.appendingPathComponent("run.trace").path, recorder: "wearhouse test",
-                    samples: samples, clock: { time.timestamp() })
-                recorder.start()
-                return recorder
+                    samples: samples, clock: clock)
             })
         try await GatewayFixture.run(scenario, enrol: enrol, options: options, body)
     }

@@ -33,7 +33,7 @@ import Traces
             }
             try await fixture.waitUntilStreaming([Self.strap])
             try await fixture.run(seconds: 30)
-            await fixture.service.stop()
+            await fixture.stop()
             try fixture.recorder.close()
 
             let live = try await StoreContents.of(fixture.store)
@@ -61,13 +61,13 @@ import Traces
 
     static func replay(_ path: String, into store: SQLiteHealthStore) async throws -> StoreWriter.Counters {
         let writer = StoreWriter(sink: HealthStoreSink(store: store))
-        await writer.start()
         var reader = try TraceReader(path: path)
         let engine = TraceReplayEngine(settings: .init(source: Source(identifier: "wearhouse", version: "replay")))
-        let counters = try await TraceReplay.run(&reader, engine: engine, writer: writer)
+        let counters = try await writer.whileRunning {
+            try await TraceReplay.run(&reader, engine: engine, writer: writer)
+        }
         #expect(reader.issues.isEmpty)
         #expect(counters.notifications > 0)
-        await writer.close()
         return await writer.counters
     }
 }
