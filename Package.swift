@@ -27,7 +27,7 @@ let package = Package(
         // System libraries over Debian's -dev packages (installed by `make deps`).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
-        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CLibPQ", providers: [.apt(["libpq-dev"])]),  // headers only: Sources/CLibPQ/shim.h
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
 
@@ -47,7 +47,8 @@ let package = Package(
             name: "SQLiteStore", dependencies: ["Support", "Health", "StoreEngine", "CSQLite"], swiftSettings: strict),
         // PostgresStore opens libpq at run time (dlopen, PostgresLibrary.swift) rather than linking it, so that a
         // service writing to SQLite does not carry libpq's TLS, Kerberos and LDAP libraries.
-        .target(name: "PostgresStore", dependencies: ["Support", "Health", "StoreEngine"], swiftSettings: strict),
+        .target(
+            name: "PostgresStore", dependencies: ["Support", "Health", "StoreEngine", "CLibPQ"], swiftSettings: strict),
         // openStore(_:): a store by its URL, whichever engine holds it.
         .target(
             name: "Stores", dependencies: ["Health", "StoreEngine", "SQLiteStore", "PostgresStore"],

@@ -1,3 +1,4 @@
+internal import CLibPQ
 import Foundation
 internal import Glibc
 
@@ -23,7 +24,7 @@ final class PostgresConnection {
         guard let handle = pq.connectdb(conninfo) else {
             throw PostgresError(code: .connection, message: "libpq could not allocate a connection")
         }
-        guard pq.status(handle) == PQ.connectionOK else {
+        guard pq.status(handle) == CONNECTION_OK else {
             let message = Self.trimmed(pq.errorMessage(handle))
             pq.finish(handle)
             throw PostgresError(code: .connection, message: "cannot connect: \(message)")
@@ -39,7 +40,7 @@ final class PostgresConnection {
     }
 
     /// Whether libpq considers the connection lost.
-    var isBroken: Bool { pq.status(handle) != PQ.connectionOK }
+    var isBroken: Bool { pq.status(handle) != CONNECTION_OK }
 
     /// The server's version number, e.g. 150018.
     var serverVersion: Int { Int(pq.serverVersion(handle)) }
@@ -48,7 +49,7 @@ final class PostgresConnection {
     func run(_ sql: String) throws(PostgresError) {
         let result = pq.exec(handle, sql)
         defer { pq.clear(result) }
-        try check(result, sql: sql, expecting: [PQ.commandOK, PQ.tuplesOK])
+        try check(result, sql: sql, expecting: [PGRES_COMMAND_OK, PGRES_TUPLES_OK])
     }
 
     /// Runs `sql` as a prepared statement with `parameters` (text, `nil` for NULL) and returns its rows.
@@ -61,14 +62,14 @@ final class PostgresConnection {
             name = "s\(prepared.count)"
             let result = pq.prepare(handle, name, sql, Int32(parameters.count), nil)
             defer { pq.clear(result) }
-            try check(result, sql: sql, expecting: [PQ.commandOK])
+            try check(result, sql: sql, expecting: [PGRES_COMMAND_OK])
             prepared[sql] = name
         }
         let result = Self.withCStrings(parameters) { values in
             pq.execPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0)
         }
         do {
-            try check(result, sql: sql, expecting: [PQ.commandOK, PQ.tuplesOK])
+            try check(result, sql: sql, expecting: [PGRES_COMMAND_OK, PGRES_TUPLES_OK])
         } catch {
             pq.clear(result)
             throw error
@@ -83,7 +84,7 @@ final class PostgresConnection {
         let start = pq.exec(handle, sql)
         let status = pq.resultStatus(start)
         pq.clear(start)
-        guard status == PQ.copyIn else {
+        guard status == PGRES_COPY_IN else {
             throw PostgresError(code: .statement, message: "COPY did not start: \(lastMessage)", sql: sql)
         }
         var offset = 0
@@ -104,7 +105,7 @@ final class PostgresConnection {
         while let result = pq.getResult(handle) {
             if failure == nil {
                 do throws(PostgresError) {
-                    try check(result, sql: sql, expecting: [PQ.commandOK])
+                    try check(result, sql: sql, expecting: [PGRES_COMMAND_OK])
                     rows = pq.cmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0
                 } catch {
                     failure = error
@@ -135,7 +136,7 @@ final class PostgresConnection {
 
     private var lastMessage: String { Self.trimmed(pq.errorMessage(handle)) }
 
-    private func check(_ result: OpaquePointer?, sql: String, expecting: [Int32]) throws(PostgresError) {
+    private func check(_ result: OpaquePointer?, sql: String, expecting: [ExecStatusType]) throws(PostgresError) {
         guard let result else {
             throw PostgresError(code: .connection, message: lastMessage, sql: sql)
         }

@@ -11,34 +11,55 @@ extension PostgresHealthStore {
         var seq: Int64
     }
 
-    /// Saves a gateway batch: its samples, then its heartbeat series (two transactions, as the writer did before
-    /// batches were columnar; the COPY staging path takes the samples one by one anyway).
-    public func save(_ batch: SampleBatch, as caller: Caller) async throws -> [WriteOutcome] {
-        try await saveOneByOne(batch, as: caller)
+    /// Saves a gateway batch in one write transaction: its samples (through the staging table, as
+    /// `save(_:as:)` of samples does), then its heartbeat series. Checked as those two saves check, in that order;
+    /// a failure anywhere, a heartbeat series' included, rolls back the whole batch.
+    public func save(_ batch: SampleBatch, as caller: Caller) throws -> [WriteOutcome] {
+        guard !batch.isEmpty else { return [] }
+        let samples = batch.samples
+        let types = try checkedTypes(samples)
+        try requireShare(caller, types)
+        if !batch.heartbeats.isEmpty { try checkHeartbeats(batch.heartbeats, firstIndex: samples.count, caller) }
+        return try writeTransaction { connection in
+            var outcomes = try samples.isEmpty ? [] : insertSamples(connection, samples, caller)
+            if !batch.heartbeats.isEmpty {
+                outcomes += try insertHeartbeats(connection, batch.heartbeats, firstIndex: samples.count, caller)
+            }
+            return outcomes
+        }
     }
 
     public func save(_ series: [HeartbeatSeriesSample], as caller: Caller) throws -> [WriteOutcome] {
         guard !series.isEmpty else { return [] }
+        try checkHeartbeats(series, firstIndex: 0, caller)
+        return try writeTransaction { connection in try insertHeartbeats(connection, series, firstIndex: 0, caller) }
+    }
+
+    /// Refuses invalid series (``InvalidSampleError`` naming one by `firstIndex` + its place) and a caller
+    /// without share permission for heartbeat series.
+    private func checkHeartbeats(_ series: [HeartbeatSeriesSample], firstIndex: Int, _ caller: Caller) throws {
         for (index, sample) in series.enumerated() {
-            if let reason = sample.invalidityReason { throw InvalidSampleError(index: index, reason: reason) }
+            if let reason = sample.invalidityReason {
+                throw InvalidSampleError(index: firstIndex + index, reason: reason)
+            }
         }
+        try requireShare(caller, [.heartbeatSeries])
+    }
+
+    /// Stores checked series inside the running write transaction (errors name a series by `firstIndex` + its
+    /// place) and logs the save.
+    private func insertHeartbeats(
+        _ connection: PostgresConnection, _ series: [HeartbeatSeriesSample], firstIndex: Int, _ caller: Caller
+    ) throws -> [WriteOutcome] {
         let type = HealthType.heartbeatSeries
-        try withConnection { connection in
-            guard try canShare(connection, caller, type) else {
-                try log(connection, caller, .save, type: type.identifier, count: 0, denied: true)
-                throw NotAuthorizedError(caller: caller, type: type.identifier)
-            }
+        _ = try typeID(connection, type.identifier)  // so that deletions can name the type in tombstones
+        var outcomes: [WriteOutcome] = []
+        outcomes.reserveCapacity(series.count)
+        for (index, sample) in series.enumerated() {
+            outcomes.append(try save(connection, sample, index: firstIndex + index, writer: caller.description))
         }
-        return try writeTransaction { connection in
-            _ = try typeID(connection, type.identifier)  // so that deletions can name the type in tombstones
-            var outcomes: [WriteOutcome] = []
-            outcomes.reserveCapacity(series.count)
-            for (index, sample) in series.enumerated() {
-                outcomes.append(try save(connection, sample, index: index, writer: caller.description))
-            }
-            try log(connection, caller, .save, type: type.identifier, count: series.count, denied: false)
-            return outcomes
-        }
+        try log(connection, caller, .save, type: type.identifier, count: series.count, denied: false)
+        return outcomes
     }
 
     private func save(_ connection: PostgresConnection, _ series: HeartbeatSeriesSample, index: Int, writer: String)

@@ -5,6 +5,14 @@ internal import StoreEngine
 extension PostgresHealthStore {
     /// Saves a batch in one transaction (`docs/store-semantics.md`, items 21-23), with the SQLite engine's outcomes.
     public func save(_ samples: [QuantitySample], as caller: Caller) throws -> [WriteOutcome] {
+        let types = try checkedTypes(samples)
+        try requireShare(caller, types)
+        return try writeTransaction { connection in try insertSamples(connection, samples, caller) }
+    }
+
+    /// The types of `samples` as the catalog has them, each once, in order; an unknown type or an invalid sample
+    /// rejects the batch (``InvalidSampleError`` with the sample's place in `samples`).
+    func checkedTypes(_ samples: [QuantitySample]) throws(InvalidSampleError) -> [HealthType] {
         var types: [HealthType] = []
         var previous: HealthType?
         for (index, sample) in samples.enumerated() {
@@ -21,30 +29,29 @@ extension PostgresHealthStore {
             previous = type
             if let reason = sample.invalidityReason(as: type) { throw InvalidSampleError(index: index, reason: reason) }
         }
-        try withConnection { connection in
-            for type in types where try !canShare(connection, caller, type) {
-                try log(connection, caller, .save, type: type.identifier, count: 0, denied: true)
-                throw NotAuthorizedError(caller: caller, type: type.identifier)
+        return types
+    }
+
+    /// Stores checked samples inside the running write transaction and logs the save, per type.
+    func insertSamples(_ connection: PostgresConnection, _ samples: [QuantitySample], _ caller: Caller) throws
+        -> [WriteOutcome]
+    {
+        let writer = caller.description
+        let outcomes: [WriteOutcome]
+        if samples.contains(where: { Self.externalID($0) != nil }) {
+            // Client ids: sample by sample, in order, as the versions demand.
+            outcomes = try samples.enumerated().map { index, sample in
+                try save(connection, sample, index: index, writer: writer)
             }
+        } else {
+            outcomes = try saveBatch(connection, samples, writer: writer)
         }
-        return try writeTransaction { connection in
-            let writer = caller.description
-            let outcomes: [WriteOutcome]
-            if samples.contains(where: { Self.externalID($0) != nil }) {
-                // Client ids: sample by sample, in order, as the versions demand.
-                outcomes = try samples.enumerated().map { index, sample in
-                    try save(connection, sample, index: index, writer: writer)
-                }
-            } else {
-                outcomes = try saveBatch(connection, samples, writer: writer)
-            }
-            var counts: [String: Int] = [:]
-            for sample in samples { counts[sample.type.identifier, default: 0] += 1 }
-            for (type, count) in counts.sorted(by: { $0.key < $1.key }) {
-                try log(connection, caller, .save, type: type, count: count, denied: false)
-            }
-            return outcomes
+        var counts: [String: Int] = [:]
+        for sample in samples { counts[sample.type.identifier, default: 0] += 1 }
+        for (type, count) in counts.sorted(by: { $0.key < $1.key }) {
+            try log(connection, caller, .save, type: type, count: count, denied: false)
         }
+        return outcomes
     }
 
     /// `(externalUUID, syncVersion)` from the metadata, when the sample carries a client id.

@@ -331,6 +331,16 @@ public actor PostgresHealthStore: HealthStore {
         return try grant(connection, app, type.identifier).share
     }
 
+    /// Refuses a save by `caller` of the first of `types` it may not share, and logs the refusal.
+    func requireShare(_ caller: Caller, _ types: [HealthType]) throws {
+        try withConnection { connection in
+            for type in types where try !canShare(connection, caller, type) {
+                try log(connection, caller, .save, type: type.identifier, count: 0, denied: true)
+                throw NotAuthorizedError(caller: caller, type: type.identifier)
+            }
+        }
+    }
+
     private func grant(_ connection: PostgresConnection, _ app: String, _ type: String) throws -> (
         read: Bool, share: Bool
     ) {

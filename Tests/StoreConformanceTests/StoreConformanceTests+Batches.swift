@@ -120,6 +120,39 @@ extension StoreConformanceTests {
         }
     }
 
+    /// A batch is one transaction: when its heartbeat series fail after its samples were written (an explicit id
+    /// naming another stored series is found only then), nothing of the batch is stored, and the error names the
+    /// series by its place after the samples.
+    @Test(arguments: Engine.allCases) func aBatchFailingInItsHeartbeatSeriesLeavesNothingOfIt(_ engine: Engine)
+        async throws
+    {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
+        var named = series(minute: 20)
+        named.id = UUID()
+        #expect(try await store.save([named], as: .owner) == [.inserted])
+        var rates = QuantitySeries(type: .heartRate, source: Self.gateway, device: Self.strap, subject: "alice")
+        rates.append(start: 1_000, end: 1_000, value: 60)
+        rates.append(start: 2_000, end: 2_000, value: 61)
+        var clash = series(minute: 21)
+        clash.id = named.id
+        var batch = SampleBatch()
+        batch.append(rates)
+        batch.heartbeats = [series(minute: 22), clash]
+        do {
+            _ = try await store.save(batch, as: .owner)
+            Issue.record("a batch with a series id naming another series was saved")
+        } catch let error as InvalidSampleError {
+            #expect(error.index == 3)
+        }
+        #expect(try await store.samples(SampleQuery(type: .heartRate), as: .owner).samples.isEmpty)
+        #expect(try await store.heartbeatSeries(SampleQuery(type: .heartbeatSeries), as: .owner).series == [named])
+        // Without the clash, the same batch is saved whole.
+        batch.heartbeats = [series(minute: 22)]
+        #expect(try await store.save(batch, as: .owner) == [.inserted, .inserted, .inserted])
+        #expect(try await store.samples(SampleQuery(type: .heartRate), as: .owner).samples.count == 2)
+    }
+
     /// A sparse stream (a sample a day for two months, in one chunk in SQLite) is found by a range that starts
     /// long after the stream does, and a late sample of it can be deleted by id.
     @Test(arguments: Engine.allCases) func aSparseStreamIsFoundByALateRangeAndDeletedByID(_ engine: Engine)
