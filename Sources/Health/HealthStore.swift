@@ -25,9 +25,9 @@ public protocol HealthStore: Sendable {
     func save(_ series: [HeartbeatSeriesSample], as caller: Caller) async throws -> [WriteOutcome]
 
     /// Saves a batch of streams and heartbeat series under the same rules. Outcomes (and the index of an
-    /// ``InvalidSampleError``) follow ``SampleBatch/samples`` then ``SampleBatch/heartbeats``. An engine that
-    /// keeps streams column by column saves them without making a sample value per sample; others may use
-    /// ``saveOneByOne(_:as:)``.
+    /// ``InvalidSampleError``) follow ``SampleBatch/samples`` then ``SampleBatch/heartbeats``. The whole batch is
+    /// one transaction: when it fails, nothing of it is stored. An engine that keeps streams column by column
+    /// saves them without making a sample value per sample.
     func save(_ batch: SampleBatch, as caller: Caller) async throws -> [WriteOutcome]
 
     /// The heartbeat series matching `query` that `caller` may read, one page at a time, with the filters and
@@ -186,21 +186,5 @@ public struct ChangeSet: Hashable, Sendable {
         self.deleted = deleted
         self.anchor = anchor
         self.hasMore = hasMore
-    }
-}
-
-extension HealthStore {
-    /// Saves a batch as its samples (``SampleBatch/samples``), then its heartbeat series, in two calls.
-    public func saveOneByOne(_ batch: SampleBatch, as caller: Caller) async throws -> [WriteOutcome] {
-        var outcomes: [WriteOutcome] = []
-        if batch.quantityCount > 0 { outcomes += try await save(batch.samples, as: caller) }
-        if !batch.heartbeats.isEmpty {
-            do {
-                outcomes += try await save(batch.heartbeats, as: caller)
-            } catch let invalid as InvalidSampleError {
-                throw InvalidSampleError(index: batch.quantityCount + invalid.index, reason: invalid.reason)
-            }
-        }
-        return outcomes
     }
 }
