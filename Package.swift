@@ -31,8 +31,8 @@ let package = Package(
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
 
-        // What several modules need once: the clock (system and manual), the seeded generator, backoff.
-        // Standard library only.
+        // What several modules need once: the clock (system and manual), the seeded generator, backoff, the JSON
+        // reader and writer. Standard library only.
         .target(name: "Support", swiftSettings: strict),
         // Bluetooth UUIDs, byte reader/writer, every characteristic decoder and encoder,
         // the Central/Peripheral protocols. Standard library and Support only.
@@ -47,7 +47,7 @@ let package = Package(
         // sd-bus wrapper and the org.bluez client.
         .target(name: "BlueZ", dependencies: ["Support", "GATT", "CSystemd"], swiftSettings: strict),
         // Trace format, replay, btsnoop import.
-        .target(name: "Traces", dependencies: ["GATT"], swiftSettings: strict),
+        .target(name: "Traces", dependencies: ["Support", "GATT"], swiftSettings: strict),
         // Simulated peripherals, in-process fake central, FakeBlueZ.
         .target(name: "FakeDevices", dependencies: ["Support", "GATT", "BlueZ"], swiftSettings: strict),
         // The store's D-Bus API for apps: org.wearhouse.Health1 (wire format, caller identity, the served object).
