@@ -32,7 +32,7 @@ let package = Package(
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
 
         // What several modules need once: the clock (system and manual), the seeded generator, backoff, the JSON
-        // reader and writer. Standard library only.
+        // reader and writer, the byte cursor. Standard library only.
         .target(name: "Support", swiftSettings: strict),
         // Bluetooth UUIDs, byte reader/writer, every characteristic decoder and encoder,
         // the Central/Peripheral protocols. Standard library and Support only.
