@@ -32,7 +32,7 @@ let package = Package(
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
 
         // What several modules need once: the clock (system and manual), the seeded generator, backoff, the JSON
-        // reader and writer, the byte cursor. Standard library only.
+        // reader and writer, the byte cursor, the logger's model. Standard library (and Glibc, Synchronization) only.
         .target(name: "Support", swiftSettings: strict),
         // Bluetooth UUIDs, byte reader/writer, every characteristic decoder and encoder,
         // the Central/Peripheral protocols. Standard library and Support only.
@@ -51,7 +51,7 @@ let package = Package(
         // Simulated peripherals, in-process fake central, FakeBlueZ.
         .target(name: "FakeDevices", dependencies: ["Support", "GATT", "BlueZ"], swiftSettings: strict),
         // The store's D-Bus API for apps: org.wearhouse.Health1 (wire format, caller identity, the served object).
-        .target(name: "HealthBus", dependencies: ["BlueZ", "Health"], swiftSettings: strict),
+        .target(name: "HealthBus", dependencies: ["Support", "BlueZ", "Health"], swiftSettings: strict),
         // The Swift client of that API, for apps.
         .target(name: "WearhouseClient", dependencies: ["HealthBus", "BlueZ", "Health"], swiftSettings: strict),
         // Sensor sessions, sample building, store writer, service lifecycle.
@@ -86,7 +86,7 @@ let package = Package(
         // and trace suites.
         .target(
             name: "GatewayTestSupport",
-            dependencies: ["Gateway", "GATT", "Health", "SQLiteStore", "BlueZ", "FakeDevices", "TestSupport"],
+            dependencies: ["Support", "Gateway", "GATT", "Health", "SQLiteStore", "BlueZ", "FakeDevices", "TestSupport"],
             path: "Tests/GatewaySupport", swiftSettings: strict),
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
         .testTarget(name: "GATTTests", dependencies: ["Support", "GATT", "TestSupport"], swiftSettings: strict),

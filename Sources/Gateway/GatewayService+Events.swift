@@ -1,6 +1,7 @@
 internal import Foundation
 internal import GATT
 internal import Health
+internal import Support
 
 /// What the service does with the central's events and on every tick: sessions learn about the stack, their
 /// peripheral's connection and resolution, and notifications become samples; discovery, registry reloads and

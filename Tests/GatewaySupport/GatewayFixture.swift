@@ -5,6 +5,7 @@ public import GATT
 public import Gateway
 public import Health
 public import SQLiteStore
+import Support
 public import Synchronization
 public import TestSupport
 
