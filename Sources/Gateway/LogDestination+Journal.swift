@@ -1,3 +1,4 @@
+internal import CDispatch
 internal import CSystemd
 internal import Glibc
 public import Support

@@ -18,7 +18,8 @@ public enum Endianness: Hashable, Sendable {
 /// else { return nil }
 /// ```
 ///
-/// Over an `UnsafeBufferPointer` the cursor borrows: it is valid only while the buffer is.
+/// Over an `UnsafeBufferPointer` the cursor borrows: it is valid only while the buffer is. Its reads are always
+/// inlined: GATT's decoders read every field through them, tens of millions of values a second.
 public struct ByteCursor<Storage: RandomAccessCollection<UInt8>> where Storage.Index == Int {
     public let bytes: Storage
     /// The index in ``bytes`` of the next byte.
@@ -42,55 +43,58 @@ public struct ByteCursor<Storage: RandomAccessCollection<UInt8>> where Storage.I
     @inlinable
     public var isAtEnd: Bool { index >= bytes.endIndex }
 
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func readUInt8() -> UInt8? {
         guard index < bytes.endIndex else { return nil }
         defer { index &+= 1 }
         return bytes[index]
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func readUInt16(_ order: Endianness) -> UInt16? {
         readUnsigned(byteCount: 2, order).map { UInt16(truncatingIfNeeded: $0) }
     }
 
     /// A 24-bit unsigned integer (PAMS' counters).
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func readUInt24(_ order: Endianness) -> UInt32? {
         readUnsigned(byteCount: 3, order).map { UInt32(truncatingIfNeeded: $0) }
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func readUInt32(_ order: Endianness) -> UInt32? {
         readUnsigned(byteCount: 4, order).map { UInt32(truncatingIfNeeded: $0) }
     }
 
     /// A 40-bit unsigned integer (System ID's manufacturer identifier).
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func readUInt40(_ order: Endianness) -> UInt64? {
         readUnsigned(byteCount: 5, order)
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func readUInt64(_ order: Endianness) -> UInt64? {
         readUnsigned(byteCount: 8, order)
     }
 
     /// An unsigned integer of `byteCount` bytes (1 to 8; `nil` for any other count).
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func readUnsigned(byteCount: Int, _ order: Endianness) -> UInt64? {
         guard byteCount > 0, byteCount <= 8, bytes.endIndex &- index >= byteCount else { return nil }
+        // Counted loops with wrapping arithmetic: with a constant width nothing is left to check, and reading from
+        // a buffer becomes one load.
         var value: UInt64 = 0
+        var step = 0
         switch order {
         case .little:
-            var shift: UInt64 = 0
-            for position in index..<(index &+ byteCount) {
-                value |= UInt64(bytes[position]) &<< shift
-                shift &+= 8
+            while step < byteCount {
+                value |= UInt64(bytes[index &+ step]) &<< UInt64(truncatingIfNeeded: step &* 8)
+                step &+= 1
             }
         case .big:
-            for position in index..<(index &+ byteCount) {
-                value = value &<< 8 | UInt64(bytes[position])
+            while step < byteCount {
+                value = value &<< 8 | UInt64(bytes[index &+ step])
+                step &+= 1
             }
         }
         index &+= byteCount
@@ -98,7 +102,7 @@ public struct ByteCursor<Storage: RandomAccessCollection<UInt8>> where Storage.I
     }
 
     /// The next `count` bytes.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func take(_ count: Int) -> Storage.SubSequence? {
         guard count >= 0, bytes.endIndex &- index >= count else { return nil }
         defer { index &+= count }

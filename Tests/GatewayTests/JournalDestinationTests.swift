@@ -1,5 +1,5 @@
+import Foundation
 import Gateway
-import Glibc
 import Support
 import Testing
 
