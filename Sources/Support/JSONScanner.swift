@@ -51,10 +51,17 @@ public struct JSONScanner {
         return true
     }
 
-    /// Consumes `count` bytes (at most what is left).
+    /// Consumes `count` bytes (at most what is left; none for a negative count).
     @inlinable
     public mutating func skip(_ count: Int) {
-        position = min(bytes.count, position &+ max(0, count))
+        position = count < bytes.count &- position ? position &+ max(0, count) : bytes.count
+    }
+
+    /// The bytes from `start` up to `end`, which lie within the text: a buffer made directly, without the checks of a
+    /// range and a slice.
+    @inlinable
+    func bytes(from start: Int, to end: Int) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(start: bytes.baseAddress.map { $0 + start }, count: end &- start)
     }
 
     /// The 8 bytes from `position + offset` as a little-endian word (the first byte lowest), when there are that many:
@@ -87,7 +94,7 @@ public struct JSONScanner {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
                 position &+= 1
-                return UnsafeBufferPointer(rebasing: bytes[(start &+ 1)..<(position &- 1)])
+                return bytes(from: start &+ 1, to: position &- 1)
             }
             guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\\") else { break }
             position &+= 1
@@ -106,7 +113,7 @@ public struct JSONScanner {
         while position < bytes.count {
             if bytes[position] == UInt8(ascii: "\"") {
                 position &+= 1
-                return UnsafeBufferPointer(rebasing: bytes[(start &+ 1)..<(position &- 1)])
+                return bytes(from: start &+ 1, to: position &- 1)
             }
             position &+= 1
         }
