@@ -31,8 +31,8 @@ let package = Package(
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
 
-        // What several modules need once: the clock (system and manual), the seeded generator, backoff.
-        // Standard library only.
+        // What several modules need once: the clock (system and manual), the seeded generator, backoff, the JSON
+        // reader and writer, the byte cursor, the logger's model. Standard library (and Glibc, Synchronization) only.
         .target(name: "Support", swiftSettings: strict),
         // Bluetooth UUIDs, byte reader/writer, every characteristic decoder and encoder,
         // the Central/Peripheral protocols. Standard library and Support only.
@@ -59,11 +59,11 @@ let package = Package(
         // The org.bluez client, on the D-Bus layer.
         .target(name: "BlueZ", dependencies: ["Support", "GATT", "DBus", "CSystemd"], swiftSettings: strict),
         // Trace format, replay, btsnoop import.
-        .target(name: "Traces", dependencies: ["GATT"], swiftSettings: strict),
+        .target(name: "Traces", dependencies: ["Support", "GATT"], swiftSettings: strict),
         // Simulated peripherals, in-process fake central, FakeBlueZ.
         .target(name: "FakeDevices", dependencies: ["Support", "GATT", "DBus", "BlueZ"], swiftSettings: strict),
         // The store's D-Bus API for apps: org.wearhouse.Health1 (wire format, caller identity, the served object).
-        .target(name: "HealthBus", dependencies: ["DBus", "Health"], swiftSettings: strict),
+        .target(name: "HealthBus", dependencies: ["Support", "DBus", "Health"], swiftSettings: strict),
         // The Swift client of that API, for apps.
         .target(name: "WearhouseClient", dependencies: ["HealthBus", "DBus", "Health"], swiftSettings: strict),
         // Sensor sessions, sample building, store writer, service lifecycle.
@@ -101,7 +101,9 @@ let package = Package(
         // and trace suites.
         .target(
             name: "GatewayTestSupport",
-            dependencies: ["Gateway", "GATT", "Health", "SQLiteStore", "DBus", "BlueZ", "FakeDevices", "TestSupport"],
+            dependencies: [
+                "Support", "Gateway", "GATT", "Health", "SQLiteStore", "DBus", "BlueZ", "FakeDevices", "TestSupport",
+            ],
             path: "Tests/GatewaySupport", swiftSettings: strict),
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
         .testTarget(name: "GATTTests", dependencies: ["Support", "GATT", "TestSupport"], swiftSettings: strict),

@@ -1,4 +1,7 @@
-/// A bounds-checked little-endian cursor over a characteristic value.
+internal import Support
+
+/// A bounds-checked little-endian reader of a characteristic value: Support's ``ByteCursor`` with errors that name
+/// the field.
 ///
 /// Each read returns a value and advances, or throws ``DecodeError/truncated(field:offset:needed:available:)``
 /// naming the field and its offset and leaves the cursor where it was. Decoders read only through this type:
@@ -15,13 +18,10 @@
 /// }
 /// ```
 public struct ByteReader {
-    private let bytes: UnsafeBufferPointer<UInt8>
-    /// The offset of the next byte to read.
-    public private(set) var offset: Int
+    private var cursor: ByteCursor<UnsafeBufferPointer<UInt8>>
 
     private init(_ bytes: UnsafeBufferPointer<UInt8>) {
-        self.bytes = bytes
-        self.offset = 0
+        cursor = ByteCursor(bytes)
     }
 
     /// Runs `body` with a reader over `bytes`.
@@ -35,67 +35,55 @@ public struct ByteReader {
         }
     }
 
+    /// The offset of the next byte to read.
+    public var offset: Int { cursor.offset }
+
     /// How many bytes are left.
-    public var remaining: Int { bytes.count &- offset }
+    public var remaining: Int { cursor.remaining }
 
     /// Whether every byte has been read.
-    public var isAtEnd: Bool { offset >= bytes.count }
+    public var isAtEnd: Bool { cursor.isAtEnd }
 
     @inline(__always)
     public mutating func readUInt8(_ field: StaticString) throws(DecodeError) -> UInt8 {
-        guard offset < bytes.count else { throw truncated(field, 1) }
-        defer { offset &+= 1 }
-        return bytes[offset]
+        guard let value = cursor.readUInt8() else { throw truncated(field, 1) }
+        return value
     }
 
     @inline(__always)
     public mutating func readUInt16(_ field: StaticString) throws(DecodeError) -> UInt16 {
-        UInt16(truncatingIfNeeded: try readLittleEndian(field, width: 2))
+        guard let value = cursor.readUInt16(.little) else { throw truncated(field, 2) }
+        return value
     }
 
     /// Reads a 24-bit unsigned integer (used by PAMS).
     @inline(__always)
     public mutating func readUInt24(_ field: StaticString) throws(DecodeError) -> UInt32 {
-        UInt32(truncatingIfNeeded: try readLittleEndian(field, width: 3))
+        guard let value = cursor.readUInt24(.little) else { throw truncated(field, 3) }
+        return value
     }
 
     @inline(__always)
     public mutating func readUInt32(_ field: StaticString) throws(DecodeError) -> UInt32 {
-        UInt32(truncatingIfNeeded: try readLittleEndian(field, width: 4))
+        guard let value = cursor.readUInt32(.little) else { throw truncated(field, 4) }
+        return value
     }
 
     /// Reads a 40-bit unsigned integer (System ID's manufacturer identifier).
     public mutating func readUInt40(_ field: StaticString) throws(DecodeError) -> UInt64 {
-        try readLittleEndian(field, width: 5)
+        guard let value = cursor.readUInt40(.little) else { throw truncated(field, 5) }
+        return value
     }
 
     /// Reads `count` bytes into a new array.
     public mutating func readBytes(_ field: StaticString, count: Int) throws(DecodeError) -> [UInt8] {
-        guard count >= 0, remaining >= count else { throw truncated(field, count) }
-        defer { offset &+= count }
-        return Array(bytes[offset..<(offset &+ count)])
+        guard let bytes = cursor.take(count) else { throw truncated(field, count) }
+        return Array(bytes)
     }
 
     /// Reads everything that is left (possibly nothing) into a new array.
     public mutating func readRemaining() -> [UInt8] {
-        let start = min(offset, bytes.count)
-        offset = bytes.count
-        return Array(bytes[start...])
-    }
-
-    @inline(__always)
-    mutating func readLittleEndian(_ field: StaticString, width: Int) throws(DecodeError) -> UInt64 {
-        guard remaining >= width else { throw truncated(field, width) }
-        var value: UInt64 = 0
-        var index = offset
-        var shift: UInt64 = 0
-        while shift < UInt64(width) &* 8 {
-            value |= UInt64(bytes[index]) &<< shift
-            index &+= 1
-            shift &+= 8
-        }
-        offset = index
-        return value
+        Array(cursor.rest())
     }
 
     func truncated(_ field: StaticString, _ needed: Int) -> DecodeError {

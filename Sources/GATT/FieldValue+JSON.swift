@@ -1,57 +1,33 @@
+internal import Support
+
 extension FieldValue {
-    /// Compact JSON text for this value. Doubles print in their shortest round-trip form; non-finite doubles
-    /// (which no decoder produces) print as `null`.
+    /// Compact JSON text for this value, written by Support's ``JSONWriter``: doubles in their shortest round-trip
+    /// form (`5.0` prints as `5.0`, `0.1` as `0.1`), non-finite doubles (which no decoder produces) as `null`, and
+    /// strings escaped as everywhere else in wearhouse.
     public var json: String {
-        var out = ""
-        write(to: &out)
-        return out
+        var writer = JSONWriter()
+        write(to: &writer)
+        return writer.text
     }
 
-    func write(to out: inout String) {
+    func write(to json: inout JSONWriter) {
         switch self {
-        case .null: out += "null"
-        case .bool(let value): out += value ? "true" : "false"
-        case .integer(let value): out += String(value)
-        case .double(let value): out += value.isFinite ? Self.format(value) : "null"
-        case .string(let value): Self.writeString(value, to: &out)
+        case .null: json.null()
+        case .bool(let value): json.bool(value)
+        case .integer(let value): json.integer(value)
+        case .double(let value): json.double(value)
+        case .string(let value): json.string(value)
         case .list(let values):
-            out += "["
-            for (index, value) in values.enumerated() {
-                if index > 0 { out += "," }
-                value.write(to: &out)
-            }
-            out += "]"
+            json.beginArray()
+            for value in values { value.write(to: &json) }
+            json.endArray()
         case .object(let fields):
-            out += "{"
-            for (index, field) in fields.enumerated() {
-                if index > 0 { out += "," }
-                Self.writeString(field.name, to: &out)
-                out += ":"
-                field.value.write(to: &out)
+            json.beginObject()
+            for field in fields {
+                json.key(field.name)
+                field.value.write(to: &json)
             }
-            out += "}"
+            json.endObject()
         }
-    }
-
-    /// `5.0` prints as `5.0`, `0.1` as `0.1`; integers stay recognisable as numbers with a fraction.
-    static func format(_ value: Double) -> String {
-        value.description
-    }
-
-    static func writeString(_ value: String, to out: inout String) {
-        out += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                out += "\\u" + BluetoothUUID.hex(UInt64(scalar.value), digits: 4)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
     }
 }

@@ -1,5 +1,6 @@
 public import DBus
 public import Health
+public import Support
 import Synchronization
 
 /// Serves `org.wearhouse.Health1` at `/org/wearhouse/Health1`: the store's API for local apps
@@ -40,7 +41,7 @@ public final class HealthBusServer: Sendable {
     let bus: DBusConnection
     let store: any HealthStore
     let settings: Settings
-    let log: @Sendable (String) -> Void
+    let log: ServiceLog
     let state = Mutex(State())
 
     struct State {
@@ -62,9 +63,7 @@ public final class HealthBusServer: Sendable {
         var answered = 0
     }
 
-    private init(
-        bus: DBusConnection, store: any HealthStore, settings: Settings, log: @escaping @Sendable (String) -> Void
-    ) {
+    private init(bus: DBusConnection, store: any HealthStore, settings: Settings, log: ServiceLog) {
         self.bus = bus
         self.store = store
         self.settings = settings
@@ -76,12 +75,13 @@ public final class HealthBusServer: Sendable {
     /// - Parameters:
     ///   - store: the store apps reach; give the server a connection of its own (a second store opened on the
     ///     same SQLite file or PostgreSQL database), so that apps' reads never queue behind the gateway's writes.
-    ///   - log: where warnings go (a caller that could not be identified, a signal that could not be sent).
+    ///   - log: where warnings go (a caller that could not be identified, a signal that could not be sent), each
+    ///     message starting with `api: `; by default nowhere.
     /// - Throws: ``DBusError`` when the object cannot be served or the name is owned by someone else
     ///   (kind `remote`, name `org.freedesktop.DBus.Error.AddressInUse`), or the store's error.
     public static func start(
         on bus: DBusConnection, store: any HealthStore, settings: Settings = Settings(), requestName: Bool = true,
-        log: @escaping @Sendable (String) -> Void = { _ in }
+        log: ServiceLog = .disabled
     ) async throws -> HealthBusServer {
         let server = HealthBusServer(bus: bus, store: store, settings: settings, log: log)
         do {
@@ -189,7 +189,7 @@ public final class HealthBusServer: Sendable {
             do {
                 try await bus.reply(to: call, with: reply)
             } catch {
-                log("cannot answer \(call.member) of \(sender): \(error)")
+                log.warning("api: cannot answer \(call.member) of \(sender): \(error)")
             }
         }
         state.withLock { state in
@@ -216,7 +216,7 @@ public final class HealthBusServer: Sendable {
         } catch is CancellationError {
             return .error(name: HealthBusError.Name.failed, message: "the service is stopping; try again")
         } catch {
-            log("\(call.member) of \(sender) failed: \(error)")
+            log.warning("api: \(call.member) of \(sender) failed: \(error)")
             return .error(
                 name: HealthBusError.Name.failed,
                 message: "the store could not answer (\(error)); the service's log has the details")
@@ -278,7 +278,7 @@ public final class HealthBusServer: Sendable {
                 guard !targets.isEmpty else { continue }
                 try await notify(targets, anchor: next)
             } catch {
-                log("cannot check for new samples for observers: \(error)")
+                log.warning("api: cannot check for new samples for observers: \(error)")
             }
         }
     }
@@ -304,7 +304,7 @@ public final class HealthBusServer: Sendable {
                         member: HealthBusAPI.samplesAddedSignal, arguments: [.string(type), .int64(anchor)],
                         destination: sender)
                 } catch {
-                    log("cannot tell \(sender) about new \(type) samples: \(error)")
+                    log.warning("api: cannot tell \(sender) about new \(type) samples: \(error)")
                 }
             }
         }

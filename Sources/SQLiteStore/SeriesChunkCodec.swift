@@ -1,3 +1,5 @@
+internal import Support
+
 /// The compact encoding of a dense series (one heart rate a second, RR beats): many samples of one stream in
 /// one blob, so that a 1 Hz series costs about two bytes a sample instead of a row and an index entry each.
 ///
@@ -189,19 +191,20 @@ struct SeriesChunkError: Error, Equatable, CustomStringConvertible {
     var description: String { "\(blob): \(reason) at byte \(offset)" }
 }
 
-/// Bounds-checked reading of varints and fixed fields, shared by the blob codecs.
+/// Bounds-checked reading of varints and fixed fields, shared by the blob codecs: Support's ``ByteCursor`` with the
+/// LEB128 varints of the layouts above and errors that name the blob and the field.
 struct VarintReader {
-    let bytes: [UInt8]
-    private(set) var offset = 0
+    private var cursor: ByteCursor<[UInt8]>
     /// Names the blob in errors.
     private let blob: String
 
     init(_ bytes: [UInt8], blob: String = "series chunk") {
-        self.bytes = bytes
+        cursor = ByteCursor(bytes)
         self.blob = blob
     }
 
-    var isAtEnd: Bool { offset == bytes.count }
+    var offset: Int { cursor.offset }
+    var isAtEnd: Bool { cursor.isAtEnd }
 
     /// An error at `offset` in this blob.
     func error(_ reason: String, at offset: Int? = nil) -> SeriesChunkError {
@@ -209,9 +212,8 @@ struct VarintReader {
     }
 
     mutating func byte(_ field: String) throws(SeriesChunkError) -> UInt8 {
-        guard offset < bytes.count else { throw error("\(field) missing") }
-        defer { offset += 1 }
-        return bytes[offset]
+        guard let byte = cursor.readUInt8() else { throw error("\(field) missing") }
+        return byte
     }
 
     mutating func unsigned(_ field: String) throws(SeriesChunkError) -> UInt64 {
@@ -235,11 +237,7 @@ struct VarintReader {
     }
 
     mutating func fixed64(_ field: String) throws(SeriesChunkError) -> UInt64 {
-        guard bytes.count - offset >= 8 else { throw error("\(field) truncated") }
-        var value: UInt64 = 0
-        for shift in stride(from: 0, to: 64, by: 8) {
-            value |= UInt64(try byte(field)) << UInt64(shift)
-        }
+        guard let value = cursor.readUInt64(.little) else { throw error("\(field) truncated") }
         return value
     }
 }

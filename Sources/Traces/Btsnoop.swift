@@ -1,3 +1,5 @@
+internal import Support
+
 /// The btsnoop capture container (version 1): a 16-byte header, then records with a 24-byte big-endian header.
 ///
 /// Header: `btsnoop\0`, version (u32 = 1), datalink (u32). Record: original length, included length, flags, drops
@@ -54,7 +56,7 @@ public enum Btsnoop {
         guard let magic = cursor.take(8), Array(magic) == Self.magic else {
             throw FormatError(reason: "not a btsnoop file (no 'btsnoop\\0' magic)")
         }
-        guard let version = cursor.be32(), let datalink = cursor.be32() else {
+        guard let version = cursor.readUInt32(.big), let datalink = cursor.readUInt32(.big) else {
             throw FormatError(reason: "btsnoop header cut short")
         }
         guard version == 1 else { throw FormatError(reason: "btsnoop version \(version) (only 1 is known)") }
@@ -62,8 +64,9 @@ public enum Btsnoop {
         var number = 0
         while !cursor.isAtEnd {
             number += 1
-            guard let original = cursor.be32(), let included = cursor.be32(), let flags = cursor.be32(),
-                let drops = cursor.be32(), let timestamp = cursor.be64()
+            guard let original = cursor.readUInt32(.big), let included = cursor.readUInt32(.big),
+                let flags = cursor.readUInt32(.big),
+                let drops = cursor.readUInt32(.big), let timestamp = cursor.readUInt64(.big)
             else {
                 capture.truncatedRecord = (number, "record header cut short")
                 break

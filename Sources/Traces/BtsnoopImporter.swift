@@ -1,4 +1,5 @@
 public import GATT
+internal import Support
 
 /// Options for ``BtsnoopImporter``.
 public struct BtsnoopImportOptions: Hashable, Sendable {
@@ -202,7 +203,7 @@ private struct CaptureState {
         switch datalink {
         case .hciUART:
             var cursor = ByteCursor(record.data)
-            guard let type = cursor.u8() else { return classify([record.number], .damaged, "empty record") }
+            guard let type = cursor.readUInt8() else { return classify([record.number], .damaged, "empty record") }
             let incoming = record.flags & 1 == 1
             switch type {
             case 0x01, 0x03, 0x05: classify([record.number], .hci)
@@ -241,26 +242,28 @@ private struct CaptureState {
     mutating func event(_ data: ArraySlice<UInt8>, index: UInt16) {
         let number = currentRecord
         var cursor = ByteCursor(data)
-        guard let code = cursor.u8(), let length = cursor.u8(), let parameters = cursor.take(Int(length)) else {
+        guard let code = cursor.readUInt8(), let length = cursor.readUInt8(), let parameters = cursor.take(Int(length))
+        else {
             return classify([number], .damaged, "HCI event cut short")
         }
         var fields = ByteCursor(parameters)
         switch code {
         case 0x3E:  // LE Meta
-            let sub = fields.u8()
+            let sub = fields.readUInt8()
             if sub == 0x01 || sub == 0x0A || sub == 0x29 {  // LE (Enhanced) Connection Complete
-                guard let status = fields.u8(), let handle = fields.le16(), fields.take(2) != nil,
+                guard let status = fields.readUInt8(), let handle = fields.readUInt16(.little), fields.take(2) != nil,
                     let peer = fields.take(6)
                 else { return classify([number], .damaged, "LE Connection Complete cut short") }
                 if status == 0 { connected(ConnectionKey(index: index, handle: handle & 0x0FFF), Self.address(peer)) }
             }
         case 0x03:  // Connection Complete (BR/EDR)
-            guard let status = fields.u8(), let handle = fields.le16(), let peer = fields.take(6) else {
+            guard let status = fields.readUInt8(), let handle = fields.readUInt16(.little), let peer = fields.take(6)
+            else {
                 return classify([number], .damaged, "Connection Complete cut short")
             }
             if status == 0 { connected(ConnectionKey(index: index, handle: handle & 0x0FFF), Self.address(peer)) }
         case 0x05:  // Disconnection Complete
-            guard let status = fields.u8(), let handle = fields.le16() else {
+            guard let status = fields.readUInt8(), let handle = fields.readUInt16(.little) else {
                 return classify([number], .damaged, "Disconnection Complete cut short")
             }
             let key = ConnectionKey(index: index, handle: handle & 0x0FFF)
@@ -275,7 +278,9 @@ private struct CaptureState {
                 }
             }
         case 0x0E:  // Command Complete: Read BD_ADDR gives the adapter's address
-            if fields.u8() != nil, fields.le16() == 0x1009, fields.u8() == 0, let address = fields.take(6) {
+            if fields.readUInt8() != nil, fields.readUInt16(.little) == 0x1009, fields.readUInt8() == 0,
+                let address = fields.take(6)
+            {
                 adapters[index] = Self.address(address)
             }
         default:
@@ -295,7 +300,9 @@ private struct CaptureState {
     mutating func acl(_ data: ArraySlice<UInt8>, index: UInt16, incoming: Bool) {
         let number = currentRecord
         var cursor = ByteCursor(data)
-        guard let header = cursor.le16(), let length = cursor.le16(), let payload = cursor.take(Int(length)) else {
+        guard let header = cursor.readUInt16(.little), let length = cursor.readUInt16(.little),
+            let payload = cursor.take(Int(length))
+        else {
             return classify([number], .damaged, "ACL packet cut short")
         }
         let connection = ConnectionKey(index: index, handle: header & 0x0FFF)
@@ -316,7 +323,7 @@ private struct CaptureState {
             assembly = Reassembly(data: Array(payload), records: [number])
         }
         var pdu = ByteCursor(assembly.data)
-        guard let l2capLength = pdu.le16(), let channel = pdu.le16() else {
+        guard let l2capLength = pdu.readUInt16(.little), let channel = pdu.readUInt16(.little) else {
             fragments[key] = assembly
             return
         }
@@ -346,24 +353,26 @@ private struct CaptureState {
         _ pdu: ArraySlice<UInt8>, connection key: ConnectionKey, incoming: Bool
     ) -> (BtsnoopReport.Category, String?) {
         var cursor = ByteCursor(pdu)
-        guard let opcode = cursor.u8() else { return (.damaged, "empty ATT PDU") }
+        guard let opcode = cursor.readUInt8() else { return (.damaged, "empty ATT PDU") }
         var connection =
             connections[key] ?? Connection(address: options.address ?? Self.syntheticAddress(key))
         defer { connections[key] = connection }
         if !incoming {
             switch opcode {
             case 0x0A:  // Read Request
-                guard let handle = cursor.le16() else { return (.damaged, "ATT Read Request cut short") }
+                guard let handle = cursor.readUInt16(.little) else { return (.damaged, "ATT Read Request cut short") }
                 connection.pending = .read(handle)
                 return (.att, nil)
             case 0x0C:  // Read Blob Request
-                guard let handle = cursor.le16(), let offset = cursor.le16() else {
+                guard let handle = cursor.readUInt16(.little), let offset = cursor.readUInt16(.little) else {
                     return (.damaged, "ATT Read Blob Request cut short")
                 }
                 connection.pending = .readBlob(handle, offset: offset)
                 return (.att, nil)
             case 0x08:  // Read By Type Request
-                guard cursor.le16() != nil, cursor.le16() != nil, let type = Self.uuid(cursor.rest()) else {
+                guard cursor.readUInt16(.little) != nil, cursor.readUInt16(.little) != nil,
+                    let type = Self.uuid(cursor.rest())
+                else {
                     return (.damaged, "ATT Read By Type Request malformed")
                 }
                 connection.pending = .readByType(type)
@@ -380,7 +389,7 @@ private struct CaptureState {
         }
         switch opcode {
         case 0x1B, 0x1D:  // Handle Value Notification / Indication
-            guard let handle = cursor.le16() else { return (.damaged, "ATT notification cut short") }
+            guard let handle = cursor.readUInt16(.little) else { return (.damaged, "ATT notification cut short") }
             let kind: TraceValue.Kind = opcode == 0x1B ? .notification : .indication
             events.append(
                 .value(
@@ -416,15 +425,19 @@ private struct CaptureState {
         case 0x09:  // Read By Type Response
             guard case .readByType(let type)? = connection.pending else { return (.discovery, nil) }
             connection.pending = nil
-            guard let length = cursor.u8(), length >= 2 else {
+            guard let length = cursor.readUInt8(), length >= 2 else {
                 return (.damaged, "ATT Read By Type Response malformed")
             }
             while !cursor.isAtEnd {
-                guard var entry = cursor.take(Int(length)).map(ByteCursor.init), let handle = entry.le16() else {
+                guard var entry = cursor.take(Int(length)).map({ ByteCursor($0) }),
+                    let handle = entry.readUInt16(.little)
+                else {
                     return (.damaged, "ATT Read By Type Response entry cut short")
                 }
                 if type == BluetoothUUID(UInt16(0x2803)) {
-                    guard entry.u8() != nil, let valueHandle = entry.le16(), let uuid = Self.uuid(entry.rest()) else {
+                    guard entry.readUInt8() != nil, let valueHandle = entry.readUInt16(.little),
+                        let uuid = Self.uuid(entry.rest())
+                    else {
                         return (.damaged, "characteristic declaration malformed")
                     }
                     learn(connection.address, valueHandle, uuid)
@@ -441,12 +454,13 @@ private struct CaptureState {
             return (.discovery, nil)
         case 0x05:  // Find Information Response
             connection.pending = nil
-            guard let format = cursor.u8(), format == 1 || format == 2 else {
+            guard let format = cursor.readUInt8(), format == 1 || format == 2 else {
                 return (.damaged, "ATT Find Information Response malformed")
             }
             let width = format == 1 ? 2 : 16
             while !cursor.isAtEnd {
-                guard let handle = cursor.le16(), let raw = cursor.take(width), let uuid = Self.uuid(raw) else {
+                guard let handle = cursor.readUInt16(.little), let raw = cursor.take(width), let uuid = Self.uuid(raw)
+                else {
                     return (.damaged, "ATT Find Information Response entry cut short")
                 }
                 if !Self.isDeclaration(uuid), !Self.isDescriptor(uuid) { learn(connection.address, handle, uuid) }
@@ -543,16 +557,12 @@ private struct CaptureState {
 
     /// A 16- or 128-bit UUID in ATT's little-endian order.
     static func uuid(_ bytes: ArraySlice<UInt8>) -> BluetoothUUID? {
+        var cursor = ByteCursor(bytes)
         switch bytes.count {
         case 2:
-            var cursor = ByteCursor(bytes)
-            return cursor.le16().map { BluetoothUUID($0) }
+            return cursor.readUInt16(.little).map { BluetoothUUID($0) }
         case 16:
-            var high: UInt64 = 0
-            var low: UInt64 = 0
-            for (position, byte) in bytes.reversed().enumerated() {
-                if position < 8 { high = high << 8 | UInt64(byte) } else { low = low << 8 | UInt64(byte) }
-            }
+            guard let low = cursor.readUInt64(.little), let high = cursor.readUInt64(.little) else { return nil }
             return BluetoothUUID(high: high, low: low)
         default:
             return nil

@@ -1,4 +1,5 @@
 internal import GATT
+internal import Support
 
 /// Turns ``TraceRecord``s into lines and lines back into records (the format is in `docs/trace-format.md`).
 public enum TraceLineCodec {
@@ -13,62 +14,65 @@ public enum TraceLineCodec {
 
     /// The line for `record`, newline included.
     public static func encode(_ record: TraceRecord) -> [UInt8] {
-        var json = JSONLineWriter()
+        var json = JSONWriter()
+        json.beginObject()
         switch record {
         case .header(let header):
-            json.integer("wearhouse-trace", header.version)
+            json.member("wearhouse-trace", header.version)
             encodeHeaderFields(header, into: &json)
         case .session(let header):
-            json.string("kind", "session")
-            json.integer("version", header.version)
+            json.member("kind", "session")
+            json.member("version", header.version)
             encodeHeaderFields(header, into: &json)
         case .sensor(let sensor):
-            json.string("kind", "sensor")
-            json.string("sensor", sensor.address)
-            json.string("adapter", sensor.adapter)
-            json.string("name", sensor.name)
-            json.string("label", sensor.label)
-            json.string("manufacturer", sensor.manufacturer)
-            json.string("model", sensor.model)
-            json.string("serial", sensor.serialNumber)
-            json.string("hardware", sensor.hardwareRevision)
-            json.string("firmware", sensor.firmwareRevision)
-            json.string("software", sensor.softwareRevision)
-            json.integer("body-location", sensor.bodySensorLocation)
-            json.integer("rsc-location", sensor.sensorLocation)
-            if sensor.reportsWalkingOrRunning { json.bool("walking-running", true) }
-            json.string("subject", sensor.subject)
-            json.string("source", sensor.sourceIdentifier)
-            json.string("source-version", sensor.sourceVersion)
-            json.string("time-zone", sensor.timeZone)
-            json.strings("characteristics", sensor.characteristics.map(\.shortDescription))
+            json.member("kind", "sensor")
+            json.member("sensor", sensor.address)
+            json.member("adapter", sensor.adapter)
+            json.member("name", sensor.name)
+            json.member("label", sensor.label)
+            json.member("manufacturer", sensor.manufacturer)
+            json.member("model", sensor.model)
+            json.member("serial", sensor.serialNumber)
+            json.member("hardware", sensor.hardwareRevision)
+            json.member("firmware", sensor.firmwareRevision)
+            json.member("software", sensor.softwareRevision)
+            json.member("body-location", sensor.bodySensorLocation)
+            json.member("rsc-location", sensor.sensorLocation)
+            if sensor.reportsWalkingOrRunning { json.member("walking-running", true) }
+            json.member("subject", sensor.subject)
+            json.member("source", sensor.sourceIdentifier)
+            json.member("source-version", sensor.sourceVersion)
+            json.member("time-zone", sensor.timeZone)
+            json.member("characteristics", sensor.characteristics.map(\.shortDescription))
             if let at = sensor.at { encode(at, into: &json) }
         case .connection(let connection):
-            json.string("kind", "connection")
-            json.string("sensor", connection.address)
-            json.bool("connected", connection.connected)
+            json.member("kind", "connection")
+            json.member("sensor", connection.address)
+            json.member("connected", connection.connected)
             encode(connection.at, into: &json)
         case .value(let value):
-            json.string("kind", value.kind.rawValue)
-            json.string("sensor", value.address)
-            json.string("uuid", value.characteristic.shortDescription)
-            json.hex("value", value.bytes)
+            json.member("kind", value.kind.rawValue)
+            json.member("sensor", value.address)
+            json.member("uuid", value.characteristic.shortDescription)
+            json.member("value", hex: value.bytes)
             encode(value.at, into: &json)
         }
-        return json.line()
+        json.endObject()
+        json.endLine()
+        return json.bytes
     }
 
-    private static func encodeHeaderFields(_ header: TraceHeader, into json: inout JSONLineWriter) {
-        json.integer("created-us", header.createdWallMicroseconds)
-        json.string("recorder", header.recorder)
-        json.string("origin", header.origin)
-        json.integer("series-window-ms", header.seriesWindowMilliseconds)
-        json.integer("gap-threshold-ms", header.gapThresholdMilliseconds)
+    private static func encodeHeaderFields(_ header: TraceHeader, into json: inout JSONWriter) {
+        json.member("created-us", header.createdWallMicroseconds)
+        json.member("recorder", header.recorder)
+        json.member("origin", header.origin)
+        json.member("series-window-ms", header.seriesWindowMilliseconds)
+        json.member("gap-threshold-ms", header.gapThresholdMilliseconds)
     }
 
-    private static func encode(_ at: Timestamp, into json: inout JSONLineWriter) {
-        json.integer("mono-ns", nanoseconds(at.monotonic))
-        json.integer("wall-us", at.wallMicroseconds)
+    private static func encode(_ at: Timestamp, into json: inout JSONWriter) {
+        json.member("mono-ns", nanoseconds(at.monotonic))
+        json.member("wall-us", at.wallMicroseconds)
     }
 
     /// Whole nanoseconds of `duration` (saturating).
@@ -87,7 +91,12 @@ public enum TraceLineCodec {
     /// - Throws: ``TraceSyntaxError`` naming the byte offset when the line is not JSON, or a field is missing or
     ///   of the wrong type.
     public static func decode(_ line: UnsafeBufferPointer<UInt8>) throws(TraceSyntaxError) -> Decoded {
-        let fields = try JSONLineParser.object(line)
+        let fields: [JSONField]
+        do throws(JSONSyntaxError) {
+            fields = try JSONReader.object(line, limits: .traceLine)
+        } catch {
+            throw TraceSyntaxError(error)
+        }
         return try decode(fields)
     }
 

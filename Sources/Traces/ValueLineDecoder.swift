@@ -1,9 +1,11 @@
 internal import GATT
+internal import Support
 
 /// The reader's fast path for the lines a trace is mostly made of: `notification`, `indication` and `read` values.
 ///
-/// One pass over the line's bytes, no intermediate JSON values. It recognises the keys the writer emits, in any
-/// order and with any white space, and skips unknown keys whose values are plain strings, integers or booleans.
+/// One pass over the line's bytes (Support's ``JSONScanner``, the JSON reader's fast path), no intermediate JSON
+/// values. It recognises the keys the writer emits, in any order and with any white space, and skips unknown keys
+/// whose values are plain strings, integers or booleans.
 /// Anything else (an escape, `null`, a duplicate key, a number with a fraction, a nested value, a field that is
 /// missing or not in the writer's form) makes it return `nil`, and the line goes to ``TraceLineCodec``, the one
 /// that defines the format and words its errors. So when this returns a value, it is the value the general
@@ -43,12 +45,12 @@ struct ValueLineDecoder {
 
     /// The value on `line` (without its newline), or `nil` when the line is anything else or anything unusual.
     mutating func decode(_ line: UnsafeBufferPointer<UInt8>) -> TraceValue? {
-        guard let base = line.baseAddress else { return nil }
-        var scanner = Scanner(base: base, end: line.count)
+        guard line.count <= JSONLimits.traceLine.maximumLength else { return nil }
+        var scanner = JSONScanner(line)
         return decode(&scanner)
     }
 
-    private mutating func decode(_ scanner: inout Scanner) -> TraceValue? {
+    private mutating func decode(_ scanner: inout JSONScanner) -> TraceValue? {
         scanner.skipSpace()
         guard scanner.take(UInt8(ascii: "{")) else { return nil }
         var kind: TraceValue.Kind?
@@ -65,18 +67,18 @@ struct ValueLineDecoder {
             scanner.skipSpace()
             switch key {
             case .kind:
-                guard kind == nil, let text = scanner.quoted(), let parsed = Self.kind(text) else { return nil }
+                guard kind == nil, let text = scanner.rawString(), let parsed = Self.kind(text) else { return nil }
                 kind = parsed
             case .sensor:
-                guard address == nil, let text = scanner.quoted(), let parsed = intern(text) else { return nil }
+                guard address == nil, let text = scanner.rawString(), let parsed = intern(text) else { return nil }
                 address = parsed
             case .uuid:
-                guard characteristic == nil, let text = scanner.quoted(), let parsed = Self.uuid(text) else {
+                guard characteristic == nil, let text = scanner.rawString(), let parsed = Self.uuid(text) else {
                     return nil
                 }
                 characteristic = parsed
             case .value:
-                guard bytes == nil, let text = scanner.quoted(), let parsed = Self.hex(text) else { return nil }
+                guard bytes == nil, let text = scanner.rawString(), let parsed = Self.hex(text) else { return nil }
                 bytes = parsed
             case .monotonic:
                 guard monotonic == nil, let number = scanner.integer() else { return nil }
@@ -265,57 +267,11 @@ private func memoryEqual(_ a: UnsafePointer<UInt8>?, _ b: UnsafePointer<UInt8>?,
     return true
 }
 
-/// A position in one line; every step checks the end, none throws.
-private struct Scanner {
-    let base: UnsafePointer<UInt8>
-    let end: Int
-    var index = 0
-
-    init(base: UnsafePointer<UInt8>, end: Int) {
-        self.base = base
-        self.end = end
-    }
-
-    var atEnd: Bool { index == end }
-
-    mutating func skipSpace() {
-        while index < end {
-            switch base[index] {
-            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "\n"): index += 1
-            default: return
-            }
-        }
-    }
-
-    /// Consumes `byte` when it is next.
-    mutating func take(_ byte: UInt8) -> Bool {
-        guard index < end, base[index] == byte else { return false }
-        index += 1
-        return true
-    }
-
-    /// The bytes between double quotes, when there are no escapes, control characters or non-ASCII bytes in
-    /// them (every string the fast path reads is ASCII; those that are not go to the general parser).
-    mutating func plainString() -> UnsafeBufferPointer<UInt8>? {
-        guard take(UInt8(ascii: "\"")) else { return nil }
-        let start = index
-        while index < end {
-            let byte = base[index]
-            if byte == UInt8(ascii: "\"") {
-                index += 1
-                return UnsafeBufferPointer(start: base + start, count: index - 1 - start)
-            }
-            guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\\") else { return nil }
-            index += 1
-        }
-        return nil
-    }
-
+extension JSONScanner {
     /// One of the keys the writer writes, recognised by its bytes and closing quote (read 8 at a time); `nil` for
     /// other keys, and when the line is too short to read 8 bytes after the opening quote.
-    mutating func writerKey() -> ValueLineDecoder.Key? {
-        guard end - index > 8, base[index] == UInt8(ascii: "\"") else { return nil }
-        let word = UInt64(littleEndian: UnsafeRawPointer(base + index + 1).loadUnaligned(as: UInt64.self))
+    fileprivate mutating func writerKey() -> ValueLineDecoder.Key? {
+        guard peek() == UInt8(ascii: "\""), let word = word(at: 1) else { return nil }
         let key: ValueLineDecoder.Key
         let length: Int
         // The key's bytes and its closing quote, little-endian, e.g. `kind"` is 0x22_64_6E_69_6B.
@@ -334,102 +290,7 @@ private struct Scanner {
         } else {
             return nil
         }
-        index += 1 + length
+        skip(1 + length)
         return key
-    }
-
-    /// The bytes up to the next double quote, unchecked: for fields whose parser accepts only a few ASCII
-    /// characters, none of them a backslash or a control character (so an escape or anything the general parser
-    /// refuses in a string fails there).
-    mutating func quoted() -> UnsafeBufferPointer<UInt8>? {
-        guard take(UInt8(ascii: "\"")) else { return nil }
-        let start = index
-        while index < end {
-            if base[index] == UInt8(ascii: "\"") {
-                index += 1
-                return UnsafeBufferPointer(start: base + start, count: index - 1 - start)
-            }
-            index += 1
-        }
-        return nil
-    }
-
-    /// An integer without fraction or exponent that fits an `Int64`.
-    mutating func integer() -> Int64? {
-        let negative = take(UInt8(ascii: "-"))
-        var magnitude: UInt64 = 0
-        let start = index
-        while end - index >= 8 {
-            let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
-            guard Self.allDigits(word) else { break }
-            magnitude = magnitude &* 100_000_000 &+ Self.eightDigits(word)
-            index += 8
-        }
-        while index < end {
-            let digit = base[index] &- UInt8(ascii: "0")
-            guard digit < 10 else { break }
-            magnitude = magnitude &* 10 &+ UInt64(digit)
-            index += 1
-        }
-        // 19 digits cannot overflow a UInt64; longer numbers (even with leading zeros) are left to the general parser.
-        guard index > start, index - start <= 19 else { return nil }
-        if index < end {
-            switch base[index] {
-            case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): return nil
-            default: break
-            }
-        }
-        if negative {
-            guard magnitude <= UInt64(Int64.max) + 1 else { return nil }
-            return magnitude == UInt64(Int64.max) + 1 ? .min : -Int64(magnitude)
-        }
-        guard magnitude <= UInt64(Int64.max) else { return nil }
-        return Int64(magnitude)
-    }
-
-    /// Whether the 8 bytes of `word` (little-endian) are all ASCII digits: each one's high nibble is 3, also after
-    /// adding 6 (a carry out of a byte only comes from one that is no digit, and fails that byte anyway).
-    static func allDigits(_ word: UInt64) -> Bool {
-        let high: UInt64 = 0xF0F0_F0F0_F0F0_F0F0
-        return (word & high) | (((word &+ 0x0606_0606_0606_0606) & high) >> 4) == 0x3333_3333_3333_3333
-    }
-
-    /// The number 8 ASCII digits (little-endian, the first digit in the lowest byte) spell: pairs, then fours,
-    /// then the eight, by multiplications that keep each step's partial sums in separate bytes.
-    static func eightDigits(_ word: UInt64) -> UInt64 {
-        var value = word & 0x0F0F_0F0F_0F0F_0F0F
-        value = (value &* 10) &+ (value >> 8)  // every other byte: two digits
-        let pairs: UInt64 = 0x0000_00FF_0000_00FF
-        return ((value & pairs) &* (100 + (1_000_000 << 32)) &+ ((value >> 16) & pairs) &* (1 + (10_000 << 32)))
-            >> 32
-    }
-
-    /// Skips the value of a key the fast path ignores, when it is a plain string, an integer, `true` or `false`.
-    mutating func skipPlainValue() -> Bool {
-        guard index < end else { return false }
-        switch base[index] {
-        case UInt8(ascii: "\""):
-            // Ignored strings may hold any UTF-8 (or bytes the general parser would repair): only escapes and
-            // control characters need it.
-            index += 1
-            while index < end {
-                let byte = base[index]
-                index += 1
-                if byte == UInt8(ascii: "\"") { return true }
-                guard byte >= 0x20, byte != UInt8(ascii: "\\") else { return false }
-            }
-            return false
-        case UInt8(ascii: "t"): return word("true")
-        case UInt8(ascii: "f"): return word("false")
-        default: return integer() != nil
-        }
-    }
-
-    private mutating func word(_ text: StaticString) -> Bool {
-        let count = text.utf8CodeUnitCount
-        guard end - index >= count else { return false }
-        let matches = text.withUTF8Buffer { memoryEqual(base + index, $0.baseAddress, count) }
-        if matches { index += count }
-        return matches
     }
 }

@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import Gateway
 import HealthBus
+import Support
 
 /// `wearhouse run --api`: where the service serves `org.wearhouse.Health1`, the store's API for apps
 /// (docs/app-api.md).
@@ -57,7 +58,7 @@ struct AppAPI {
             let store = try StoreLocation.open(store: location, mustExist: false)
             let connection = try await DBusConnection.connect(to: address, timeout: .seconds(5))
             bus = connection
-            let server = try await HealthBusServer.start(on: connection, store: store) { log.warning("api: \($0)") }
+            let server = try await HealthBusServer.start(on: connection, store: store, log: log)
             log.notice("serving \(HealthBusAPI.busName) on the \(address)")
             return AppAPI(bus: connection, server: server)
         } catch {

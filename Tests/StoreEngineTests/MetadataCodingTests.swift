@@ -50,19 +50,57 @@ import Testing
             ], options: [.sortedKeys])
         #expect(MetadataCoding.encode(metadata) == String(decoding: reference, as: UTF8.self))
         #expect(MetadataCoding.decode(String(decoding: reference, as: UTF8.self)) == metadata)
-        // What JSONSerialization wrote (escaped slashes, spaces) reads back too, and other shapes fall back to it.
+        // What JSONSerialization wrote (escaped slashes, spaces, any key order) reads back too.
         #expect(MetadataCoding.decode(#" { "a\/b" : { "string" : "x\/y\u00e9" } } "#) == ["a/b": .string("x/yé")])
         #expect(MetadataCoding.decode(#"{"n":{"number":1.5e3}}"#) == ["n": .number(1_500)])
+        #expect(
+            MetadataCoding.decode(#"{"z":{"unit":"ms","quantity":2.5},"a":{"bool":false}}"#)
+                == ["z": .quantity(2.5, unit: "ms"), "a": .bool(false)])
+        // Members that are not tagged values, or tags this version does not know, are skipped.
         #expect(MetadataCoding.decode(#"{"n":{"other":[1]}}"#) == [:])
+        #expect(MetadataCoding.decode(#"{"n":3,"s":{"string":"x"},"e":{}}"#) == ["s": .string("x")])
+        #expect(MetadataCoding.decode(#"{"q":{"quantity":1},"b":{"bool":1}}"#) == [:])
         #expect(MetadataCoding.decode("not json") == [:])
-        // A date out of Int64's range, or an escape that is not four hex digits: no trap, the general decoder.
-        _ = MetadataCoding.decode(#"{"k":{"date":1e19}}"#)
-        _ = MetadataCoding.decode(#"{"k":{"date":9223372036854775808}}"#)
+        #expect(MetadataCoding.decode("[]") == [:])
+        #expect(MetadataCoding.decode(#"{"k":{"string":"x"}} trailing"#) == [:])
+        // A date out of Int64's range is skipped; one with a fraction keeps its whole milliseconds.
+        #expect(MetadataCoding.decode(#"{"k":{"date":1e19},"j":{"bool":true}}"#) == ["j": .bool(true)])
+        #expect(MetadataCoding.decode(#"{"k":{"date":9223372036854775808}}"#) == [:])
         #expect(MetadataCoding.decode(#"{"k":{"date":1.5e3}}"#) == ["k": .date(Instant(milliseconds: 1_500))])
+        #expect(MetadataCoding.decode(#"{"k":{"date":-1.9}}"#) == ["k": .date(Instant(milliseconds: -1))])
+        // Escapes: four hex digits, surrogate pairs as one character, a lone surrogate refused (no metadata).
         #expect(MetadataCoding.decode(#"{"k":{"string":"\u+041"}}"#) == [:])
+        #expect(MetadataCoding.decode(#"{"k":{"string":"\ud83c\udfc3 \u2764"}}"#) == ["k": .string("🏃 ❤")])
+        #expect(MetadataCoding.decode(#"{"k":{"string":"\ud83c"}}"#) == [:])
+        #expect(MetadataCoding.decode(#"{"k":{"string":"\udfc3"}}"#) == [:])
         #expect(
             (["a": .number(1), "b": .quantity(.infinity, unit: "ms")] as [String: MetadataValue]).nonFiniteKey == "b")
         #expect(MetadataCoding.encode([:]) == nil)
         #expect(MetadataCoding.encode(["x": .number(.nan)]) == nil)
+    }
+
+    /// Numbers read back with the same bits, -0 and integers beyond 2^53 included; whole ones are written without a
+    /// fraction, as before.
+    @Test func numbersReadBackExactly() throws {
+        var random = SplitMix64(seed: 0x4E55_4D42)
+        var numbers: [Double] = [
+            -0.0, 0, 1, -1, 9_007_199_254_740_992, 9_007_199_254_740_994, 1e300, .leastNonzeroMagnitude, 0.1,
+        ]
+        for _ in 0..<2_000 {
+            let number = Double(bitPattern: random.next())
+            if number.isFinite { numbers.append(number) }
+        }
+        for number in numbers {
+            let text = try #require(MetadataCoding.encode(["n": .number(number)]))
+            guard case .number(let back)? = MetadataCoding.decode(text)["n"] else {
+                Issue.record("\(text) did not read back")
+                continue
+            }
+            #expect(back.bitPattern == number.bitPattern, "\(text)")
+        }
+        #expect(MetadataCoding.encode(["n": .number(3)]) == #"{"n":{"number":3}}"#)
+        #expect(MetadataCoding.encode(["n": .number(-0.0)]) == #"{"n":{"number":-0.0}}"#)
+        #expect(MetadataCoding.encode(["n": .number(0.5)]) == #"{"n":{"number":0.5}}"#)
+        #expect(MetadataCoding.encode(["k\u{1}": .string("\"")]) == #"{"k\u0001":{"string":"\""}}"#)
     }
 }

@@ -1,5 +1,3 @@
-internal import CDispatch
-internal import CSystemd
 internal import Glibc
 import Synchronization
 
@@ -35,11 +33,22 @@ public struct LogEntry: Sendable, Equatable {
     public struct Field: Sendable, Equatable {
         public var name: String
         public var value: String
+
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
     }
 
     public var level: LogLevel
     public var message: String
     public var fields: [Field]
+
+    public init(level: LogLevel, message: String, fields: [Field] = []) {
+        self.level = level
+        self.message = message
+        self.fields = fields
+    }
 
     /// The line written to a terminal: `warning: lost SENSOR=C0:FF:**:**:**:01`.
     public var terminalLine: String {
@@ -55,62 +64,26 @@ public struct LogEntry: Sendable, Equatable {
     }
 }
 
-/// Where log entries go.
+/// Where log entries go: standard error here; the systemd journal is one in Gateway (`LogDestination.journal`),
+/// where the journal's library is linked.
 public struct LogDestination: Sendable {
-    let write: @Sendable (LogEntry) -> Void
+    private let sink: @Sendable (LogEntry) -> Void
 
     /// A custom destination (tests capture entries with one).
     public init(_ write: @escaping @Sendable (LogEntry) -> Void) {
-        self.write = write
+        sink = write
     }
 
-    /// The systemd journal through `sd_journal_sendv`, with the priority and the extra fields as journal fields;
-    /// falls back to standard error when the journal refuses the entry.
-    public static func journal(identifier: String = "wearhouse") -> LogDestination {
-        LogDestination { entry in
-            if !sendToJournal(entry.journalFields(identifier: identifier)) {
-                writeStandardError(entry.terminalLine)
-            }
-        }
+    /// Writes one entry.
+    public func write(_ entry: LogEntry) {
+        sink(entry)
     }
 
     /// Standard error, one line per entry with the level as prefix.
     public static let standardError = LogDestination { writeStandardError($0.terminalLine) }
 
-    /// The journal when standard error is connected to it (systemd sets `JOURNAL_STREAM` to that stream's
-    /// `device:inode`), standard error otherwise (a terminal, a pipe, a file).
-    public static func automatic(identifier: String = "wearhouse") -> LogDestination {
-        let stream = getenv("JOURNAL_STREAM").map { String(cString: $0) }
-        return isJournalStream(stream, fileDescriptor: STDERR_FILENO)
-            ? .journal(identifier: identifier) : .standardError
-    }
-
-    /// Whether `journalStream` (the `JOURNAL_STREAM` value, `device:inode` in decimal) names the file behind
-    /// `fileDescriptor`. A child that inherited the variable but not the stream does not match.
-    public static func isJournalStream(_ journalStream: String?, fileDescriptor: Int32) -> Bool {
-        guard let journalStream else { return false }
-        let parts = journalStream.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }
-        var status = stat()
-        guard fstat(fileDescriptor, &status) == 0 else { return false }
-        return UInt64(status.st_dev) == device && UInt64(status.st_ino) == inode
-    }
-
-    /// Sends one entry's fields as iovecs (the variadic `sd_journal_send` cannot be called from Swift).
-    static func sendToJournal(_ fields: [String]) -> Bool {
-        var storage: [UInt8] = []
-        var ranges: [Range<Int>] = []
-        for field in fields {
-            let start = storage.count
-            storage += field.utf8
-            ranges.append(start..<storage.count)
-        }
-        return storage.withUnsafeMutableBytes { bytes in
-            guard let base = bytes.baseAddress else { return false }
-            var vectors = ranges.map { iovec(iov_base: base + $0.lowerBound, iov_len: $0.count) }
-            return sd_journal_sendv(&vectors, Int32(vectors.count)) >= 0
-        }
-    }
+    /// Nowhere (a component given no logger).
+    public static let discarding = LogDestination { _ in }
 
     /// Writes all of `text` to fd 2 (not `stderr`, which Swift 6 cannot touch on Linux), retrying on EINTR.
     static func writeStandardError(_ text: String) {
@@ -126,11 +99,12 @@ public struct LogDestination: Sendable {
     }
 }
 
-/// The service's logger: messages with a level and journal fields, filtered by a level that can change at
+/// The logger of the service and its parts (the gateway, the apps' API): messages with a level and journal fields, filtered by a level that can change at
 /// run time (SIGHUP rereads `log-level`), written to one ``LogDestination``.
 ///
 /// Device addresses and measured values are masked unless the level is ``LogLevel/debug`` (see
 /// ``LogMessage``). The logger is created by the service and passed down; nothing here is global.
+/// ``disabled`` writes nothing, for a component that was given no logger.
 ///
 /// ```swift
 /// let log = ServiceLog(level: configuration.service.logLevel, destination: .automatic())
@@ -144,6 +118,9 @@ public final class ServiceLog: Sendable {
         threshold = Mutex(level)
         self.destination = destination
     }
+
+    /// A logger that writes nothing.
+    public static let disabled = ServiceLog(level: .critical, destination: .discarding)
 
     /// The least important level written.
     public var level: LogLevel {
