@@ -43,7 +43,8 @@ public func openStore(
     switch url {
     case .postgresql(let connection):
         guard PostgresLibrary.version != nil else {
-            throw StoreOpenError(.unavailable, "the store \(url) is PostgreSQL, but libpq is not installed (apt-get install libpq5)")
+            throw StoreOpenError(
+                .unavailable, "the store \(url) is PostgreSQL, but libpq is not installed (apt-get install libpq5)")
         }
         do {
             return try PostgresHealthStore(url: connection, now: now)
