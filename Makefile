@@ -17,7 +17,7 @@ DEB_PACKAGES := pkg-config libsqlite3-dev libsystemd-dev libpq-dev libudev-dev l
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test lint format fuzz fuzz-smoke fuzz-build bench demo install uninstall clean
+.PHONY: all deps build test lint format fuzz fuzz-traces fuzz-smoke fuzz-build bench demo install uninstall clean
 
 all: build
 
@@ -33,15 +33,17 @@ deps:
 build: deps
 	$(SWIFT) build
 
-# Lint, the fuzz pass and the quick benchmarks run first, so that the test runner's summary is the last line.
+# Lint, the fuzz pass and a smoke run of the benchmarks (the smallest sizes from the debug build: every scenario
+# and its peers still run; `make bench` measures) come first, so that the test runner's summary is the last line.
 # The tests run in three processes: the suites that wait on other processes (the PostgreSQL server, the
 # wearhouse binary) block threads of the cooperative pool while they wait, which on a 2-core machine would
 # starve the D-Bus suites' time limits if they shared one process with them.
 BLOCKING_SUITES := StoreConformanceTests|PostgresStoreTests|CLITests
 test: deps lint
 	$(MAKE) --no-print-directory fuzz-smoke
-	$(MAKE) --no-print-directory bench BENCH_FLAGS=--quick
 	$(SWIFT) build --build-tests
+	.build/debug/Benchmarks --smoke > .build/bench-smoke.log 2>&1 || { cat .build/bench-smoke.log; exit 1; }
+	@echo "benchmarks: every scenario ran at smoke size (.build/bench-smoke.log)"
 	$(SWIFT) test --skip-build --parallel --filter 'StoreConformanceTests|PostgresStoreTests'
 	$(SWIFT) test --skip-build --parallel --filter CLITests
 	$(SWIFT) test --skip-build --parallel --skip '$(BLOCKING_SUITES)'
@@ -55,37 +57,47 @@ lint:
 format:
 	$(SWIFT) format -i $(SWIFT_FILES)
 
-# libFuzzer over every GATT decoder: the GATT sources and Fuzz/GATTFuzzer.swift compiled as one module, over the
-# Support module (compiled first, instrumented the same way).
-FUZZER := .fuzz/gatt-fuzzer
+# libFuzzer: one binary (Fuzz/FuzzerEntry.swift) with two targets, chosen by WEARHOUSE_FUZZ_TARGET: every GATT
+# decoder (`make fuzz`), and the trace line parser with the btsnoop importer (`make fuzz-traces`, seeded from
+# Fuzz/traces-seeds). The GATT and Traces sources and the fuzz targets are compiled as one module (so the targets see
+# its internals), over the Support module (compiled first, instrumented the same way).
+FUZZER := .fuzz/fuzzer
 GATT_SOURCES := $(wildcard Sources/GATT/*.swift Sources/GATT/*/*.swift)
+TRACES_SOURCES := $(wildcard Sources/Traces/*.swift)
 SUPPORT_SOURCES := $(wildcard Sources/Support/*.swift)
+FUZZ_SOURCES := $(wildcard Fuzz/*.swift)
 FUZZ_SUPPORT := .fuzz/modules/Support.o
+FUZZ_GATT = WEARHOUSE_FUZZ_TARGET=gatt $(FUZZER) -max_len=256 -print_final_stats=1 .fuzz/corpus
+FUZZ_TRACES = WEARHOUSE_FUZZ_TARGET=traces $(FUZZER) -max_len=4096 -print_final_stats=1 .fuzz/traces-corpus \
+    Fuzz/traces-seeds
 
 $(FUZZ_SUPPORT): $(SUPPORT_SOURCES)
 	@mkdir -p .fuzz/modules
 	$(SWIFT)c -sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -wmo -module-name Support \
 	    -emit-module -emit-module-path .fuzz/modules/Support.swiftmodule -c $(SUPPORT_SOURCES) -o $@
 
-$(FUZZER): $(GATT_SOURCES) Fuzz/GATTFuzzer.swift $(FUZZ_SUPPORT)
-	@mkdir -p .fuzz/corpus
-	$(SWIFT)c -sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -module-name GATT -I .fuzz/modules \
-	    $(GATT_SOURCES) Fuzz/GATTFuzzer.swift $(FUZZ_SUPPORT) -o $@ 2>&1 | { grep -v "Cannot export local symbol" || true; }
+$(FUZZER): $(GATT_SOURCES) $(TRACES_SOURCES) $(FUZZ_SOURCES) $(FUZZ_SUPPORT)
+	@mkdir -p .fuzz/corpus .fuzz/traces-corpus
+	$(SWIFT)c -sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -j 2 -module-name GATT -I .fuzz/modules \
+	    $(GATT_SOURCES) $(TRACES_SOURCES) $(FUZZ_SOURCES) $(FUZZ_SUPPORT) -o $@ 2>&1 \
+	    | { grep -v -e "Cannot export local symbol" -e "ignoring import" -e "^ *|" -e "^ *[0-9]* |" || true; }
 	@test -x $@
 
 fuzz-build: deps $(FUZZER)
 
 fuzz: fuzz-build
-	$(FUZZER) -max_total_time=$(FUZZ_SECONDS) -max_len=256 -print_final_stats=1 .fuzz/corpus
+	$(FUZZ_GATT) -max_total_time=$(FUZZ_SECONDS)
 
-# Both fuzzers for a short while (CI): the GATT decoders, then the trace parsers. The output goes to a log whose
-# end is shown, so that a crash fails the target (a pipe into tail would hide the fuzzer's status).
+fuzz-traces: fuzz-build
+	$(FUZZ_TRACES) -max_total_time=$(FUZZ_SECONDS)
+
+# Both targets for a short while (CI), side by side (each fuzzer is one thread). The output goes to logs whose ends
+# are shown, so that a crash fails the target (a pipe into tail would hide the fuzzer's status).
 fuzz-smoke: fuzz-build
-	@$(FUZZER) -max_total_time=$(FUZZ_SMOKE_SECONDS) -max_len=256 -print_final_stats=1 .fuzz/corpus \
-	    > .fuzz/smoke.log 2>&1; status=$$?; tail -4 .fuzz/smoke.log; exit $$status
-	@$(MAKE) --no-print-directory $(TRACES_FUZZER)
-	@$(TRACES_FUZZER) -max_total_time=$(FUZZ_SMOKE_SECONDS) -max_len=4096 -print_final_stats=1 .fuzz/traces-corpus \
-	    Fuzz/traces-seeds > .fuzz/traces-smoke.log 2>&1; status=$$?; tail -4 .fuzz/traces-smoke.log; exit $$status
+	@$(FUZZ_GATT) -max_total_time=$(FUZZ_SMOKE_SECONDS) > .fuzz/smoke.log 2>&1 & gatt=$$!; \
+	$(FUZZ_TRACES) -max_total_time=$(FUZZ_SMOKE_SECONDS) > .fuzz/traces-smoke.log 2>&1; traces=$$?; \
+	wait $$gatt; gatt=$$?; tail -4 .fuzz/smoke.log; tail -4 .fuzz/traces-smoke.log; \
+	test $$gatt = 0 && test $$traces = 0
 
 # Release builds link the Swift runtime and Foundation statically and are not position-independent: 8 MB less
 # resident memory for the service than with the shared toolchain libraries (BENCHMARKS.md, scenario service).
@@ -158,19 +170,3 @@ uninstall:
 
 clean:
 	rm -rf .build .fuzz .bench
-
-# libFuzzer over the trace line parser and the btsnoop importer: the GATT and Traces sources and
-# Fuzz/TracesFuzzer.swift compiled as one module, seeded from Fuzz/traces-seeds.
-.PHONY: fuzz-traces
-TRACES_FUZZER := .fuzz/traces-fuzzer
-TRACES_SOURCES := $(wildcard Sources/Traces/*.swift)
-
-$(TRACES_FUZZER): $(GATT_SOURCES) $(TRACES_SOURCES) Fuzz/TracesFuzzer.swift $(FUZZ_SUPPORT)
-	@mkdir -p .fuzz/traces-corpus
-	$(SWIFT)c -sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -module-name GATT -I .fuzz/modules \
-	    $(GATT_SOURCES) $(TRACES_SOURCES) Fuzz/TracesFuzzer.swift $(FUZZ_SUPPORT) -o $@ 2>&1 \
-	    | { grep -v -e "Cannot export local symbol" -e "ignoring import" -e "^ *|" -e "^ *[0-9]* |" || true; }
-	@test -x $@
-
-fuzz-traces: deps $(TRACES_FUZZER)
-	$(TRACES_FUZZER) -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 .fuzz/traces-corpus Fuzz/traces-seeds

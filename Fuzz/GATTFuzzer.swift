@@ -1,5 +1,5 @@
-// libFuzzer entry point over every GATT decoder. Built by `make fuzz` together with the GATT sources into one
-// module (swiftc -sanitize=fuzzer,address), so it sees the module's internals.
+// The fuzz target over every GATT decoder (`make fuzz`; Fuzz/FuzzerEntry.swift calls it). Built together with the
+// GATT and Traces sources into one module (swiftc -sanitize=fuzzer,address), so it sees the module's internals.
 //
 // Input layout: byte 0 picks the characteristic (modulo the catalog size), the rest is the value.
 // Besides "never traps", it checks two properties on every input:
@@ -7,18 +7,15 @@
 //   - a value that fails names an offset inside (or just past the end of) the input.
 // Selector 0xFF instead exercises the text parsers (Hex, BluetoothUUID) and the CSC delta helper.
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzGATT(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-    let input = Array(UnsafeBufferPointer(start: data, count: size))
-    guard let selector = input.first else { return 0 }
+func fuzzGATT(_ input: [UInt8]) {
+    guard let selector = input.first else { return }
     let payload = Array(input.dropFirst())
     if selector == 0xFF {
         fuzzTextAndDeltas(payload)
-        return 0
+        return
     }
     let types = CharacteristicCatalog.all
     checkRoundTrip(types[Int(selector) % types.count], payload)
-    return 0
 }
 
 private func checkRoundTrip(_ type: any CharacteristicValue.Type, _ payload: [UInt8]) {

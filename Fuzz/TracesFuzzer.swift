@@ -1,5 +1,6 @@
-// libFuzzer entry point over the two trace parsers. Built by `make fuzz-traces` together with the GATT and Traces
-// sources into one module (swiftc -sanitize=fuzzer,address), so it sees the module's internals.
+// The fuzz target over the two trace parsers (`make fuzz-traces`; Fuzz/FuzzerEntry.swift calls it). Built together
+// with the GATT and Traces sources into one module (swiftc -sanitize=fuzzer,address), so it sees the module's
+// internals.
 //
 // Input layout: byte 0 picks the parser.
 //   - even: the rest is one trace line. Besides "never traps": a line that decodes re-encodes to a line that
@@ -9,17 +10,14 @@
 //     (1001, 1002, 2001, or an unknown one). Besides "never traps": every record is accounted for, and an import
 //     that succeeds yields records that survive the trace line format.
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzTraces(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-    let input = Array(UnsafeBufferPointer(start: data, count: size))
-    guard let selector = input.first else { return 0 }
+func fuzzTraces(_ input: [UInt8]) {
+    guard let selector = input.first else { return }
     let payload = Array(input.dropFirst())
     if selector & 1 == 0 {
         fuzzLine(payload)
     } else {
         fuzzCapture(payload, datalink: [1001, 1002, 2001, 9999][Int(selector >> 1) % 4])
     }
-    return 0
 }
 
 nonisolated(unsafe) private var fastDecoder = ValueLineDecoder()

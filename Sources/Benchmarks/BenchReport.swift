@@ -12,16 +12,16 @@ struct BenchRow: Codable {
 /// A scenario's results, printed as a table and written as JSON.
 struct BenchReport: Codable {
     var scenario: String
-    var quick: Bool
+    var size: BenchSize
     var machine: String
     var date: String
     var rows: [BenchRow]
     /// Targets and notes shown under the table.
     var notes: [String]
 
-    init(scenario: String, quick: Bool, rows: [BenchRow], notes: [String]) {
+    init(scenario: String, size: BenchSize, rows: [BenchRow], notes: [String]) {
         self.scenario = scenario
-        self.quick = quick
+        self.size = size
         self.rows = rows
         self.notes = notes
         machine = BenchReport.machineDescription
@@ -30,7 +30,8 @@ struct BenchReport: Codable {
 
     var table: String {
         guard let subject = rows.first else { return "" }
-        var lines = ["## \(scenario)\(quick ? " (quick)" : "")  [\(machine)]", ""]
+        let label = size.pick(full: "", quick: " (quick)", smoke: " (smoke: the harness runs; measures nothing)")
+        var lines = ["## \(scenario)\(label)  [\(machine)]", ""]
         lines.append("| subject | median | unit | runs | ratio to \(subject.subject) |")
         lines.append("|---|---:|---|---:|---:|")
         for row in rows {

@@ -5,9 +5,9 @@ import GATT
 /// Measurement with every field. Peers on the same payloads: a hand-written unchecked decoder in this process
 /// (no bounds checks, no errors: the ceiling), and Python's `struct` module as a typical bleak script would use it.
 enum DecodeScenario {
-    static func run(quick: Bool) throws -> BenchReport {
-        let count = quick ? 100_000 : 2_000_000
-        let runs = quick ? 3 : 7
+    static func run(size: BenchSize) throws -> BenchReport {
+        let count = size.pick(full: 2_000_000, quick: 100_000, smoke: 2_000)
+        let runs = size.pick(full: 7, quick: 3, smoke: 1)
         let heartRate = heartRatePayloads()
         let rsc = rscPayloads()
 
@@ -52,12 +52,14 @@ enum DecodeScenario {
                     }
                     blackHole(sum)
                 }))
-        if let python = try pythonRates(heartRate: heartRate, rsc: rsc, count: quick ? 20_000 : 300_000, runs: runs) {
+        if let python = try pythonRates(
+            heartRate: heartRate, rsc: rsc, count: size.pick(full: 300_000, quick: 20_000, smoke: 1_000), runs: runs)
+        {
             rows.append(BenchRow(subject: "python3 struct HRM (4 RR)", unit: "decodes/s", runs: python.heartRate))
             rows.append(BenchRow(subject: "python3 struct RSC", unit: "decodes/s", runs: python.rsc))
         }
         return BenchReport(
-            scenario: "decode", quick: quick, rows: rows,
+            scenario: "decode", size: size, rows: rows,
             notes: [
                 "target: >= 20 M Heart Rate Measurement decodes/s on one core",
                 "\(count) decodes per run over 1,024 distinct payloads, \(runs) runs after one warm-up; median shown",

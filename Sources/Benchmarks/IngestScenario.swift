@@ -7,9 +7,9 @@ import SQLiteStore
 /// same data in the same minute: a C program inserting one row per sample with time-ordered keys (the
 /// plain-SQLite limit), and a Python script doing what a bleak + sqlite3 script does (uuid4 keys).
 enum IngestScenario {
-    static func run(quick: Bool) async throws -> BenchReport {
-        let count = quick ? 20_000 : 86_400  // a day of 1 Hz heart rate
-        let runs = quick ? 3 : 5
+    static func run(size: BenchSize) async throws -> BenchReport {
+        let count = size.pick(full: 86_400, quick: 20_000, smoke: 1_000)  // a day of 1 Hz heart rate
+        let runs = size.pick(full: 5, quick: 3, smoke: 1)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-bench-\(getpid())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -103,7 +103,7 @@ enum IngestScenario {
                 BenchRow(subject: "python3 bytes/sample", unit: "bytes", runs: results.map(\.bytesPerSample)))
         }
         return BenchReport(
-            scenario: "ingest", quick: quick, rows: rows + byteRows,
+            scenario: "ingest", size: size, rows: rows + byteRows,
             notes: [
                 "\(count) heart-rate samples per run, batches of 1,000, WAL + synchronous=FULL for all, fresh file per run",
                 "targets: ingest >= 2x the C row-per-sample baseline; <= 8 bytes per heart-rate sample on disk",

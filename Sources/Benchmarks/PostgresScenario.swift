@@ -11,9 +11,9 @@ import TestSupport
 /// the same rows into a table made like `samples`, in the same batches, side by side. Query: the daily statistics
 /// collection over a year, from the rollups.
 enum PostgresScenario {
-    static func run(quick: Bool) async throws -> BenchReport {
-        let count = quick ? 20_000 : 200_000
-        let runs = quick ? 3 : 5
+    static func run(size: BenchSize) async throws -> BenchReport {
+        let count = size.pick(full: 200_000, quick: 20_000, smoke: 1_000)
+        let runs = size.pick(full: 5, quick: 3, smoke: 1)
         let server = try PostgresServer.start(durable: true)
         defer { server.stop() }
         let start: Int64 = 1_743_289_200_000
@@ -72,7 +72,7 @@ enum PostgresScenario {
 
         // The yearly daily collection: a sample every 10 s for a year fills every quarter hour's rollup, as 1 Hz
         // would (the query reads the rollups only), in a tenth of the loading time.
-        let days = quick ? 7 : 365
+        let days = size.pick(full: 365, quick: 7, smoke: 1)
         let year = try PostgresHealthStore(url: try server.createDatabase())
         let loading = try await clock.measure {
             var batch: [QuantitySample] = []
@@ -101,7 +101,7 @@ enum PostgresScenario {
             if run > 0 { times.append(IngestScenario.seconds(elapsed) * 1000) }
         }
         return BenchReport(
-            scenario: "postgres", quick: quick,
+            scenario: "postgres", size: size,
             rows: [
                 BenchRow(subject: "wearhouse save, COPY staging, batches of 10,000", unit: "samples/s", runs: copy),
                 BenchRow(subject: "plain COPY of the same rows, batches of 10,000", unit: "samples/s", runs: plain),

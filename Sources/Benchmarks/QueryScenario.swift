@@ -6,9 +6,9 @@ import SQLiteStore
 /// (31.5 million samples) in the full run, a week with `--quick`. Peer: a plain SQL GROUP BY over the same
 /// samples in a row-per-sample table (a C program, same machine, same minute).
 enum QueryScenario {
-    static func run(quick: Bool) async throws -> BenchReport {
-        let days = quick ? 7 : 365
-        let runs = quick ? 3 : 5
+    static func run(size: BenchSize) async throws -> BenchReport {
+        let days = size.pick(full: 365, quick: 7, smoke: 1)
+        let runs = size.pick(full: 5, quick: 3, smoke: 1)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-query-\(getpid())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -76,7 +76,7 @@ enum QueryScenario {
             }
         }
         return BenchReport(
-            scenario: "query", quick: quick, rows: rows,
+            scenario: "query", size: size, rows: rows,
             notes: [
                 "\(days) days of 1 Hz heart rate (\(Int(samples)) samples), daily avg/min/max, \(runs) runs after a warm-up",
                 String(

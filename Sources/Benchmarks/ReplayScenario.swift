@@ -10,9 +10,9 @@ import Traces
 /// of 10 simulated sensors over 24 hours (1 hour with --quick). Alongside, the stages on their own: reading and
 /// parsing the trace, and reading plus sample building without a store, so the table shows where the time goes.
 enum ReplayScenario {
-    static func run(quick: Bool) async throws -> BenchReport {
-        let hours = quick ? 1 : 24
-        let runs = quick ? 2 : 3
+    static func run(size: BenchSize) async throws -> BenchReport {
+        let hours = size.pick(full: 24, quick: 1, smoke: 1)
+        let runs = size.pick(full: 3, quick: 2, smoke: 1)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-replay-\(getpid())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -92,7 +92,7 @@ enum ReplayScenario {
             }
         }
         return BenchReport(
-            scenario: "replay", quick: quick,
+            scenario: "replay", size: size,
             rows: [
                 BenchRow(subject: "replay --speed max into empty SQLite", unit: "notifications/s", runs: replayRates),
                 BenchRow(subject: "read + parse the trace only", unit: "notifications/s", runs: parseRates),

@@ -11,9 +11,9 @@ import SQLiteStore
 /// latency the service's writer records (from the notification's arrival in the service to the commit of its
 /// batch), and loss (notifications FakeBlueZ delivered against heart-rate samples stored).
 enum ServiceScenario {
-    static func run(quick: Bool) async throws -> BenchReport {
-        let sensors = quick ? 4 : 20
-        let seconds = quick ? 8 : 60
+    static func run(size: BenchSize) async throws -> BenchReport {
+        let sensors = size.pick(full: 20, quick: 4, smoke: 2)
+        let seconds = size.pick(full: 60, quick: 8, smoke: 3)
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("wearhouse")
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
@@ -32,14 +32,14 @@ enum ServiceScenario {
         return try await fake.inRealTime(interval: .milliseconds(20)) {
             try await measure(
                 fake: fake, daemon: daemon, addresses: addresses, sensors: sensors, seconds: seconds,
-                executable: executable, quick: quick)
+                executable: executable, size: size)
         }
     }
 
     /// The run and its figures, while the simulation follows the wall clock.
     private static func measure(
         fake: FakeBlueZ, daemon: PrivateDBusDaemon, addresses: [String], sensors: Int, seconds: Int, executable: URL,
-        quick: Bool
+        size: BenchSize
     ) async throws -> BenchReport {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bench-service-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -103,7 +103,7 @@ enum ServiceScenario {
             BenchRow(subject: "notifications lost", unit: "count", runs: [Double(sent - stored)]),
         ]
         return BenchReport(
-            scenario: "service", quick: quick, rows: rows,
+            scenario: "service", size: size, rows: rows,
             notes: [
                 "\(sensors) chest straps at 4 Hz through FakeBlueZ on a private dbus-daemon, \(seconds) s window; "
                     + "the service is the release `wearhouse run` in its own process (FakeBlueZ runs in this one)",

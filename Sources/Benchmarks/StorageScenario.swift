@@ -8,9 +8,9 @@ import Support
 /// per run, heart rate alone and heart rate with the series, so the beats' cost is the difference. `--quick`:
 /// two hours.
 enum StorageScenario {
-    static func run(quick: Bool) async throws -> BenchReport {
-        let minutes = quick ? 120 : 1_440
-        let runs = quick ? 3 : 5
+    static func run(size: BenchSize) async throws -> BenchReport {
+        let minutes = size.pick(full: 1_440, quick: 120, smoke: 10)
+        let runs = size.pick(full: 5, quick: 3, smoke: 1)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-storage-\(getpid())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer {
@@ -36,7 +36,7 @@ enum StorageScenario {
         }
         let beats = beatCounts.sorted()[beatCounts.count / 2]
         return BenchReport(
-            scenario: "storage", quick: quick,
+            scenario: "storage", size: size,
             rows: [
                 BenchRow(subject: "heart rate alone, per heart-rate sample", unit: "bytes", runs: heartRateOnly),
                 BenchRow(subject: "heart rate + RR series, per heart-rate sample", unit: "bytes", runs: withSeries),

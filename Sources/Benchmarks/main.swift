@@ -1,6 +1,9 @@
 // The benchmark harness behind `make bench`. Built in release mode; not part of the product.
 //
-//   wearhouse-bench [--quick] [--out DIR] [SCENARIO...]
+//   wearhouse-bench [--quick | --smoke] [--out DIR] [SCENARIO...]
+//
+// `--smoke` (the smallest sizes, one round) is what `make test` runs from the debug build, to show that every
+// scenario and its peers still run; its figures measure nothing (BenchSize.swift).
 //
 // Every scenario runs its peers side by side in the same process or the same minute, after a warm-up, and
 // reports the median of several runs and the ratio against each peer. Results go to stdout as a table and to
@@ -8,23 +11,30 @@
 import Foundation
 
 var arguments = Array(CommandLine.arguments.dropFirst())
-let quick = arguments.contains("--quick")
-arguments.removeAll { $0 == "--quick" }
-var outputDirectory = ".bench"
+let size: BenchSize =
+    arguments.contains("--smoke") ? .smoke : arguments.contains("--quick") ? .quick : .full
+arguments.removeAll { $0 == "--quick" || $0 == "--smoke" }
+var outputDirectory = size == .smoke ? ".bench/smoke" : ".bench"
 if let index = arguments.firstIndex(of: "--out"), index + 1 < arguments.count {
     outputDirectory = arguments[index + 1]
     arguments.removeSubrange(index...(index + 1))
 }
 
-let scenarios: [String: @Sendable (Bool) async throws -> BenchReport] = [
-    "decode": { try DecodeScenario.run(quick: $0) },
-    "ingest": { try await IngestScenario.run(quick: $0) },
-    "postgres": { try await PostgresScenario.run(quick: $0) },
-    "query": { try await QueryScenario.run(quick: $0) },
-    "replay": { try await ReplayScenario.run(quick: $0) },
-    "service": { try await ServiceScenario.run(quick: $0) },
-    "storage": { try await StorageScenario.run(quick: $0) },
+let scenarios: [String: @Sendable (BenchSize) async throws -> BenchReport] = [
+    "decode": { try DecodeScenario.run(size: $0) },
+    "ingest": { try await IngestScenario.run(size: $0) },
+    "postgres": { try await PostgresScenario.run(size: $0) },
+    "query": { try await QueryScenario.run(size: $0) },
+    "replay": { try await ReplayScenario.run(size: $0) },
+    "service": { try await ServiceScenario.run(size: $0) },
+    "storage": { try await StorageScenario.run(size: $0) },
 ]
+
+#if DEBUG
+    if size != .smoke {
+        FileHandle.standardError.write(Data("Note: a debug build; these figures measure nothing (make bench).\n".utf8))
+    }
+#endif
 
 let chosen = arguments.isEmpty ? scenarios.keys.sorted() : arguments
 for name in chosen {
@@ -34,7 +44,7 @@ for name in chosen {
         exit(64)
     }
     do {
-        let report = try await scenario(quick)
+        let report = try await scenario(size)
         print(report.table)
         try report.write(to: outputDirectory)
     } catch {

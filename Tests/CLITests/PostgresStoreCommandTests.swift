@@ -70,10 +70,7 @@ import Testing
     static func fleetLines(gateway: Int) -> [String] {
         var lines: [String] = []
         let start = 1_743_206_400  // 2025-03-29T00:00:00Z
-        func time(_ second: Int) -> String {
-            let formatter = ISO8601DateFormatter()
-            return formatter.string(from: Date(timeIntervalSince1970: Double(start + second)))
-        }
+        func time(_ second: Int) -> String { isoUTC(start + second) }
         for minute in 0..<300 {
             lines.append(
                 #"{"type":"heartRate","start":"\#(time(minute * 60 + gateway))","value":\#(60 + (minute * 7 + gateway) % 90),"#
