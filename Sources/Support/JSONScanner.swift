@@ -196,7 +196,8 @@ public struct JSONScanner {
         var value = word & 0x0F0F_0F0F_0F0F_0F0F
         value = (value &* 10) &+ (value >> 8)  // every other byte: two digits
         let pairs: UInt64 = 0x0000_00FF_0000_00FF
-        return ((value & pairs) &* (100 + (1_000_000 << 32)) &+ ((value >> 16) & pairs) &* (1 + (10_000 << 32)))
-            >> 32
+        let high: UInt64 = 100 + (1_000_000 << 32)
+        let low: UInt64 = 1 + (10_000 << 32)
+        return ((value & pairs) &* high &+ ((value >> 16) & pairs) &* low) >> 32
     }
 }

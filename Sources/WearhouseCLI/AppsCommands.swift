@@ -146,14 +146,13 @@ struct AppsCommand: Command {
                 console.out("No apps have permissions or requests.\n")
                 return
             }
-            let rows = apps.map { app in
-                let pending =
+            let rows = apps.map { (app) -> [String] in
+                let pending: [String] =
                     app.pendingRead.map { "read:\($0)" } + app.pendingShare.map { "write:\($0)" }
-                return [
-                    app.app, app.grants.filter(\.read).map(\.type).joined(separator: ",").nonEmpty ?? "-",
-                    app.grants.filter(\.share).map(\.type).joined(separator: ",").nonEmpty ?? "-",
-                    pending.joined(separator: ",").nonEmpty ?? "-",
-                ]
+                let read: String = app.grants.filter(\.read).map(\.type).joined(separator: ",")
+                let write: String = app.grants.filter(\.share).map(\.type).joined(separator: ",")
+                let asked: String = pending.joined(separator: ",")
+                return [app.app, read.nonEmpty ?? "-", write.nonEmpty ?? "-", asked.nonEmpty ?? "-"]
             }
             console.out(table(header: ["APP", "READ", "WRITE", "PENDING"], rows: rows))
         }

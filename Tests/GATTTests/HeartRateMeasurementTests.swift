@@ -150,7 +150,8 @@ import Testing
 
     @Test func rrIntervalsInSecondsAndMilliseconds() throws {
         let value = try HeartRateMeasurement(decoding: h("10 3c 00 04 00 02 11 04"))
-        #expect(value.rrIntervals.seconds == [1.0, 0.5, 1041.0 / 1024])
+        let seconds: [Double] = [1.0, 0.5, 1041.0 / 1024]
+        #expect(value.rrIntervals.seconds == seconds)
         let json = FieldValue.object(value.fields).json
         #expect(json.contains(#""rr_intervals":[1024,512,1041]"#))
         #expect(json.contains(#""rr_intervals_ms":[1000.0,500.0,1016.6015625]"#))

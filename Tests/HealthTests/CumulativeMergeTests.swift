@@ -220,7 +220,8 @@ private struct Vector: Sendable, CustomTestStringConvertible {
             sample(10, 20, 4, watch, subject: nil, uuid: 3),
         ]
         let result = CumulativeMerge(priority: [gateway]).buckets(twoWearers, borders: msInstants([10, 20]))
-        #expect(result.map(\.sum) == [10 + 10 + 4])
+        let addedUp: Double = 10 + 10 + 4
+        #expect(result.map(\.sum) == [addedUp])
         #expect(result[0].sources == [gateway, watch])
         // The same two samples for one wearer are de-duplicated.
         let oneWearer = [

@@ -97,7 +97,8 @@ import Testing
         // The first sample counts only where it starts; its second half still weighs here.
         #expect(result[1].count == 1)
         #expect(result[1].average == 50)
-        #expect(nearlyEqual(result[1].timeWeightedAverage, (100.0 * 5000 + 50 * 10_000) / 15_000))
+        let weighted: Double = (100.0 * 5000 + 50 * 10_000) / 15_000
+        #expect(nearlyEqual(result[1].timeWeightedAverage, weighted))
     }
 
     @Test func aSampleStartingOnABorderBelongsToTheLaterBucket() {

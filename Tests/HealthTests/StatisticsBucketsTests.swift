@@ -365,7 +365,8 @@ import Testing
             let zone = zones[Int(random.next() % UInt64(zones.count))]
             let interval = try StatisticsInterval(parsing: intervals[Int(random.next() % UInt64(intervals.count))])
             let from = Instant(milliseconds: start2010 + Int64(random.next() % (16 * 365 * 86_400_000)))
-            let span = Int64(random.next() % UInt64(interval.isCalendar ? 40 * 86_400_000 : 3 * 86_400_000)) + 1
+            let longest: UInt64 = interval.isCalendar ? 40 * 86_400_000 : 3 * 86_400_000
+            let span = Int64(random.next() % longest) + 1
             let to = from.adding(milliseconds: span)
             let buckets = try StatisticsBuckets(interval: interval, timeZoneIdentifier: zone).buckets(
                 from: from, to: to)

@@ -58,7 +58,8 @@ import Testing
         let stored = try await store.samples(SampleQuery(type: .heartRate), as: .owner).samples
         #expect(stored.count == Int(total))
         #expect(Set(stored.map(\.id)).count == Int(total))
-        #expect(stored.map(\.start.milliseconds) == (0..<total).map { (1_700_000_000 + $0) * 1000 })
+        let expectedStarts: [Int64] = (0..<total).map { (second: Int64) -> Int64 in (1_700_000_000 + second) * 1000 }
+        #expect(stored.map(\.start.milliseconds) == expectedStarts)
         // The rollups saw every sample once.
         let days = try StatisticsBuckets(interval: StatisticsInterval(parsing: "1d"), timeZone: .gmt)
             .buckets(from: Instant(seconds: 1_699_920_000), to: Instant(seconds: 1_700_092_800))

@@ -44,7 +44,9 @@ import Testing
     }
 
     @Test func everyStrictPrefixAndRandomBytesFailCleanly() {
-        let points = (0..<50).map { Point(start: Int64($0) * 1000, duration: Int64($0 % 3), value: Double($0) / 4) }
+        let points = (0..<50).map { (index: Int) -> Point in
+            Point(start: Int64(index) * 1000, duration: Int64(index % 3), value: Double(index) / 4)
+        }
         let bytes = SeriesChunkCodec.encode(points)
         for length in 0..<bytes.count {
             #expect(throws: SeriesChunkError.self) { try SeriesChunkCodec.decode(Array(bytes.prefix(length))) }

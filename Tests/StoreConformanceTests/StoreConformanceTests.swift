@@ -345,7 +345,8 @@ import Testing
         try await store.setRetention(of: .heartRate, days: 3)
         #expect(try await store.retention() == ["heartRate": 3])
         // Keep samples that ended at or after day 7 (a cutoff in the middle of a chunk).
-        #expect(try await store.prune() == 7 * 144 + 7)
+        let pruned: Int = 7 * 144 + 7
+        #expect(try await store.prune() == pruned)
         let left = try await store.samples(SampleQuery(type: .heartRate), as: .owner).samples
         #expect(left.count == 3 * 144 + 3)
         #expect(left.allSatisfy { $0.end.milliseconds >= 7 * 86_400_000 })
