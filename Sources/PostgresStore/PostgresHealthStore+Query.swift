@@ -172,6 +172,8 @@ extension PostgresHealthStore {
         try withConnection { connection in
             let start = anchor ?? 0
             guard let typeID = try existingTypeID(connection, type.identifier) else {
+                // Nothing of the type was ever written; the call is logged all the same.
+                try log(connection, caller, .changes, type: type.identifier, count: 0, denied: false)
                 return ChangeSet(added: [], deleted: [], anchor: start, hasMore: false)
             }
             let readAll = try canRead(connection, caller, type)

@@ -192,6 +192,8 @@ extension SQLiteHealthStore {
         defer { connection.resetCachedStatements() }
         let start = anchor ?? 0
         guard let typeID = try existingTypeID(type.identifier) else {
+            // Nothing of the type was ever written; the call is logged all the same.
+            try log(caller, .changes, type: type.identifier, count: 0, denied: false)
             return ChangeSet(added: [], deleted: [], anchor: start, hasMore: false)
         }
         let readAll = try canRead(caller, type)
