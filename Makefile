@@ -8,6 +8,8 @@ BINDIR       := $(DESTDIR)$(PREFIX)/bin
 FUZZ_SECONDS ?= 600
 # The short fuzz pass that `make test` (and so CI) runs.
 FUZZ_SMOKE_SECONDS ?= 30
+# Calls of the D-Bus API fuzzer under `make fuzz` (`make test` runs 300; WEARHOUSE_API_FUZZ_SEED replays a run).
+API_FUZZ_CALLS ?= 20000
 SCENARIO     ?=
 BENCH_FLAGS  ?=
 
@@ -87,6 +89,7 @@ fuzz-build: deps $(FUZZER)
 
 fuzz: fuzz-build
 	$(FUZZ_GATT) -max_total_time=$(FUZZ_SECONDS)
+	WEARHOUSE_API_FUZZ_CALLS=$(API_FUZZ_CALLS) $(SWIFT) test --filter APIFuzzTests
 
 fuzz-traces: fuzz-build
 	$(FUZZ_TRACES) -max_total_time=$(FUZZ_SECONDS)

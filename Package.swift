@@ -134,7 +134,7 @@ let package = Package(
         .testTarget(
             name: "HealthBusTests",
             dependencies: [
-                "wearhouse", "HealthBus", "WearhouseClient", "Health", "SQLiteStore", "DBus", "TestSupport",
+                "wearhouse", "HealthBus", "WearhouseClient", "Health", "SQLiteStore", "DBus", "Support", "TestSupport",
             ], swiftSettings: strict),
         .testTarget(
             name: "TracesTests",

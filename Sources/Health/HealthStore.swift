@@ -47,6 +47,11 @@ public protocol HealthStore: Sendable {
     /// heartbeat series come in ``ChangeSet/heartbeatSeries``.
     func changes(of type: HealthType, since anchor: Int64?, limit: Int, as caller: Caller) async throws -> ChangeSet
 
+    /// The anchor after the last change of `types` that `caller` may see: what ``changes(of:since:limit:as:)``
+    /// returns once nothing is left, the greatest over the types; 0 when there is none. Changes the caller may
+    /// not see (other sources' samples of a type it may not read) do not move it.
+    func latestAnchor(of types: [HealthType], as caller: Caller) async throws -> Int64
+
     /// Sets an app's grants for the given types (owner only).
     func setAuthorization(app: String, _ grants: [TypeAuthorization]) async throws
 

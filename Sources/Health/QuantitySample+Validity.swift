@@ -1,14 +1,35 @@
 extension QuantitySample {
     /// Why a store would reject this sample, as the catalog's `type`, or `nil` when it can be stored
     /// (`docs/store-semantics.md`, item 23): end before start, a value that is not finite or outside the type's
-    /// range, an `externalUUID` that is not a non-empty string, a metadata number that is not finite. Every engine
-    /// applies this same rule.
+    /// range, an `externalUUID` that is not a non-empty string, a metadata number that is not finite, an id of the
+    /// derived form that is not the sample's own (``idInvalidityReason``). Every engine applies this same rule.
     public func invalidityReason(as type: HealthType) -> String? {
         if let reason = Self.invalidityReason(start: start.milliseconds, end: end.milliseconds, value: value, as: type)
         {
             return reason
         }
         if let reason = metadata.invalidityReason { return reason }
+        return idInvalidityReason
+    }
+
+    /// Why ``id`` cannot be this sample's, or `nil`: an id of the derived form (``Foundation/UUID/hasDerivedForm``)
+    /// names only the sample of its natural key, and only one without a client id (`docs/store-semantics.md`,
+    /// item 24), so that no id a writer chooses lands on another sample's derived id.
+    public var idInvalidityReason: String? {
+        guard id.hasDerivedForm else { return nil }
+        return Self.derivedFormReason(
+            hasClientID: metadata[MetadataKey.externalUUID] != nil, isOwn: hasDerivedID)
+    }
+
+    /// The reason for a derived-form id that is not the sample's own (shared with heartbeat series).
+    static func derivedFormReason(hasClientID: Bool, isOwn: Bool) -> String? {
+        if hasClientID {
+            return "an id of the derived form (version 8) cannot name a sample with an externalUUID; leave the id out"
+        }
+        guard isOwn else {
+            return "the id has the form of a derived id (version 8) but is not the one this sample's type, source, "
+                + "device, start and end derive; leave it out, or give a version 4 or 7 UUID"
+        }
         return nil
     }
 }

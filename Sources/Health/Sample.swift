@@ -190,12 +190,19 @@ public struct HeartbeatSeriesSample: Hashable, Sendable, Identifiable {
 
     /// Why a store would reject this series, or `nil` when it is valid: at least one beat; `end >= start`;
     /// offsets finite, strictly increasing and inside `[0, end - start]`; every RR interval in
-    /// ``validRRMilliseconds``; metadata numbers finite. Writers (the gateway) can check before saving, since one invalid series rejects
+    /// ``validRRMilliseconds``; metadata numbers finite; an id of the derived form only when it is the series' own
+    /// (``QuantitySample/idInvalidityReason``). Writers (the gateway) can check before saving, since one invalid series rejects
     /// its whole batch.
     public var invalidityReason: String? {
         if let reason = Instant.invalidityReason(start: start.milliseconds, end: end.milliseconds) { return reason }
         guard !beats.isEmpty else { return "a heartbeat series needs at least one beat" }
         if let reason = metadata.invalidityReason { return reason }
+        if id.hasDerivedForm,
+            let reason = QuantitySample.derivedFormReason(
+                hasClientID: metadata[MetadataKey.externalUUID] != nil, isOwn: hasDerivedID)
+        {
+            return reason
+        }
         let duration = Double(end.milliseconds - start.milliseconds)
         let range = Self.validRRMilliseconds
         var previous = -Double.infinity

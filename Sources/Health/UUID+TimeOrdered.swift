@@ -25,6 +25,13 @@ extension UUID {
             ))
     }
 
+    /// Whether this UUID has the form of an id derived from a natural key
+    /// (``QuantitySample/derivedID(type:source:device:start:end:)``): version 8 with the RFC 4122 variant. Such an id
+    /// names only the sample of its natural key (`docs/store-semantics.md`, item 24).
+    public var hasDerivedForm: Bool {
+        uuid.6 >> 4 == 8 && uuid.8 & 0xC0 == 0x80
+    }
+
     /// The 16 bytes, for storage.
     public var bytes: [UInt8] {
         withUnsafeBytes(of: uuid) { Array($0) }

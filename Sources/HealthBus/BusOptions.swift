@@ -39,15 +39,31 @@ struct BusOptions {
     func string(_ key: String) throws(HealthBusError) -> String? {
         guard let value = entries[key] else { return nil }
         guard let text = value.stringValue else { throw .invalidArgument("\(method): option '\(key)' is a string (s)") }
+        try checkLength(text, key)
         return text
     }
 
+    /// A list of strings, at most ``HealthBusAPI/maximumFilterValues`` of at most
+    /// ``HealthBusAPI/maximumStringLength`` bytes each (checked before anything is done with them).
     func strings(_ key: String) throws(HealthBusError) -> [String]? {
         guard let value = entries[key] else { return nil }
         guard let list = value.stringArrayValue else {
             throw .invalidArgument("\(method): option '\(key)' is a list of strings (as)")
         }
+        guard list.count <= HealthBusAPI.maximumFilterValues else {
+            throw .limitExceeded(
+                "\(method): option '\(key)' lists \(list.count) values; at most \(HealthBusAPI.maximumFilterValues)")
+        }
+        for text in list { try checkLength(text, key) }
         return list
+    }
+
+    private func checkLength(_ text: String, _ key: String) throws(HealthBusError) {
+        guard text.utf8.count <= HealthBusAPI.maximumStringLength else {
+            throw .limitExceeded(
+                "\(method): a value of option '\(key)' is \(text.utf8.count) bytes long; at most "
+                    + "\(HealthBusAPI.maximumStringLength)")
+        }
     }
 
     func dictionary(_ key: String) -> DBusValue? { entries[key] }

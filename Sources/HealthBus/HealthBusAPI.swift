@@ -23,6 +23,18 @@ public enum HealthBusAPI {
     public static let maximumBatchSize = 10_000
     /// The most buckets one `StatisticsCollection` call may ask for.
     public static let maximumBuckets = 10_000
+    /// The most types one `Observe`, `StopObserving` or `RequestAuthorization` list may name (a type named twice
+    /// counts twice; the store knows 9).
+    public static let maximumTypesPerCall = 64
+    /// The most values one `sources`, `devices` or `subjects` filter may list.
+    public static let maximumFilterValues = 1_000
+    /// The most entries one sample's `metadata`, or one query's `metadata` option, may hold.
+    public static let maximumMetadataEntries = 64
+    /// The longest string, in UTF-8 bytes, a filter value, an id, a cursor or a sample's text property
+    /// (source version, subject, device field, metadata key or text) may be.
+    public static let maximumStringLength = 1_024
+    /// The most beats one `SaveSamples` call may carry, over all its heartbeat series.
+    public static let maximumBeatsPerCall = 1_000_000
     /// How many calls one connection may have waiting for the store at once; more are refused with
     /// `LimitExceeded` until one finishes, so that no caller can queue up work in front of the others.
     public static let maximumCallsInFlight = 8

@@ -1,3 +1,4 @@
+import Foundation
 import Health
 
 /// An error the API answers with: a D-Bus error name under `org.wearhouse.Error.` and a message a person can act
@@ -42,10 +43,25 @@ public struct HealthBusError: Error, Hashable, Sendable, CustomStringConvertible
         HealthBusError(name: Name.limitExceeded, message: message)
     }
 
+    /// `text`, cut to `limit` characters (an argument echoed in a message or a log line stays short).
+    static func clipped(_ text: String, _ limit: Int = 100) -> String {
+        text.count <= limit ? text : text.prefix(limit) + "… (\(text.utf8.count) bytes)"
+    }
+
+    /// What a log line may say of an error from the store or the bus: its description up to any statement text
+    /// (an SQL statement, which may be megabytes of parameters), at most 1,000 characters.
+    static func loggable(_ error: any Error) -> String {
+        var text = String(describing: error)
+        for marker in [" in: ", "SELECT ", "INSERT ", "UPDATE ", "DELETE ", "WITH "] {
+            if let range = text.range(of: marker) { text = String(text[..<range.lowerBound]) }
+        }
+        return clipped(text, 1_000)
+    }
+
     static func unknownType(_ identifier: String) -> HealthBusError {
         HealthBusError(
             name: Name.unknownType,
-            message: "unknown type '\(identifier)'; the store knows "
+            message: "unknown type '\(clipped(identifier))'; the store knows "
                 + HealthTypeCatalog.all.map(\.identifier).joined(separator: ", ") + " (call Types for their units)")
     }
 }

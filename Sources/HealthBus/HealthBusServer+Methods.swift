@@ -33,7 +33,11 @@ extension HealthBusServer {
             let types = try Self.typeList(arguments[0], "types")
             guard !types.isEmpty else { throw HealthBusError.invalidArgument("Observe: name at least one type") }
             for type in types { try await store.recordAccess(caller, .observe, type: type) }
-            return [.int64(observe(types, sender: sender))]
+            observe(types, sender: sender)
+            // The anchor of what this app may see of the types, never the store's own (which moves with every write
+            // of every source): registered first, so that nothing after it goes unsignalled.
+            let known = types.compactMap { HealthTypeCatalog.type($0) }
+            return [.int64(try await store.latestAnchor(of: known, as: caller))]
         case "StopObserving":
             stopObserving(try Self.typeList(arguments[0], "types"), sender: sender)
             return []
@@ -59,6 +63,20 @@ extension HealthBusServer {
                 "SaveSamples takes at most \(HealthBusAPI.maximumBatchSize) samples a call, got \(values.count); "
                     + "split the batch")
         }
+        // Sizes first, before any sample is made.
+        var beats = 0
+        for (index, value) in values.enumerated() {
+            do {
+                beats += try SampleWire.checkSize(value)
+            } catch {
+                throw HealthBusError(name: error.name, message: "sample \(index + 1): \(error.message)")
+            }
+            guard beats <= HealthBusAPI.maximumBeatsPerCall else {
+                throw HealthBusError.limitExceeded(
+                    "SaveSamples takes at most \(HealthBusAPI.maximumBeatsPerCall) beats a call over all its series; "
+                        + "split the batch")
+            }
+        }
         let source = Source(identifier: identity.appID)
         var quantities: [QuantitySample] = []
         var series: [HeartbeatSeriesSample] = []
@@ -68,6 +86,16 @@ extension HealthBusServer {
                 sample = try SampleWire.decode(value, defaultSource: source)
             } catch {
                 throw HealthBusError(name: error.name, message: "sample \(index + 1): \(error.message)")
+            }
+            // An app names no sample but its own: an id it gives must be the one the store derives (as if left
+            // out), whatever is stored, so that the answer tells nothing about other sources' samples and no id
+            // lands on another sample's (docs/store-semantics.md, item 24).
+            if value.structMembers?.last?.stringKeyedValue?["id"] != nil, !Self.isOwnDerivedID(sample) {
+                throw HealthBusError(
+                    name: HealthBusError.Name.invalidSample,
+                    message: "sample \(index + 1): an app does not choose sample ids: leave out 'id' (the store "
+                        + "derives it from type, source, device, start and end), or give your own identifier as "
+                        + "metadata 'externalUUID'; nothing of the batch was written")
             }
             guard sample.source.identifier == source.identifier else {
                 throw HealthBusError.invalidArgument(
@@ -89,6 +117,14 @@ extension HealthBusServer {
         return .strings(outcomes.map(\.rawValue))
     }
 
+    /// Whether `sample`'s id is the one derived from its natural key, and it has no client id.
+    static func isOwnDerivedID(_ sample: BusSample) -> Bool {
+        switch sample {
+        case .quantity(let quantity): quantity.metadata[MetadataKey.externalUUID] == nil && quantity.hasDerivedID
+        case .heartbeats(let heartbeats): heartbeats.hasDerivedID
+        }
+    }
+
     private func delete(_ argument: DBusValue, caller: Caller) async throws -> DBusValue {
         let texts = argument.stringArrayValue ?? []
         guard texts.count <= HealthBusAPI.maximumBatchSize else {
@@ -98,7 +134,8 @@ extension HealthBusServer {
         var ids: [UUID] = []
         for text in texts {
             guard let id = UUID(uuidString: text) else {
-                throw HealthBusError.invalidArgument("'\(text)' is not a sample id (a UUID as QuerySamples returns)")
+                throw HealthBusError.invalidArgument(
+                    "'\(HealthBusError.clipped(text))' is not a sample id (a UUID as QuerySamples returns)")
             }
             ids.append(id)
         }
@@ -238,10 +275,22 @@ extension HealthBusServer {
         return type
     }
 
+    /// The types of a list argument, each once, in their first order; at most
+    /// ``HealthBusAPI/maximumTypesPerCall`` (checked before anything else).
     static func typeList(_ value: DBusValue, _ name: String) throws(HealthBusError) -> [String] {
         let types = value.stringArrayValue ?? []
-        for identifier in types where HealthTypeCatalog.type(identifier) == nil { throw .unknownType(identifier) }
-        return types
+        guard types.count <= HealthBusAPI.maximumTypesPerCall else {
+            throw .limitExceeded(
+                "'\(name)' names \(types.count) types; at most \(HealthBusAPI.maximumTypesPerCall) a call (call Types "
+                    + "for the \(HealthTypeCatalog.all.count) the store knows)")
+        }
+        var seen: Set<String> = []
+        var unique: [String] = []
+        for identifier in types where seen.insert(identifier).inserted {
+            guard HealthTypeCatalog.type(identifier) != nil else { throw .unknownType(identifier) }
+            unique.append(identifier)
+        }
+        return unique
     }
 
     static func range(_ from: DBusValue, _ to: DBusValue) throws(HealthBusError) -> (Instant, Instant) {
@@ -260,6 +309,7 @@ extension HealthBusServer {
 
     static func metadataPredicates(_ value: DBusValue?) throws(HealthBusError) -> [MetadataPredicate] {
         guard let value else { return [] }
+        try SampleWire.checkMetadataSize(value, "the metadata option")
         let wanted = try SampleWire.decodeMetadata(value)
         return wanted.sorted { $0.key < $1.key }.map { .equals($0.key, $0.value) }
     }

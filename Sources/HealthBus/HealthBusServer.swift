@@ -189,7 +189,7 @@ public final class HealthBusServer: Sendable {
             do {
                 try await bus.reply(to: call, with: reply)
             } catch {
-                log.warning("api: cannot answer \(call.member) of \(sender): \(error)")
+                log.warning("api: cannot answer \(call.member) of \(sender): \(HealthBusError.loggable(error))")
             }
         }
         state.withLock { state in
@@ -216,10 +216,12 @@ public final class HealthBusServer: Sendable {
         } catch is CancellationError {
             return .error(name: HealthBusError.Name.failed, message: "the service is stopping; try again")
         } catch {
-            log.warning("api: \(call.member) of \(sender) failed: \(error)")
+            // The store's errors may carry statement text and be of any length: the caller learns only that it
+            // failed, the log gets a bounded line without statements.
+            log.warning("api: \(call.member) of \(sender) failed: \(HealthBusError.loggable(error))")
             return .error(
                 name: HealthBusError.Name.failed,
-                message: "the store could not answer (\(error)); the service's log has the details")
+                message: "the store could not answer \(call.member); the service's log has the details")
         }
     }
 
@@ -278,7 +280,7 @@ public final class HealthBusServer: Sendable {
                 guard !targets.isEmpty else { continue }
                 try await notify(targets, anchor: next)
             } catch {
-                log.warning("api: cannot check for new samples for observers: \(error)")
+                log.warning("api: cannot check for new samples for observers: \(HealthBusError.loggable(error))")
             }
         }
     }
@@ -296,25 +298,32 @@ public final class HealthBusServer: Sendable {
         let grants = try await store.apps()
         let readable = Dictionary(
             grants.map { ($0.app, Set($0.grants.filter(\.read).map(\.type))) }, uniquingKeysWith: { $0.union($1) })
+        // Each signal carries its type's own anchor (the observer may read the type, so it may see all of it), not
+        // the store's, which moves with the writes of every type.
+        var anchors: [String: Int64] = [:]
         for (sender, app, wanted) in targets {
             for type in wanted.sorted() where readable[app]?.contains(type) == true {
+                if anchors[type] == nil, let known = HealthTypeCatalog.type(type) {
+                    anchors[type] = try await store.latestAnchor(of: [known], as: .owner)
+                }
+                let typeAnchor = anchors[type] ?? anchor
                 do {
                     try await bus.emitSignal(
                         path: HealthBusAPI.objectPath, interface: HealthBusAPI.interfaceName,
-                        member: HealthBusAPI.samplesAddedSignal, arguments: [.string(type), .int64(anchor)],
+                        member: HealthBusAPI.samplesAddedSignal, arguments: [.string(type), .int64(typeAnchor)],
                         destination: sender)
                 } catch {
-                    log.warning("api: cannot tell \(sender) about new \(type) samples: \(error)")
+                    log.warning(
+                        "api: cannot tell \(sender) about new \(type) samples: \(HealthBusError.loggable(error))")
                 }
             }
         }
     }
 
     /// Registers an observer; returns the anchor from which its `SamplesAdded` signals cover the additions.
-    func observe(_ types: [String], sender: String) -> Int64 {
+    func observe(_ types: [String], sender: String) {
         state.withLock { state in
             state.observers[sender, default: []].formUnion(types)
-            return state.pollAnchor
         }
     }
 

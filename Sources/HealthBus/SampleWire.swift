@@ -54,8 +54,10 @@ public enum SampleWire {
 
     /// The wire form of a quantity sample, its value in `unit` (the type's canonical unit when `nil`).
     ///
-    /// With `forSaving`, as an app sends it to `SaveSamples`: without `source` (the service sets it) and without an
-    /// `id` derived from the sample's own fields (the service derives it again with the app as the source).
+    /// With `forSaving`, as an app sends it to `SaveSamples`: without `source` (the service sets it), without an
+    /// `id` derived from the sample's own fields (the service derives it again with the app as the source), and
+    /// without the id of a sample with an `externalUUID` (the store gives each version its own). Any other id is
+    /// sent, and refused: apps do not choose ids.
     public static func encode(_ sample: QuantitySample, unit: HealthUnit? = nil, forSaving: Bool = false)
         -> DBusValue
     {
@@ -70,7 +72,10 @@ public enum SampleWire {
         var properties = common(
             id: sample.id, source: sample.source, device: sample.device, subject: sample.subject,
             startOffset: sample.startOffsetSeconds, metadata: sample.metadata)
-        if forSaving { properties.removeAll { $0.0 == "source" || ($0.0 == "id" && sample.hasDerivedID) } }
+        if forSaving {
+            let generated = sample.hasDerivedID || sample.metadata[MetadataKey.externalUUID] != nil
+            properties.removeAll { $0.0 == "source" || ($0.0 == "id" && generated) }
+        }
         properties.sort { $0.0 < $1.0 }
         return .struct([
             .string(sample.type.identifier), .int64(sample.start.milliseconds), .int64(sample.end.milliseconds),
@@ -148,6 +153,63 @@ public enum SampleWire {
             })
     }
 
+    // MARK: Sizes
+
+    /// Checks a sample's sizes before it is decoded: at most ``HealthBusAPI/maximumMetadataEntries`` metadata
+    /// entries, strings of at most ``HealthBusAPI/maximumStringLength`` bytes. Returns its number of beats.
+    ///
+    /// - Throws: ``HealthBusError`` `LimitExceeded` naming what is too large.
+    public static func checkSize(_ value: DBusValue) throws(HealthBusError) -> Int {
+        guard let fields = value.structMembers, fields.count == 6, let properties = fields[5].stringKeyedValue else {
+            return 0
+        }
+        for field in [fields[0], fields[4]] {
+            if let text = field.stringValue { try checkLength(text, "type and unit") }
+        }
+        for (key, property) in properties {
+            try checkLength(key, "a property name")
+            if let text = property.stringValue { try checkLength(text, key) }
+        }
+        if let device = properties["device"]?.dictionaryEntries {
+            guard device.count <= deviceKeys.count else {
+                throw .invalidArgument("device is a{ss} with keys " + deviceKeys.joined(separator: ", "))
+            }
+            for entry in device {
+                if let text = entry.value.stringValue { try checkLength(text, "device") }
+            }
+        }
+        if let metadata = properties["metadata"] { try checkMetadataSize(metadata, "metadata") }
+        return properties["beats"]?.arrayElements?.count ?? 0
+    }
+
+    /// Checks metadata (`a{sv}`) against ``HealthBusAPI/maximumMetadataEntries`` and
+    /// ``HealthBusAPI/maximumStringLength`` before it is read.
+    public static func checkMetadataSize(_ value: DBusValue, _ name: String) throws(HealthBusError) {
+        guard let entries = value.stringKeyedValue else { return }
+        guard entries.count <= HealthBusAPI.maximumMetadataEntries else {
+            throw .limitExceeded(
+                "\(name) holds \(entries.count) entries; at most \(HealthBusAPI.maximumMetadataEntries)")
+        }
+        for (key, entry) in entries {
+            try checkLength(key, "\(name) key")
+            if let text = entry.stringValue { try checkLength(text, "\(name) '\(HealthBusError.clipped(key))'") }
+            if let inner = entry.stringKeyedValue {
+                guard inner.count <= 2 else {
+                    throw .invalidArgument(
+                        "\(name) '\(HealthBusError.clipped(key))': a date is {date: x}, a quantity {value: d, unit: s}")
+                }
+                if let unit = inner["unit"]?.stringValue { try checkLength(unit, "\(name) unit") }
+            }
+        }
+    }
+
+    static func checkLength(_ text: String, _ name: String) throws(HealthBusError) {
+        guard text.utf8.count <= HealthBusAPI.maximumStringLength else {
+            throw .limitExceeded(
+                "\(name): a string of \(text.utf8.count) bytes; at most \(HealthBusAPI.maximumStringLength)")
+        }
+    }
+
     // MARK: Decoding
 
     /// A sample from its wire form, its value converted to the type's canonical unit.
@@ -170,7 +232,9 @@ public enum SampleWire {
                     + propertyKeys.sorted().joined(separator: ", "))
         }
         guard start <= end else {
-            throw .invalidArgument("end (\(end) ms) is before start (\(start) ms)")
+            throw HealthBusError(
+                name: HealthBusError.Name.invalidSample,
+                message: "end (\(end) ms) is before start (\(start) ms); nothing of the batch was written")
         }
         let id = try properties["id"].map { text throws(HealthBusError) in try uuid(text, "id") }
         var source = defaultSource

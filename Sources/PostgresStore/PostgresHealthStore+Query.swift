@@ -148,10 +148,32 @@ extension PostgresHealthStore {
         }
     }
 
+    public func latestAnchor(of types: [HealthType], as caller: Caller) throws -> Int64 {
+        try withConnection { connection in
+            var latest: Int64 = 0
+            for type in types {
+                guard let typeID = try existingTypeID(connection, type.identifier) else { continue }
+                let writer: String? = try canRead(connection, caller, type) ? nil : caller.description
+                let own = "($2::text IS NULL OR writer = $2)"
+                let rows =
+                    type.aggregation == .series
+                    ? "SELECT max(seq) FROM heartbeat_series WHERE $1::bigint IS NOT NULL AND \(own)"
+                    : "SELECT max(seq) FROM samples WHERE type_id = $1 AND \(own)"
+                for sql in [rows, "SELECT max(seq) FROM tombstones WHERE type_id = $1 AND \(own)"] {
+                    let result = try connection.query(sql, ["\(typeID)", writer])
+                    if result.count > 0 { latest = max(latest, result.int64(0, 0)) }
+                }
+            }
+            return latest
+        }
+    }
+
     public func changes(of type: HealthType, since anchor: Int64?, limit: Int, as caller: Caller) throws -> ChangeSet {
         try withConnection { connection in
             let start = anchor ?? 0
             guard let typeID = try existingTypeID(connection, type.identifier) else {
+                // Nothing of the type was ever written; the call is logged all the same.
+                try log(connection, caller, .changes, type: type.identifier, count: 0, denied: false)
                 return ChangeSet(added: [], deleted: [], anchor: start, hasMore: false)
             }
             let readAll = try canRead(connection, caller, type)

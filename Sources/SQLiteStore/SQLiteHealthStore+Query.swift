@@ -162,10 +162,38 @@ extension SQLiteHealthStore {
         }
     }
 
+    public func latestAnchor(of types: [HealthType], as caller: Caller) throws -> Int64 {
+        defer { connection.resetCachedStatements() }
+        var latest: Int64 = 0
+        for type in types {
+            guard let typeID = try existingTypeID(type.identifier) else { continue }
+            let readAll = try canRead(caller, type)
+            let own = readAll ? "" : " AND writer = ?2"
+            var statements = [
+                type.aggregation == .series
+                    ? "SELECT max(id) FROM heartbeat_series WHERE ?1 = ?1\(own)"
+                    : "SELECT max(seq) FROM samples WHERE type_id = ?1\(own)",
+                "SELECT max(seq) FROM tombstones WHERE type_id = ?1\(own)",
+            ]
+            if readAll, type.aggregation != .series {
+                statements.append("SELECT max(last_seq) FROM series_chunks WHERE type_id = ?1")
+            }
+            for sql in statements {
+                let statement = try connection.cached(sql)
+                try statement.bind(1, typeID)
+                if !readAll { try statement.bind(2, caller.description) }
+                if try statement.step() { latest = max(latest, statement.int64(0)) }
+            }
+        }
+        return latest
+    }
+
     public func changes(of type: HealthType, since anchor: Int64?, limit: Int, as caller: Caller) throws -> ChangeSet {
         defer { connection.resetCachedStatements() }
         let start = anchor ?? 0
         guard let typeID = try existingTypeID(type.identifier) else {
+            // Nothing of the type was ever written; the call is logged all the same.
+            try log(caller, .changes, type: type.identifier, count: 0, denied: false)
             return ChangeSet(added: [], deleted: [], anchor: start, hasMore: false)
         }
         let readAll = try canRead(caller, type)

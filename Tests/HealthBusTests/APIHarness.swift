@@ -3,6 +3,7 @@ import Foundation
 import Health
 import HealthBus
 import SQLiteStore
+import Support
 import Synchronization
 import TestSupport
 import WearhouseClient
@@ -37,7 +38,13 @@ final class APIHarness: Sendable {
         self.names = names
     }
 
-    static func start(settings: HealthBusServer.Settings = .init()) async throws -> APIHarness {
+    /// - Parameters:
+    ///   - log: the server's log (nowhere by default).
+    ///   - wrap: the store the server is given, made from its own connection to the store (as it is by default).
+    static func start(
+        settings: HealthBusServer.Settings = .init(), log: ServiceLog = .disabled,
+        wrap: @Sendable (SQLiteHealthStore) -> any HealthStore = { $0 }
+    ) async throws -> APIHarness {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-api-\(UUID())")
         let path = directory.appendingPathComponent("health.db").path
         let store = try SQLiteHealthStore(path: path)
@@ -56,7 +63,7 @@ final class APIHarness: Sendable {
         settings.observerPollInterval = .milliseconds(50)
         let connection = try await DBusConnection.connect(to: .address(bus.address))
         let server = try await HealthBusServer.start(
-            on: connection, store: try SQLiteHealthStore(path: path), settings: settings)
+            on: connection, store: wrap(try SQLiteHealthStore(path: path)), settings: settings, log: log)
         return APIHarness(
             bus: bus, store: store, directory: directory, serverConnection: connection, server: server, names: names)
     }
@@ -97,9 +104,10 @@ final class APIHarness: Sendable {
 
 /// Runs `body` with a started harness, stopped afterwards.
 func withAPI(
-    settings: HealthBusServer.Settings = .init(), _ body: (APIHarness) async throws -> Void
+    settings: HealthBusServer.Settings = .init(), log: ServiceLog = .disabled,
+    wrap: @Sendable (SQLiteHealthStore) -> any HealthStore = { $0 }, _ body: (APIHarness) async throws -> Void
 ) async throws {
-    let harness = try await APIHarness.start(settings: settings)
+    let harness = try await APIHarness.start(settings: settings, log: log, wrap: wrap)
     do {
         try await body(harness)
     } catch {

@@ -55,7 +55,7 @@ import Testing
         ),
         (
             .struct([.string("heartRate"), .int64(10), .int64(0), .double(70), .string(""), .vardict([:])]),
-            HealthBusError.Name.invalidArgument
+            HealthBusError.Name.invalidSample
         ),
         (
             .struct([
