@@ -180,7 +180,7 @@ import Testing
         ])
         #expect(dryRun.stdout == "would delete 2 samples\n")
         let deleted = try WearhouseRunner.run([
-            "delete", "--store", store, "--type", "heartRate", "--from", "2025-03-29", "--to", "2025-04-01",
+            "delete", "--store", store, "--type", "heartRate", "--from", "2025-03-29", "--to", "2025-04-01", "--yes",
         ])
         #expect(deleted.stdout == "deleted 2 samples\n")
         let after = try WearhouseRunner.run(["samples", "--store", store, "--type", "heartRate"])
