@@ -76,7 +76,8 @@ import Testing
         ])
         #expect(csv.stdout.split(separator: "\n").count == 3)
         #expect(
-            csv.stdout.hasPrefix("uuid,type,start,end,value,unit,source,source_version,device,device_name,subject\n"))
+            csv.stdout.hasPrefix(
+                "uuid,type,start,end,value,unit,source,source_version,device,device_name,subject,metadata\n"))
     }
 
     @Test func dailyStatisticsFollowTheTimeZonesCalendar() throws {
