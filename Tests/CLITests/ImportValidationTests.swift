@@ -112,3 +112,41 @@ import Testing
             good.stdout == "1 samples: 1 inserted, 0 duplicate, 0 conflict, 0 replaced, 0 stale\n", "\(good.stderr)")
     }
 }
+
+/// How the store commands print instants: by arithmetic, as a `DateFormatter` would from 1583 on (before, it
+/// switches to the Julian calendar, where the store's times are proleptic Gregorian throughout).
+@Suite struct InstantFormatTests {
+    @Test func instantsPrintAsADateFormatterPrintsThemAndReadBack() throws {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ss.SSS"
+        var generator = SystemRandomNumberGenerator()
+        let gregorian: Int64 = -12_212_553_600_000  // 1583-01-01T00:00:00Z
+        let latest = Instant.supportedMilliseconds.upperBound - 50_400_000
+        let edges: [Int64] = [0, -1, 1, 951_782_400_000, 1_743_328_800_123, gregorian, latest]
+        let random = (0..<300).map { _ in Int64.random(in: gregorian...latest, using: &generator) }
+        for milliseconds in edges + random {
+            for offset: Int32 in [0, 19_800, -36_000, 50_400] {
+                let shifted = Double(milliseconds + Int64(offset) * 1000) / 1000
+                guard shifted >= Double(gregorian) / 1000 else { continue }
+                let expected = formatter.string(from: Date(timeIntervalSince1970: shifted))
+                let printed = StoreArguments.format(Instant(milliseconds: milliseconds), offsetSeconds: offset)
+                #expect(printed.hasPrefix(expected), "\(milliseconds) \(offset): \(printed) vs \(expected)")
+            }
+        }
+        // Every supported instant prints as a time the import reads back to the same instant.
+        for milliseconds in [Instant.supportedMilliseconds.lowerBound, gregorian - 1, -1, latest] {
+            let printed = StoreArguments.format(Instant(milliseconds: milliseconds), offsetSeconds: 0)
+            #expect(try ImportSamplesCommand.time(printed, field: "start").0 == Instant(milliseconds: milliseconds))
+        }
+        #expect(
+            StoreArguments.format(Instant(milliseconds: Instant.supportedMilliseconds.lowerBound), offsetSeconds: 0)
+                == "0001-01-01T00:00:00.000Z")
+        #expect(
+            StoreArguments.format(Instant(milliseconds: 1_743_328_800_000), offsetSeconds: 19_800)
+                == "2025-03-30T15:30:00.000+05:30")
+        #expect(
+            StoreArguments.format(Instant(milliseconds: -1), offsetSeconds: -3_600) == "1969-12-31T22:59:59.999-01:00")
+    }
+}
