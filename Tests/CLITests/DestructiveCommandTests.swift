@@ -1,6 +1,7 @@
 import Foundation
 import Health
 import SQLiteStore
+import TestSupport
 import Testing
 
 /// `delete` and `store prune`: dry runs count exactly what the real command deletes, and without a terminal to
@@ -76,5 +77,20 @@ import Testing
         #expect(pruned.stdout == "pruned 4 samples\n", "\(pruned.stderr)")
         #expect(try count("heartRate") == nil)
         #expect(try count("stepCount") == 1)
+    }
+
+    /// On a terminal (util-linux `script` gives the command one) prune asks, and only `y` goes ahead.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script")))
+    func onATerminalPruneAsks() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        _ = try await fill()
+        let command = "\(WearhouseRunner.executable.path) store prune --store \(store)"
+        let declined = try runTool("/usr/bin/script", ["-qec", command, "/dev/null"], stdin: "n\n")
+        #expect(declined.stdout.contains("Prune 4 samples? [y/N] "), "\(declined.stdout)")
+        #expect(declined.stdout.contains("pruned 0 samples"))
+        #expect(try count("heartRate") == 3)
+        let accepted = try runTool("/usr/bin/script", ["-qec", command, "/dev/null"], stdin: "y\n")
+        #expect(accepted.stdout.contains("pruned 4 samples"), "\(accepted.stdout)")
+        #expect(try count("heartRate") == nil)
     }
 }
