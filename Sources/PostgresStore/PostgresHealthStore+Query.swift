@@ -129,6 +129,18 @@ extension PostgresHealthStore {
     }
 
     public func delete(_ ids: [UUID], as caller: Caller) throws -> Int {
+        try delete(ids, as: caller, rehearse: false)
+    }
+
+    public func deletionCount(_ ids: [UUID], as caller: Caller) throws -> Int {
+        try delete(ids, as: caller, rehearse: true)
+    }
+
+    private func delete(_ ids: [UUID], as caller: Caller, rehearse: Bool) throws -> Int {
+        try RehearsalRollback.run(rehearse: rehearse) { finish in try deleteInTransaction(ids, caller, finish) }
+    }
+
+    private func deleteInTransaction(_ ids: [UUID], _ caller: Caller, _ finish: (Int) throws -> Int) throws -> Int {
         try writeTransaction { connection in
             var deleted = 0
             for id in ids {
@@ -144,7 +156,7 @@ extension PostgresHealthStore {
                 deleted += 1
             }
             try log(connection, caller, .delete, type: nil, count: deleted, denied: false)
-            return deleted
+            return try finish(deleted)
         }
     }
 

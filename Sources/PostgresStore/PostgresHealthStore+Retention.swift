@@ -32,8 +32,21 @@ extension PostgresHealthStore {
     /// Deletes the samples that ended before their type's retention period; returns how many.
     @discardableResult
     public func prune() throws -> Int {
+        try prune(rehearse: false)
+    }
+
+    /// How many samples ``prune()`` would delete now (the same deletion, rolled back).
+    public func pruneCount() throws -> Int {
+        try prune(rehearse: true)
+    }
+
+    private func prune(rehearse: Bool) throws -> Int {
         let periods = try retention()
-        return try writeTransaction { connection in
+        return try RehearsalRollback.run(rehearse: rehearse) { finish in try prune(periods, finish) }
+    }
+
+    private func prune(_ periods: [String: Int], _ finish: (Int) throws -> Int) throws -> Int {
+        try writeTransaction { connection in
             var removed = 0
             for (identifier, days) in periods.sorted(by: { $0.key < $1.key }) {
                 guard let typeID = try existingTypeID(connection, identifier) else { continue }
@@ -60,7 +73,7 @@ extension PostgresHealthStore {
                             subjectID: partial.int64(row, 2), bucket: bucket))
                 }
             }
-            return removed
+            return try finish(removed)
         }
     }
 

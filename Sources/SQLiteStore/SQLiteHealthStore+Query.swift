@@ -137,8 +137,20 @@ extension SQLiteHealthStore {
     }
 
     public func delete(_ ids: [UUID], as caller: Caller) throws -> Int {
+        try delete(ids, as: caller, rehearse: false)
+    }
+
+    public func deletionCount(_ ids: [UUID], as caller: Caller) throws -> Int {
+        try delete(ids, as: caller, rehearse: true)
+    }
+
+    private func delete(_ ids: [UUID], as caller: Caller, rehearse: Bool) throws -> Int {
         defer { connection.resetCachedStatements() }
-        return try writeTransaction {
+        return try RehearsalRollback.run(rehearse: rehearse) { finish in try deleteInTransaction(ids, caller, finish) }
+    }
+
+    private func deleteInTransaction(_ ids: [UUID], _ caller: Caller, _ finish: (Int) throws -> Int) throws -> Int {
+        try writeTransaction {
             var deleted = 0
             for id in ids {
                 let lookup = try connection.cached("SELECT type_id, writer FROM samples WHERE uuid = ?1")
@@ -158,7 +170,7 @@ extension SQLiteHealthStore {
                 deleted += 1
             }
             try log(caller, .delete, type: nil, count: deleted, denied: false)
-            return deleted
+            return try finish(deleted)
         }
     }
 

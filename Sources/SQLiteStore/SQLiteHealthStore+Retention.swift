@@ -33,9 +33,22 @@ extension SQLiteHealthStore {
     /// Deletes the samples that ended before their type's retention period; returns how many.
     @discardableResult
     public func prune() throws -> Int {
+        try prune(rehearse: false)
+    }
+
+    /// How many samples ``prune()`` would delete now (the same deletion, rolled back).
+    public func pruneCount() throws -> Int {
+        try prune(rehearse: true)
+    }
+
+    private func prune(rehearse: Bool) throws -> Int {
         defer { connection.resetCachedStatements() }
         let periods = try retention()
-        return try writeTransaction {
+        return try RehearsalRollback.run(rehearse: rehearse) { finish in try prune(periods, finish) }
+    }
+
+    private func prune(_ periods: [String: Int], _ finish: (Int) throws -> Int) throws -> Int {
+        try writeTransaction {
             var removed = 0
             for (identifier, days) in periods {
                 guard let typeID = try existingTypeID(identifier) else { continue }
@@ -90,7 +103,7 @@ extension SQLiteHealthStore {
                     noteRemoved(typeID: typeID, sourceID: source, deviceID: device, subjectID: subject, start: cutoff)
                 }
             }
-            return removed
+            return try finish(removed)
         }
     }
 }

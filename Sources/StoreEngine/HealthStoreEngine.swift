@@ -1,3 +1,4 @@
+public import Foundation
 public import Health
 
 /// What the command line, `doctor` and the tests use of a store beyond ``HealthStore``, whichever engine holds
@@ -14,6 +15,34 @@ public protocol HealthStoreEngine: HealthStore, SensorRegistry {
     func setRetention(of type: HealthType, days: Int?) async throws
     /// Deletes the samples older than their type's retention; returns how many were deleted.
     func prune() async throws -> Int
+    /// How many samples ``prune()`` would delete now: it runs the same deletion and rolls it back.
+    func pruneCount() async throws -> Int
+    /// How many samples `delete(ids, as: caller)` would delete now: it runs the same deletion and rolls it back
+    /// (ids that match nothing, or were given twice, are not counted).
+    func deletionCount(_ ids: [UUID], as caller: Caller) async throws -> Int
+}
+
+/// Thrown inside a write transaction to roll back a rehearsal (``HealthStoreEngine/pruneCount()``,
+/// ``HealthStoreEngine/deletionCount(_:as:)``) and carry out the count it made.
+public struct RehearsalRollback: Error {
+    public let count: Int
+
+    public init(count: Int) {
+        self.count = count
+    }
+
+    /// Runs `transaction` with a body that counts, and when `rehearse` rolls it back by throwing; either way
+    /// returns the count.
+    public static func run(
+        rehearse: Bool, _ transaction: (_ body: (Int) throws -> Int) throws -> Int
+    ) throws -> Int {
+        guard rehearse else { return try transaction { $0 } }
+        do {
+            return try transaction { count in throw RehearsalRollback(count: count) }
+        } catch let rehearsal as RehearsalRollback {
+            return rehearsal.count
+        }
+    }
 }
 
 /// What `wearhouse store check` shows, for either engine.

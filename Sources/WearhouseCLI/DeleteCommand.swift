@@ -1,12 +1,23 @@
 import Foundation
 import Health
 import SQLiteStore
+import StoreEngine
 
 /// `wearhouse delete`: deletes samples by id, or every sample of a type in a range (with the usual filters).
 /// Each deletion leaves a tombstone, so syncing apps learn about it.
 struct DeleteCommand: Command {
     let name = "delete"
     let abstract = "Delete samples by id, or by type and time range."
+    var discussion: String {
+        """
+        --dry-run counts exactly what the deletion would delete (ids that match nothing are not counted) and
+        deletes nothing. Otherwise a terminal is asked to confirm; without one, --yes is needed.
+
+        EXAMPLES:
+          wearhouse delete --type heartRate --from 2025-03-30T10:00 --to 2025-03-30T11:00 --dry-run
+          wearhouse delete --id 0195e2f4-6c1e-7a3b-8c4d-5e6f7a8b9c0d --yes
+        """
+    }
 
     struct Options: CommandOptions {
         var ids: [UUID]?
@@ -18,6 +29,7 @@ struct DeleteCommand: Command {
         var devices: [String]?
         var sources: [String]?
         var dryRun = false
+        var yes = false
         var store: String?
     }
 
@@ -36,9 +48,10 @@ struct DeleteCommand: Command {
             .list("device", value: "keys", \.devices, help: "Only these devices."),
             .list("source", value: "ids", \.sources, help: "Only these sources."),
             .flag("dry-run", \.dryRun, help: "Say how many samples would be deleted, delete nothing."),
+            .flag("yes", \.yes, help: "Delete without asking (needed when standard input is not a terminal)."),
             StoreOptions.store(\.store),
         ],
-        rules: [.oneOf("id", "type"), .requires("type", "from", "to")]
+        rules: [.oneOf("id", "type"), .exclusive("dry-run", "yes"), .requires("type", "from", "to")]
             + DeleteCommand.typeFilters.map { OptionRule.requires($0, "type") })
 
     func run(_ options: Options, console: Console) async -> ExitCode {
@@ -59,8 +72,19 @@ struct DeleteCommand: Command {
                 }
             }
             if options.dryRun {
-                console.out("would delete \(ids.count) samples\n")
+                console.out("would delete \(try await store.deletionCount(ids, as: .owner)) samples\n")
                 return .success
+            }
+            if !options.yes {
+                guard Confirmation.canAsk else {
+                    console.error(Confirmation.refusal("delete samples"))
+                    return .usage
+                }
+                let count = try await store.deletionCount(ids, as: .owner)
+                guard count > 0, Confirmation.ask("Delete \(count) samples?", console: console) else {
+                    console.out("deleted 0 samples\n")
+                    return .success
+                }
             }
             let deleted = try await store.delete(ids, as: .owner)
             console.out("deleted \(deleted) samples\n")

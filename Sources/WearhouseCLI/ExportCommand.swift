@@ -10,10 +10,13 @@ struct ExportCommand: Command {
     let abstract = "Export samples as CSV, Open mHealth NDJSON or FHIR R4 NDJSON."
     var discussion: String {
         """
-        ndjson: one Open mHealth data point a line (heart-rate 2.0, step-count 3.0, and a wearhouse schema for the
-        other types), with the sample's source, device, subject and metadata under header.wearhouse;
-        'wearhouse import-samples' reads it back. fhir: one R4 Observation a line, LOINC 8867-4 for heart rate
-        and 55423-8 for steps, UCUM units, the sample id as identifier urn:uuid:<id>.
+        Every type is exported by default, heartbeat series included. ndjson: one Open mHealth data point a line
+        (heart-rate 2.0, step-count 3.0, and a wearhouse schema for the other types; a heartbeat series lists its
+        beats), with the sample's source, device, subject and metadata under header.wearhouse;
+        'wearhouse import-samples' reads it back into the same samples. fhir: one R4 Observation a line, LOINC
+        8867-4 for heart rate and 55423-8 for steps, UCUM units, the sample id as identifier urn:uuid:<id>, a
+        heartbeat series' beats as components. csv: the columns of 'samples --format csv' plus the metadata as
+        JSON; a heartbeat series gives one row per beat (its RR interval in ms at the beat's instant).
         """
     }
 
@@ -46,11 +49,9 @@ struct ExportCommand: Command {
     func run(_ options: Options, console: Console) async -> ExitCode {
         await runStoreCommand(console) {
             let format = options.format
-            let types = options.types ?? HealthTypeCatalog.all.filter { $0.aggregation != .series }
+            let types = options.types ?? HealthTypeCatalog.all
             let store = try StoreLocation.open(store: options.store, mustExist: true)
-            var output =
-                format == .csv
-                ? "uuid,type,start,end,value,unit,source,source_version,device,device_name,subject\n" : ""
+            var output = format == .csv ? Self.csvHeader : ""
             var count = 0
             for type in types {
                 var query = SampleQuery(
@@ -58,19 +59,19 @@ struct ExportCommand: Command {
                     to: StoreOptions.instant(options.to, in: options.timeZone), subjects: options.subjects,
                     limit: 10_000)
                 while true {
-                    let page = try await store.samples(query, as: .owner)
-                    for sample in page.samples {
-                        switch format {
-                        case .csv:
-                            output +=
-                                SamplesCommand.fields(sample).map { SamplesCommand.csvCell($0.value) }.joined(
-                                    separator: ",") + "\n"
-                        case .ndjson: output += FieldValue.object(Self.openMHealth(sample)).json + "\n"
-                        case .fhir: output += FieldValue.object(Self.fhirObservation(sample)).json + "\n"
-                        }
+                    let next: SampleCursor?
+                    if type.aggregation == .series {
+                        let page = try await store.heartbeatSeries(query, as: .owner)
+                        for series in page.series { output += Self.lines(series, format: format) }
+                        count += page.series.count
+                        next = page.next
+                    } else {
+                        let page = try await store.samples(query, as: .owner)
+                        for sample in page.samples { output += Self.lines(sample, format: format) }
+                        count += page.samples.count
+                        next = page.next
                     }
-                    count += page.samples.count
-                    guard let next = page.next else { break }
+                    guard let next else { break }
                     query.cursor = next
                 }
             }
@@ -89,37 +90,124 @@ struct ExportCommand: Command {
         }
     }
 
-    static func time(_ instant: Instant, _ sample: QuantitySample) -> FieldValue {
-        .string(StoreArguments.format(instant, offsetSeconds: sample.startOffsetSeconds))
+    /// The CSV columns: those of `wearhouse samples --format csv`, and the metadata as one JSON object.
+    static let csvHeader = "uuid,type,start,end,value,unit,source,source_version,device,device_name,subject,metadata\n"
+
+    /// A quantity sample in `format`: one line.
+    static func lines(_ sample: QuantitySample, format: Format) -> String {
+        switch format {
+        case .csv:
+            SamplesCommand.fields(sample).map { SamplesCommand.csvCell($0.value) }.joined(separator: ",") + "\n"
+        case .ndjson: FieldValue.object(openMHealth(sample)).json + "\n"
+        case .fhir: FieldValue.object(fhirObservation(sample)).json + "\n"
+        }
     }
 
-    static func timeFrame(_ sample: QuantitySample) -> FieldValue {
-        if sample.start == sample.end { return .object([Field("date_time", time(sample.start, sample))]) }
+    /// A heartbeat series in `format`: in CSV one line per beat (its RR interval in ms at the beat's instant,
+    /// `{"gap": true}` as metadata when a gap precedes it), else one line.
+    static func lines(_ series: HeartbeatSeriesSample, format: Format) -> String {
+        switch format {
+        case .csv:
+            let record = Record(series)
+            let provenance = [
+                FieldValue.string(series.source.identifier), series.source.version.map { .string($0) } ?? .null,
+                series.device.map { .string($0.key) } ?? .null, series.device?.name.map { .string($0) } ?? .null,
+                series.subject.map { .string($0) } ?? .null,
+            ]
+            return series.beats.map { beat in
+                let instant = series.start.adding(milliseconds: Int64(beat.offsetMilliseconds.rounded(.down)))
+                let cells: [FieldValue] =
+                    [
+                        .string(series.id.uuidString.lowercased()), .string(HealthType.heartbeatSeries.identifier),
+                        time(instant, record), time(instant, record), .double(beat.rrMilliseconds), .string("ms"),
+                    ] + provenance + [beat.precededByGap ? .string(#"{"gap":true}"#) : .null]
+                return cells.map(SamplesCommand.csvCell).joined(separator: ",") + "\n"
+            }.joined()
+        case .ndjson: return FieldValue.object(openMHealth(series)).json + "\n"
+        case .fhir: return FieldValue.object(fhirObservation(series)).json + "\n"
+        }
+    }
+
+    /// What every exported sample carries besides its measure.
+    struct Record {
+        var id: UUID
+        var type: HealthType
+        var start: Instant
+        var end: Instant
+        var startOffsetSeconds: Int32
+        var source: Source
+        var device: Device?
+        var subject: String?
+        var metadata: [String: MetadataValue]
+
+        init(_ sample: QuantitySample) {
+            (id, type, start, end, startOffsetSeconds) = (
+                sample.id, sample.type, sample.start, sample.end, sample.startOffsetSeconds
+            )
+            (source, device, subject, metadata) = (sample.source, sample.device, sample.subject, sample.metadata)
+        }
+
+        init(_ series: HeartbeatSeriesSample) {
+            (id, type, start, end, startOffsetSeconds) = (
+                series.id, .heartbeatSeries, series.start, series.end, series.startOffsetSeconds
+            )
+            (source, device, subject, metadata) = (series.source, series.device, series.subject, series.metadata)
+        }
+    }
+
+    static func time(_ instant: Instant, _ record: Record) -> FieldValue {
+        .string(StoreArguments.format(instant, offsetSeconds: record.startOffsetSeconds))
+    }
+
+    static func timeFrame(_ record: Record) -> FieldValue {
+        if record.start == record.end { return .object([Field("date_time", time(record.start, record))]) }
         return .object([
             Field(
                 "time_interval",
                 .object([
-                    Field("start_date_time", time(sample.start, sample)),
-                    Field("end_date_time", time(sample.end, sample)),
+                    Field("start_date_time", time(record.start, record)),
+                    Field("end_date_time", time(record.end, record)),
                 ]))
         ])
     }
 
+    /// Metadata as a JSON object: strings, booleans and numbers as such (whole numbers up to 2^53 as integers),
+    /// quantities as `{"value", "unit"}`, dates as `{"date_time"}`; `import-samples` reads each back as it was.
     static func metadata(_ metadata: [String: MetadataValue]) -> FieldValue {
         .object(
             metadata.sorted { $0.key < $1.key }.map { key, value in
                 switch value {
                 case .string(let text): Field(key, .string(text))
-                case .number(let number): Field(key, .double(number))
+                case .number(let number):
+                    if abs(number) <= 9_007_199_254_740_992, let whole = Int64(exactly: number) {
+                        Field(key, .integer(whole))
+                    } else {
+                        Field(key, .double(number))
+                    }
                 case .bool(let flag): Field(key, .bool(flag))
-                case .date(let instant): Field(key, .string(StoreArguments.format(instant, offsetSeconds: 0)))
+                case .date(let instant):
+                    Field(
+                        key, .object([Field("date_time", .string(StoreArguments.format(instant, offsetSeconds: 0)))]))
                 case .quantity(let number, let unit):
                     Field(key, .object([Field("value", .double(number)), Field("unit", .string(unit))]))
                 }
             })
     }
 
-    /// An Open mHealth data point; wearhouse's own fields go under `header.wearhouse`.
+    /// An Open mHealth data point for a heartbeat series: a wearhouse schema whose body lists the beats.
+    static func openMHealth(_ series: HeartbeatSeriesSample) -> [Field] {
+        let beats = FieldValue.list(
+            series.beats.map { beat in
+                .object([
+                    Field("offset_ms", .double(beat.offsetMilliseconds)), Field("rr_ms", .double(beat.rrMilliseconds)),
+                    Field("gap", .bool(beat.precededByGap)),
+                ])
+            })
+        return openMHealth(
+            Record(series), schema: ("wearhouse", "heartbeat-series", "1.0"), measure: Field("beats", beats))
+    }
+
+    /// An Open mHealth data point for a quantity sample.
     static func openMHealth(_ sample: QuantitySample) -> [Field] {
         let schema: (namespace: String, name: String, version: String, field: String, unit: String) =
             switch sample.type.identifier {
@@ -127,6 +215,16 @@ struct ExportCommand: Command {
             case "stepCount": ("omh", "step-count", "3.0", "step_count", "steps")
             default: ("wearhouse", sample.type.identifier, "1.0", "quantity", sample.type.canonicalUnit)
             }
+        return openMHealth(
+            Record(sample), schema: (schema.namespace, schema.name, schema.version),
+            measure: Field(
+                schema.field, .object([Field("value", .double(sample.value)), Field("unit", .string(schema.unit))])))
+    }
+
+    /// An Open mHealth data point; wearhouse's own fields go under `header.wearhouse`.
+    static func openMHealth(
+        _ sample: Record, schema: (namespace: String, name: String, version: String), measure: Field
+    ) -> [Field] {
         var device: [Field] = []
         if let value = sample.device {
             for (name, text) in [
@@ -173,15 +271,12 @@ struct ExportCommand: Command {
             Field(
                 "body",
                 .object([
-                    Field(
-                        schema.field,
-                        .object([Field("value", .double(sample.value)), Field("unit", .string(schema.unit))])),
-                    Field("effective_time_frame", timeFrame(sample)),
+                    measure, Field("effective_time_frame", timeFrame(sample)),
                 ])),
         ]
     }
 
-    /// A FHIR R4 Observation.
+    /// A FHIR R4 Observation of a quantity sample: `valueQuantity` in UCUM.
     static func fhirObservation(_ sample: QuantitySample) -> [Field] {
         let ucum: (unit: String, code: String) =
             switch sample.type.canonicalUnit {
@@ -196,6 +291,48 @@ struct ExportCommand: Command {
         let category =
             sample.type.identifier == "heartRate" || sample.type.identifier == "heartRateVariabilitySDNN"
             ? "vital-signs" : "activity"
+        return fhirObservation(
+            Record(sample), category: category,
+            value: Field(
+                "valueQuantity",
+                .object([
+                    Field("value", .double(sample.value)), Field("unit", .string(ucum.unit)),
+                    Field("system", .string("http://unitsofmeasure.org")), Field("code", .string(ucum.code)),
+                ])))
+    }
+
+    /// A FHIR R4 Observation of a heartbeat series: one `component` per beat, its RR interval as a
+    /// `valueQuantity` in ms, its offset from the start (ms) and whether a gap precedes it as extensions.
+    static func fhirObservation(_ series: HeartbeatSeriesSample) -> [Field] {
+        let components = FieldValue.list(
+            series.beats.map { beat in
+                .object([
+                    Field("code", .object([Field("text", .string("rr-interval"))])),
+                    Field(
+                        "valueQuantity",
+                        .object([
+                            Field("value", .double(beat.rrMilliseconds)), Field("unit", .string("ms")),
+                            Field("system", .string("http://unitsofmeasure.org")), Field("code", .string("ms")),
+                        ])),
+                    Field(
+                        "extension",
+                        .list([
+                            .object([
+                                Field("url", .string("urn:wearhouse:beat-offset-ms")),
+                                Field("valueDecimal", .double(beat.offsetMilliseconds)),
+                            ]),
+                            .object([
+                                Field("url", .string("urn:wearhouse:preceded-by-gap")),
+                                Field("valueBoolean", .bool(beat.precededByGap)),
+                            ]),
+                        ])),
+                ])
+            })
+        return fhirObservation(Record(series), category: "vital-signs", value: Field("component", components))
+    }
+
+    /// A FHIR R4 Observation with `value` (a `valueQuantity` or the `component` list).
+    static func fhirObservation(_ sample: Record, category: String, value: Field) -> [Field] {
         var coding: [FieldValue] = []
         if let loinc = sample.type.loinc {
             coding.append(.object([Field("system", .string("http://loinc.org")), Field("code", .string(loinc))]))
@@ -248,13 +385,7 @@ struct ExportCommand: Command {
                         Field("display", .string([device.name, device.key].compactMap { $0 }.joined(separator: " ")))
                     ])))
         }
-        fields.append(
-            Field(
-                "valueQuantity",
-                .object([
-                    Field("value", .double(sample.value)), Field("unit", .string(ucum.unit)),
-                    Field("system", .string("http://unitsofmeasure.org")), Field("code", .string(ucum.code)),
-                ])))
+        fields.append(value)
         return fields
     }
 }

@@ -13,7 +13,11 @@ struct ImportSamplesCommand: Command {
         Each line: {"type": "heartRate", "start": "2025-03-30T10:00:00+02:00", "end": "...", "value": 62,
         "unit": "count/min", "source": "com.example.app", "device": "A0:9E:1A:00:00:01", "subject": "alice",
         "uuid": "...", "metadata": {"externalUUID": "...", "syncVersion": 2}}. end, unit (default: the type's),
-        device, subject, uuid and metadata are optional; times need an offset or Z. Importing the same file
+        device, subject, uuid and metadata are optional (null is the same as absent); a heartbeatSeries line has
+        "beats": [{"offset_ms", "rr_ms", "gap"}] instead of value. Times are RFC 3339 with Z or an offset; digits
+        past milliseconds are dropped. A field of the wrong JSON type, a name over 256 bytes, metadata over 64 keys
+        or a metadata string over 4,096 bytes, a line over 16 MiB, more than 100,000 beats, or a sample spanning
+        more than a day (a week for cumulative types) is refused with its line number. Importing the same file
         twice stores nothing new.
         """
     }
@@ -47,12 +51,15 @@ struct ImportSamplesCommand: Command {
             text = String(decoding: data, as: UTF8.self)
         }
         var samples: [QuantitySample] = []
+        var series: [HeartbeatSeriesSample] = []
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let trimmed = String(line).trimmingSpaces
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
             do {
-                samples.append(
-                    try Self.sample(from: trimmed, defaultSource: options.source))
+                switch try Self.sample(from: trimmed, defaultSource: options.source) {
+                case .quantity(let sample): samples.append(sample)
+                case .series(let one): series.append(one)
+                }
             } catch {
                 console.error("\(file == "-" ? "stdin" : file):\(index + 1): \(error.message); nothing was imported")
                 return .dataError
@@ -60,12 +67,12 @@ struct ImportSamplesCommand: Command {
         }
         do {
             let store = try StoreLocation.open(store: options.store, mustExist: false)
-            let outcomes = try await store.save(samples, as: .owner)
+            let outcomes = try await store.save(SampleBatch(samples, heartbeats: series), as: .owner)
             let counts = Dictionary(grouping: outcomes, by: { $0 }).mapValues(\.count)
             let summary = [WriteOutcome.inserted, .duplicate, .conflict, .replaced, .stale].map {
                 "\(counts[$0] ?? 0) \($0.rawValue)"
             }
-            console.out("\(samples.count) samples: \(summary.joined(separator: ", "))\n")
+            console.out("\(samples.count + series.count) samples: \(summary.joined(separator: ", "))\n")
             return .success
         } catch let failure as StoreLocation.Failure {
             console.error(failure.message)
@@ -79,67 +86,206 @@ struct ImportSamplesCommand: Command {
         }
     }
 
-    static func sample(from line: String, defaultSource: String) throws(LineError) -> QuantitySample {
+    /// The limits on one line, refused with the line number rather than stored: a line of at most
+    /// ``maximumLineBytes``; identifiers (source, its version, device fields, subject, unit, metadata keys) of at
+    /// most ``maximumNameBytes``; metadata of at most ``maximumMetadataKeys`` keys, strings of at most
+    /// ``maximumMetadataStringBytes``; a series of at most ``maximumBeats`` beats; a sample spanning at most
+    /// ``maximumSpanMilliseconds(_:)``.
+    static let maximumLineBytes = 16 << 20
+    static let maximumNameBytes = 256
+    static let maximumMetadataKeys = 64
+    static let maximumMetadataStringBytes = 4_096
+    static let maximumBeats = 100_000
+
+    /// The longest a sample may span: a day for discrete types and heartbeat series, a week for cumulative ones.
+    static func maximumSpanMilliseconds(_ type: HealthType) -> Int64 {
+        type.aggregation == .cumulative ? 7 * 86_400_000 : 86_400_000
+    }
+
+    /// One line, as a quantity sample or a heartbeat series.
+    enum Parsed {
+        case quantity(QuantitySample)
+        case series(HeartbeatSeriesSample)
+    }
+
+    static func sample(from line: String, defaultSource: String) throws(LineError) -> Parsed {
         func fail(_ message: String) -> LineError { LineError(line: 0, message: message) }
+        guard line.utf8.count <= maximumLineBytes else {
+            throw fail("the line is longer than \(maximumLineBytes) bytes")
+        }
         guard var object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else {
             throw fail("not a JSON object")
         }
         if object["header"] != nil, object["body"] != nil { object = try flatten(openMHealth: object) }
-        guard let typeName = object["type"] as? String else { throw fail("missing \"type\"") }
+        let fields = Fields(object)
+        guard let typeName = try fields.name("type") else { throw fail("missing \"type\"") }
         guard let type = HealthTypeCatalog.type(typeName) else { throw fail("unknown type '\(typeName)'") }
-        guard let startText = object["start"] as? String else { throw fail("missing \"start\"") }
+        guard let startText = try fields.string("start", limit: 64) else { throw fail("missing \"start\"") }
         let (start, offset) = try time(startText, field: "start")
         var end = start
-        if let endText = object["end"] as? String { end = try time(endText, field: "end").0 }
+        if let endText = try fields.string("end", limit: 64) { end = try time(endText, field: "end").0 }
+        guard end >= start else { throw fail("\"end\" \(endText(end)) is before \"start\" \(startText)") }
+        let span = end.milliseconds - start.milliseconds
+        guard span <= maximumSpanMilliseconds(type) else {
+            throw fail(
+                "a \(type.identifier) sample may span at most \(maximumSpanMilliseconds(type) / 3_600_000) hours "
+                    + "(this one spans \(span / 1_000) s)")
+        }
+        var id: UUID?
+        if let text = try fields.string("uuid", limit: 64) {
+            guard let parsed = UUID(uuidString: text) else { throw fail("\"uuid\" '\(text)' is not a UUID") }
+            guard parsed.uuidString != "00000000-0000-0000-0000-000000000000" else {
+                throw fail("\"uuid\" is the nil UUID")
+            }
+            id = parsed
+        }
+        let source = Source(
+            identifier: try fields.name("source") ?? defaultSource, version: try fields.name("source_version"))
+        let device = try fields.device()
+        let subject = try fields.name("subject")
+        let metadata = try fields.metadata()
+        if type.aggregation == .series {
+            return .series(
+                HeartbeatSeriesSample(
+                    id: id, start: start, end: end, startOffsetSeconds: offset, beats: try fields.beats(),
+                    source: source,
+                    device: device, subject: subject, metadata: metadata))
+        }
         guard let number = object["value"] as? NSNumber, !isJSONBoolean(number) else {
             throw fail("missing or non-numeric \"value\"")
         }
         var value = number.doubleValue
-        if let unitText = object["unit"] as? String, unitText != type.canonicalUnit {
+        if let unitText = try fields.name("unit"), unitText != type.canonicalUnit {
             do {
                 value = try HealthUnit(unitText).convert(value, to: HealthUnit(type.canonicalUnit))
             } catch {
                 throw fail("unit '\(unitText)': \(error)")
             }
         }
-        var metadata: [String: MetadataValue] = [:]
-        if let raw = object["metadata"] as? [String: Any] {
-            for (key, item) in raw {
-                if let text = item as? String {
-                    metadata[key] = .string(text)
+        return .quantity(
+            QuantitySample(
+                id: id ?? UUID.timeOrdered(), type: type, start: start, end: end, startOffsetSeconds: offset,
+                value: value, source: source, device: device, subject: subject, metadata: metadata))
+    }
+
+    static func endText(_ instant: Instant) -> String { StoreArguments.format(instant, offsetSeconds: 0) }
+
+    /// The fields of one line, each checked for its JSON type and size; absent and `null` are the same.
+    struct Fields {
+        let object: [String: Any]
+
+        init(_ object: [String: Any]) { self.object = object }
+
+        func fail(_ message: String) -> LineError { LineError(line: 0, message: message) }
+
+        /// A string of at most `limit` UTF-8 bytes, or `nil` when absent or null.
+        func string(_ key: String, in object: [String: Any]? = nil, limit: Int, path: String? = nil) throws(LineError)
+            -> String?
+        {
+            let value = (object ?? self.object)[key]
+            if value == nil || value is NSNull { return nil }
+            guard let text = value as? String else { throw fail("\"\(path ?? key)\" must be a string") }
+            guard text.utf8.count <= limit else {
+                throw fail("\"\(path ?? key)\" is longer than \(limit) bytes (\(text.utf8.count))")
+            }
+            return text
+        }
+
+        /// An identifier: a string of at most ``maximumNameBytes``.
+        func name(_ key: String) throws(LineError) -> String? {
+            try string(key, limit: maximumNameBytes)
+        }
+
+        /// `"device"`: a key (with `"device_name"`), or an object of the ``Device`` fields.
+        func device() throws(LineError) -> Device? {
+            let value = object["device"]
+            if value == nil || value is NSNull { return nil }
+            if value is String {
+                return Device(name: try name("device_name"), localIdentifier: try name("device"))
+            }
+            guard let fields = value as? [String: Any] else {
+                throw fail("\"device\" must be a string (its key) or an object")
+            }
+            func text(_ key: String) throws(LineError) -> String? {
+                try string(key, in: fields, limit: maximumNameBytes, path: "device.\(key)")
+            }
+            let known: Set = [
+                "key", "name", "manufacturer", "model", "hardware_version", "firmware_version", "software_version",
+                "serial_number", "local_identifier",
+            ]
+            if let unknown = fields.keys.sorted().first(where: { !known.contains($0) }) {
+                throw fail("\"device\" has an unknown field '\(unknown)'")
+            }
+            _ = try text("key")
+            return Device(
+                name: try text("name"), manufacturer: try text("manufacturer"), model: try text("model"),
+                hardwareVersion: try text("hardware_version"), firmwareVersion: try text("firmware_version"),
+                softwareVersion: try text("software_version"), serialNumber: try text("serial_number"),
+                localIdentifier: try text("local_identifier"))
+        }
+
+        /// `"metadata"`: an object of strings, numbers, booleans, `{"value", "unit"}` quantities and
+        /// `{"date_time"}` dates.
+        func metadata() throws(LineError) -> [String: MetadataValue] {
+            let value = object["metadata"]
+            if value == nil || value is NSNull { return [:] }
+            guard let raw = value as? [String: Any] else { throw fail("\"metadata\" must be an object") }
+            guard raw.count <= maximumMetadataKeys else {
+                throw fail("\"metadata\" has \(raw.count) keys; at most \(maximumMetadataKeys) are accepted")
+            }
+            var metadata: [String: MetadataValue] = [:]
+            for (key, item) in raw.sorted(by: { $0.key < $1.key }) {
+                guard key.utf8.count <= maximumNameBytes else {
+                    throw fail("a metadata key is longer than \(maximumNameBytes) bytes")
+                }
+                if item is String {
+                    metadata[key] = .string(
+                        try string(key, in: raw, limit: maximumMetadataStringBytes, path: "metadata.\(key)") ?? "")
                 } else if let number = item as? NSNumber {
                     metadata[key] = isJSONBoolean(number) ? .bool(number.boolValue) : .number(number.doubleValue)
-                } else if let quantity = item as? [String: Any], let number = quantity["value"] as? NSNumber,
-                    let unit = quantity["unit"] as? String
+                } else if let quantity = item as? [String: Any], quantity.count == 2,
+                    let number = quantity["value"] as? NSNumber, !isJSONBoolean(number),
+                    let unit = try string("unit", in: quantity, limit: maximumNameBytes, path: "metadata.\(key).unit")
                 {
                     metadata[key] = .quantity(number.doubleValue, unit: unit)
+                } else if let date = item as? [String: Any], date.count == 1,
+                    let text = try string("date_time", in: date, limit: 64, path: "metadata.\(key).date_time")
+                {
+                    metadata[key] = .date(try time(text, field: "metadata.\(key).date_time").0)
                 } else {
-                    throw fail("metadata '\(key)' must be a string, number or boolean")
+                    throw fail(
+                        "metadata '\(key)' must be a string, number, boolean, {\"value\", \"unit\"} or {\"date_time\"}")
                 }
             }
+            return metadata
         }
-        var id = UUID.timeOrdered()
-        if let text = object["uuid"] as? String {
-            guard let parsed = UUID(uuidString: text) else { throw fail("\"uuid\" '\(text)' is not a UUID") }
-            id = parsed
+
+        /// `"beats"` of a heartbeat series: `{"offset_ms", "rr_ms", "gap"}` objects (`gap` optional).
+        func beats() throws(LineError) -> [Beat] {
+            guard let list = object["beats"] as? [Any] else {
+                throw fail("a heartbeatSeries line needs \"beats\", a list")
+            }
+            guard list.count <= maximumBeats else {
+                throw fail("\"beats\" has \(list.count) beats; at most \(maximumBeats) are accepted")
+            }
+            var beats: [Beat] = []
+            beats.reserveCapacity(list.count)
+            for (index, item) in list.enumerated() {
+                guard let beat = item as? [String: Any], let offset = beat["offset_ms"] as? NSNumber,
+                    !isJSONBoolean(offset), let rr = beat["rr_ms"] as? NSNumber, !isJSONBoolean(rr)
+                else { throw fail("beat \(index + 1) must be {\"offset_ms\": number, \"rr_ms\": number}") }
+                var gap = false
+                if let flag = beat["gap"], !(flag is NSNull) {
+                    guard let number = flag as? NSNumber, isJSONBoolean(number) else {
+                        throw fail("beat \(index + 1): \"gap\" must be true or false")
+                    }
+                    gap = number.boolValue
+                }
+                beats.append(
+                    Beat(offsetMilliseconds: offset.doubleValue, rrMilliseconds: rr.doubleValue, precededByGap: gap))
+            }
+            return beats
         }
-        var device = (object["device"] as? String).map {
-            Device(name: object["device_name"] as? String, localIdentifier: $0)
-        }
-        if let fields = object["device"] as? [String: Any] {
-            device = Device(
-                name: fields["name"] as? String, manufacturer: fields["manufacturer"] as? String,
-                model: fields["model"] as? String, hardwareVersion: fields["hardware_version"] as? String,
-                firmwareVersion: fields["firmware_version"] as? String,
-                softwareVersion: fields["software_version"] as? String,
-                serialNumber: fields["serial_number"] as? String, localIdentifier: fields["local_identifier"] as? String
-            )
-        }
-        return QuantitySample(
-            id: id, type: type, start: start, end: end, startOffsetSeconds: offset, value: value,
-            source: Source(
-                identifier: object["source"] as? String ?? defaultSource, version: object["source_version"] as? String),
-            device: device, subject: object["subject"] as? String, metadata: metadata)
     }
 
     /// An Open mHealth data point (as `wearhouse export --format ndjson` writes it) in the flat shape.
@@ -157,15 +303,20 @@ struct ImportSamplesCommand: Command {
         for key in ["source_version", "device", "subject", "metadata"] where !(extra[key] is NSNull) {
             flat[key] = extra[key]
         }
-        guard
-            let (_, measure) = body.first(where: {
-                $0.key != "effective_time_frame" && ($0.value as? [String: Any])?["value"] != nil
-            }),
-            let quantity = measure as? [String: Any]
-        else { throw fail("body has no {\"value\", \"unit\"} measure") }
-        flat["value"] = quantity["value"]
-        if let unit = quantity["unit"] as? String {
-            flat["unit"] = ["beats/min": "count/min", "steps": "count"][unit] ?? unit
+        if let beats = body["beats"] {
+            flat["beats"] = beats
+            flat["type"] = flat["type"] ?? (schema == "heartbeat-series" ? "heartbeatSeries" : nil)
+        } else {
+            guard
+                let (_, measure) = body.first(where: {
+                    $0.key != "effective_time_frame" && ($0.value as? [String: Any])?["value"] != nil
+                }),
+                let quantity = measure as? [String: Any]
+            else { throw fail("body has no {\"value\", \"unit\"} measure") }
+            flat["value"] = quantity["value"]
+            if let unit = quantity["unit"] as? String {
+                flat["unit"] = ["beats/min": "count/min", "steps": "count"][unit] ?? unit
+            }
         }
         let frame = body["effective_time_frame"] as? [String: Any] ?? [:]
         if let instant = frame["date_time"] {
@@ -179,17 +330,85 @@ struct ImportSamplesCommand: Command {
         return flat
     }
 
-    /// An ISO 8601 instant with `Z` or `±HH:MM`, and that offset in seconds.
+    /// An RFC 3339 instant and its offset in seconds: `YYYY-MM-DD`, `T`, `t` or a space, `HH:MM[:SS]`, any
+    /// number of fraction digits (up to 30; the store keeps milliseconds, so further digits are dropped, which
+    /// moves the instant toward the earlier millisecond), a leap second `:60` read as `:59.999`, then `Z`, `z`,
+    /// `±HH:MM` or `±HHMM`.
     static func time(_ text: String, field: String) throws(LineError) -> (Instant, Int32) {
-        guard case .instant(let instant)? = try? StatisticsTime(parsing: text) else {
-            throw LineError(line: 0, message: "\"\(field)\" '\(text)' is not an ISO 8601 time with Z or an offset")
+        func fail(_ reason: String) -> LineError {
+            LineError(line: 0, message: "\"\(field)\" '\(text)' is not an RFC 3339 time: \(reason)")
         }
+        let bytes = Array(text.utf8)
+        var index = 0
+        func digits(_ count: Int) -> Int? {
+            guard index + count <= bytes.count else { return nil }
+            var value = 0
+            for byte in bytes[index..<index + count] {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            index += count
+            return value
+        }
+        func skip(_ characters: String) -> Bool {
+            guard index < bytes.count, characters.utf8.contains(bytes[index]) else { return false }
+            index += 1
+            return true
+        }
+        guard let year = digits(4), skip("-"), let month = digits(2), skip("-"), let day = digits(2) else {
+            throw fail("expected YYYY-MM-DD")
+        }
+        guard skip("Tt ") else { throw fail("expected T, t or a space after the date, then the time and an offset") }
+        guard let hour = digits(2), skip(":"), let minute = digits(2) else {
+            throw fail("expected HH:MM after the date")
+        }
+        var second = 0
+        var millisecond = 0
+        if skip(":") {
+            guard let whole = digits(2) else { throw fail("expected two digits of seconds") }
+            second = whole
+            if skip(".") {
+                let first = index
+                while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
+                    index += 1
+                }
+                let count = index - first
+                guard count > 0 else { throw fail("expected digits after the decimal point") }
+                guard count <= 30 else { throw fail("more than 30 fraction digits") }
+                for position in 0..<3 {
+                    millisecond *= 10
+                    if position < count { millisecond += Int(bytes[first + position] - UInt8(ascii: "0")) }
+                }
+            }
+        }
+        if second == 60 { (second, millisecond) = (59, 999) }
         var offset: Int32 = 0
-        if !text.hasSuffix("Z"), text.count > 6 {
-            let suffix = text.suffix(6)
-            let sign: Int32 = suffix.first == "-" ? -1 : 1
-            let digits = suffix.dropFirst().split(separator: ":").compactMap { Int32($0) }
-            if digits.count == 2 { offset = sign * (digits[0] * 3600 + digits[1] * 60) }
+        if skip("Zz") {
+        } else if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+            let sign: Int32 = bytes[index] == UInt8(ascii: "-") ? -1 : 1
+            index += 1
+            guard let hours = digits(2) else { throw fail("expected ±HH:MM") }
+            _ = skip(":")
+            guard let minutes = digits(2), hours <= 23, minutes <= 59 else { throw fail("expected ±HH:MM up to 23:59") }
+            offset = sign * Int32(hours * 3_600 + minutes * 60)
+        } else {
+            throw fail("it needs Z or an offset (±HH:MM)")
+        }
+        guard index == bytes.count else { throw fail("unexpected text after the offset") }
+        let local: LocalDateTime
+        do {
+            local = try LocalDateTime(
+                year: year, month: month, day: day, hour: hour, minute: minute, second: second,
+                millisecond: millisecond)
+        } catch {
+            throw fail("\(error)")
+        }
+        let magnitude = abs(Int(offset))
+        let canonical = String(
+            format: "%@.%03d%@%02d:%02d", local.description.prefix(19).description, millisecond,
+            offset < 0 ? "-" : "+", magnitude / 3_600, magnitude % 3_600 / 60)
+        guard case .instant(let instant)? = try? StatisticsTime(parsing: canonical) else {
+            throw fail("outside the years 1-9999")
         }
         return (instant, offset)
     }

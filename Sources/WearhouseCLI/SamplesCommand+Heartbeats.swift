@@ -23,6 +23,7 @@ extension SamplesCommand {
             Field("subject", series.subject.map { .string($0) } ?? .null),
         ]
         if beats {
+            fields.append(Field("metadata", series.metadata.isEmpty ? .null : ExportCommand.metadata(series.metadata)))
             fields.append(
                 Field(
                     "beats",
@@ -38,14 +39,15 @@ extension SamplesCommand {
         return fields
     }
 
-    static func render(_ series: [HeartbeatSeriesSample], format: Format) -> String {
+    /// The series in `format`; `header`: CSV starts with its header line (a table always has one).
+    static func render(_ series: [HeartbeatSeriesSample], format: Format, header: Bool = true) -> String {
         switch format {
         case .json:
             return series.map { FieldValue.object(fields($0, beats: true)).json + "\n" }.joined()
         case .csv:
-            let header =
+            let names =
                 "uuid,type,start,end,beat_count,mean_rr_ms,gaps,source,source_version,device,device_name,subject\n"
-            return header
+            return (header ? names : "")
                 + series.map { fields($0, beats: false).map { csvCell($0.value) }.joined(separator: ",") + "\n" }
                 .joined()
         case .table:

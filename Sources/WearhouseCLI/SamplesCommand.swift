@@ -12,6 +12,8 @@ struct SamplesCommand: Command {
         Times are ISO 8601: with Z or an offset they are instants, without they are wall time in --time-zone
         (default UTC). A sample matches when it overlaps [--from, --to). Lists are comma-separated.
         heartbeatSeries lists one line per series (beats, mean RR interval, gaps); json adds every beat.
+        Every matching sample is printed (json and csv as they are read, \(SamplesCommand.pageSize) at a time);
+        with --limit n only the first n, and stderr says when more match.
 
         EXAMPLES:
           wearhouse samples --type heartRate --from 2025-03-30 --to 2025-03-31 --time-zone Europe/Berlin
@@ -34,7 +36,8 @@ struct SamplesCommand: Command {
         var subjects: [String]?
         var devices: [String]?
         var sources: [String]?
-        var limit = 1000
+        /// 0: every matching sample.
+        var limit = 0
         var format = Format.table
         var store: String?
     }
@@ -46,10 +49,13 @@ struct SamplesCommand: Command {
         .list("subject", value: "names", \.subjects, help: "Only these subjects."),
         .list("device", value: "keys", \.devices, help: "Only these devices (BLE address or key)."),
         .list("source", value: "ids", \.sources, help: "Only these sources."),
-        .integer("limit", in: 0...Int.max, \.limit, help: "At most n samples, 0 for all."),
+        .integer("limit", in: 0...Int.max, \.limit, help: "At most n samples (default 0: all)."),
         .choice("format", \.format, help: "How to print: a table, JSON (one object per line) or CSV."),
         StoreOptions.store(\.store),
     ])
+
+    /// How many samples one store query reads; json and csv print each page before reading the next.
+    static let pageSize = 1_000
 
     func run(_ options: Options, console: Console) async -> ExitCode {
         await runStoreCommand(console) {
@@ -58,15 +64,63 @@ struct SamplesCommand: Command {
             let query = SampleQuery(
                 type: type, from: StoreOptions.instant(options.from, in: options.timeZone),
                 to: StoreOptions.instant(options.to, in: options.timeZone), sources: options.sources,
-                devices: options.devices, subjects: options.subjects, limit: options.limit == 0 ? nil : options.limit)
+                devices: options.devices, subjects: options.subjects)
             let store = try StoreLocation.open(store: options.store, mustExist: true)
+            let limit = options.limit == 0 ? nil : options.limit
+            let cut: Bool
             if type.aggregation == .series {
-                console.out(Self.render(try await store.heartbeatSeries(query, as: .owner).series, format: format))
-                return .success
+                var listed: [HeartbeatSeriesSample] = []
+                cut = try await Self.pages(
+                    query, limit: limit, read: { try await store.heartbeatSeries($0, as: .owner) }
+                ) { page, first in
+                    if format == .table {
+                        listed += page.series
+                    } else {
+                        console.out(Self.render(page.series, format: format, header: first))
+                    }
+                }
+                if format == .table { console.out(Self.render(listed, format: format)) }
+            } else {
+                var listed: [QuantitySample] = []
+                cut = try await Self.pages(query, limit: limit, read: { try await store.samples($0, as: .owner) }) {
+                    page, first in
+                    if format == .table {
+                        listed += page.samples
+                    } else {
+                        console.out(Self.render(page.samples, format: format, header: first))
+                    }
+                }
+                if format == .table { console.out(Self.render(listed, format: format)) }
             }
-            let samples = try await store.samples(query, as: .owner).samples
-            console.out(Self.render(samples, format: format))
+            if cut, let limit {
+                console.err("wearhouse: printed the first \(limit) samples; more match (--limit 0 prints all)\n")
+            }
             return .success
+        }
+    }
+
+    /// Reads `query` page by page (``pageSize`` at a time, at most `limit` in all), handing each page to `print`
+    /// with whether it is the first. Returns whether `limit` cut the listing short: more samples match after the
+    /// last one printed.
+    static func pages<Page: ListedPage>(
+        _ query: SampleQuery, limit: Int?, read: (SampleQuery) async throws -> Page, print: (Page, Bool) throws -> Void
+    ) async throws -> Bool {
+        var query = query
+        var remaining = limit ?? Int.max
+        var first = true
+        while true {
+            query.limit = min(remaining, pageSize)
+            let page = try await read(query)
+            try print(page, first)
+            first = false
+            remaining -= page.count
+            guard let next = page.next else { return false }
+            query.cursor = next
+            if remaining <= 0 {
+                // One sample past the limit tells whether the limit cut anything.
+                query.limit = 1
+                return try await read(query).count > 0
+            }
         }
     }
 
@@ -83,16 +137,17 @@ struct SamplesCommand: Command {
             Field("device", sample.device.map { .string($0.key) } ?? .null),
             Field("device_name", sample.device?.name.map { .string($0) } ?? .null),
             Field("subject", sample.subject.map { .string($0) } ?? .null),
+            Field("metadata", sample.metadata.isEmpty ? .null : ExportCommand.metadata(sample.metadata)),
         ]
     }
 
-    static func render(_ samples: [QuantitySample], format: Format) -> String {
+    /// The samples in `format`; `header`: CSV starts with its header line (a table always has one).
+    static func render(_ samples: [QuantitySample], format: Format, header: Bool = true) -> String {
         switch format {
         case .json:
             return samples.map { FieldValue.object(fields($0)).json + "\n" }.joined()
         case .csv:
-            let header = "uuid,type,start,end,value,unit,source,source_version,device,device_name,subject\n"
-            return header
+            return (header ? ExportCommand.csvHeader : "")
                 + samples.map { sample in
                     fields(sample).map { csvCell($0.value) }.joined(separator: ",") + "\n"
                 }.joined()
@@ -117,9 +172,24 @@ struct SamplesCommand: Command {
         case .string(let text):
             return text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" })
                 ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
+        case .object, .list: return csvCell(.string(value.json))
         default: return value.json
         }
     }
+}
+
+/// A page of a sample listing: how many samples it holds and where the next page starts.
+protocol ListedPage {
+    var count: Int { get }
+    var next: SampleCursor? { get }
+}
+
+extension SamplePage: ListedPage {
+    var count: Int { samples.count }
+}
+
+extension HeartbeatSeriesPage: ListedPage {
+    var count: Int { series.count }
 }
 
 /// Left-aligned columns separated by two spaces.

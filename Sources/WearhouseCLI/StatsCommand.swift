@@ -14,7 +14,7 @@ struct StatsCommand: Command {
         hours; minutes and hours are fixed durations. Cumulative types (stepCount, distanceWalkingRunning,
         activeEnergyBurned) are summed with overlapping sources merged by priority, so two devices counting the
         same walk are not added up; --by-source shows each source unmerged. Discrete types give count, avg, min,
-        max and recent. Without --from/--to the last 7 days up to now are shown.
+        max and recent; heartbeatSeries gives the count of series that start in each bucket. Without --from/--to the last 7 days up to now are shown.
 
         EXAMPLES:
           wearhouse stats --type heartRate --interval 1d --time-zone Europe/Berlin --statistic avg,min,max
@@ -79,13 +79,17 @@ struct StatsCommand: Command {
                 return .usage
             }
             let statistics =
-                options.statistics ?? (type.aggregation == .cumulative ? ["sum"] : ["count", "avg", "min", "max"])
+                options.statistics
+                ?? (type.aggregation == .cumulative
+                    ? ["sum"] : type.aggregation == .series ? ["count"] : ["count", "avg", "min", "max"])
             let buckets = try StatisticsBuckets(interval: interval, timeZone: zone).buckets(from: from, to: to)
             let query = StatisticsQuery(
                 type: type, buckets: buckets, sources: options.sources, devices: options.devices,
                 subjects: options.subjects, separateBySource: options.bySource)
             let store = try StoreLocation.open(store: options.store, mustExist: true)
-            let results = try await store.statistics(query, as: .owner)
+            let results =
+                type.aggregation == .series
+                ? try await Self.seriesCounts(query, in: store) : try await store.statistics(query, as: .owner)
             if options.json {
                 for result in results { console.out(FieldValue.object(Self.fields(result, statistics)).json + "\n") }
             } else {
@@ -95,6 +99,40 @@ struct StatsCommand: Command {
             }
             return .success
         }
+    }
+
+    /// Heartbeat series per bucket: how many series start in it (other statistics are empty: a series has no
+    /// single value). Read page by page, ``SamplesCommand/pageSize`` at a time.
+    static func seriesCounts(_ query: StatisticsQuery, in store: any HealthStore) async throws -> [StatisticsResult] {
+        guard let first = query.buckets.first, let last = query.buckets.last else { return [] }
+        var starts: [Provenance?: [Instant]] = [:]
+        var page = SampleQuery(
+            type: query.type, from: first.start, to: last.end, strictStart: true, sources: query.sources,
+            devices: query.devices, subjects: query.subjects, limit: SamplesCommand.pageSize)
+        while true {
+            let read = try await store.heartbeatSeries(page, as: .owner)
+            for series in read.series where series.start < last.end {
+                starts[query.separateBySource ? series.provenance : nil, default: []].append(series.start)
+            }
+            guard let next = read.next else { break }
+            page.cursor = next
+        }
+        let groups =
+            query.separateBySource ? starts.keys.sorted { ($0?.description ?? "") < ($1?.description ?? "") } : [nil]
+        var results: [StatisticsResult] = []
+        for bucket in query.buckets {
+            for provenance in groups {
+                let count = (starts[provenance] ?? []).count { $0 >= bucket.start && $0 < bucket.end }
+                if query.separateBySource, count == 0 { continue }
+                results.append(
+                    StatisticsResult(
+                        bucket: bucket, provenance: provenance,
+                        discrete: DiscreteStatistics.Bucket(
+                            start: bucket.start, end: bucket.end, count: count, sum: nil, average: nil, minimum: nil,
+                            maximum: nil, mostRecent: nil, mostRecentEnd: nil, timeWeightedAverage: nil)))
+            }
+        }
+        return results
     }
 
     static func value(_ result: StatisticsResult, _ statistic: String) -> Double? {

@@ -113,16 +113,47 @@ struct StoreRetentionCommand: Command {
 struct StorePruneCommand: Command {
     let name = "prune"
     let abstract = "Delete samples older than their type's retention period."
+    var discussion: String {
+        """
+        --dry-run counts exactly what pruning now would delete and deletes nothing. Otherwise a terminal is asked
+        to confirm; without one, --yes is needed.
+        """
+    }
 
     struct Options: CommandOptions {
+        var dryRun = false
+        var yes = false
         var store: String?
     }
 
-    let syntax = CommandSyntax<Options>(options: [StoreOptions.store(\.store)])
+    let syntax = CommandSyntax<Options>(
+        options: [
+            .flag("dry-run", \.dryRun, help: "Say how many samples would be pruned, delete nothing."),
+            .flag("yes", \.yes, help: "Prune without asking (needed when standard input is not a terminal)."),
+            StoreOptions.store(\.store),
+        ], rules: [.exclusive("dry-run", "yes")])
 
     func run(_ options: Options, console: Console) async -> ExitCode {
-        await withStore(options.store, mustExist: true, console: console) { store in
+        var refused = false
+        let status = await withStore(options.store, mustExist: true, console: console) { store in
+            if options.dryRun {
+                console.out("would prune \(try await store.pruneCount()) samples\n")
+                return
+            }
+            if !options.yes {
+                guard Confirmation.canAsk else {
+                    console.error(Confirmation.refusal("prune samples"))
+                    refused = true
+                    return
+                }
+                let count = try await store.pruneCount()
+                guard count > 0, Confirmation.ask("Prune \(count) samples?", console: console) else {
+                    console.out("pruned 0 samples\n")
+                    return
+                }
+            }
             console.out("pruned \(try await store.prune()) samples\n")
         }
+        return refused ? .usage : status
     }
 }

@@ -108,7 +108,7 @@ private func mentions(_ text: String, _ spelling: String) -> Bool {
         #expect(
             result.stderr == """
                 Error: unknown option '--forever'
-                Usage: wearhouse store prune [--store <url>]
+                Usage: wearhouse store prune [--dry-run | --yes] [--store <url>]
                 See 'wearhouse help store prune' for more information.
 
                 """)
@@ -116,7 +116,7 @@ private func mentions(_ text: String, _ spelling: String) -> Bool {
             let help = try WearhouseRunner.run(arguments)
             #expect(help.status == 0)
             #expect(help.stdout.hasPrefix("OVERVIEW: Delete samples older than their type's retention period.\n"))
-            #expect(help.stdout.contains("USAGE: wearhouse store prune [--store <url>]\n"))
+            #expect(help.stdout.contains("USAGE: wearhouse store prune [--dry-run | --yes] [--store <url>]\n"))
         }
     }
 

@@ -82,7 +82,7 @@ import Testing
         try await fill()
         let deleted = try WearhouseRunner.run([
             "delete", "--store", store, "--type", "heartbeatSeries", "--from", "2025-03-30T10:00:30Z", "--to",
-            "2025-03-30T11:00:00Z", "--subject", "alice",
+            "2025-03-30T11:00:00Z", "--subject", "alice", "--yes",
         ])
         #expect(deleted.stdout == "deleted 2 samples\n", "\(deleted.stderr)")
         let left = try WearhouseRunner.run([

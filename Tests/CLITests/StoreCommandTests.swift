@@ -76,7 +76,8 @@ import Testing
         ])
         #expect(csv.stdout.split(separator: "\n").count == 3)
         #expect(
-            csv.stdout.hasPrefix("uuid,type,start,end,value,unit,source,source_version,device,device_name,subject\n"))
+            csv.stdout.hasPrefix(
+                "uuid,type,start,end,value,unit,source,source_version,device,device_name,subject,metadata\n"))
     }
 
     @Test func dailyStatisticsFollowTheTimeZonesCalendar() throws {
@@ -180,7 +181,7 @@ import Testing
         ])
         #expect(dryRun.stdout == "would delete 2 samples\n")
         let deleted = try WearhouseRunner.run([
-            "delete", "--store", store, "--type", "heartRate", "--from", "2025-03-29", "--to", "2025-04-01",
+            "delete", "--store", store, "--type", "heartRate", "--from", "2025-03-29", "--to", "2025-04-01", "--yes",
         ])
         #expect(deleted.stdout == "deleted 2 samples\n")
         let after = try WearhouseRunner.run(["samples", "--store", store, "--type", "heartRate"])

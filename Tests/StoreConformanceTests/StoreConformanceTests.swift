@@ -201,6 +201,23 @@ import Testing
         #expect(try await store.delete([samples[1].id], as: .app("stranger")) == 0)
     }
 
+    @Test(arguments: Engine.allCases) func aDeletionCountIsWhatTheDeletionDeletes(_ engine: Engine) async throws {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
+        let samples = (0..<3).map { heartRate(Int64($0), 60) }
+        _ = try await store.save(samples, as: .owner)
+        let beats = series(minute: 0)
+        #expect(try await store.save([beats], as: .owner) == [.inserted])
+        // An unknown id counts nothing, an id given twice once; a heartbeat series counts; nothing is deleted.
+        let ids = [samples[0].id, UUID(), samples[0].id, samples[2].id, beats.id]
+        #expect(try await store.deletionCount(ids, as: .owner) == 3)
+        #expect(try await store.deletionCount([samples[1].id], as: .app("stranger")) == 0)
+        #expect(try await store.samples(SampleQuery(type: .heartRate), as: .owner).samples == samples)
+        #expect(try await store.changes(of: .heartRate, since: nil, limit: 10, as: .owner).deleted.isEmpty)
+        #expect(try await store.delete(ids, as: .owner) == 3)
+        #expect(try await store.deletionCount(ids, as: .owner) == 0)
+    }
+
     @Test(arguments: Engine.allCases) func pagesWithACursor(_ engine: Engine) async throws {
         let (store, storage) = try makeStore(engine)
         defer { storage.remove() }
@@ -346,7 +363,11 @@ import Testing
         #expect(try await store.retention() == ["heartRate": 3])
         // Keep samples that ended at or after day 7 (a cutoff in the middle of a chunk).
         let pruned: Int = 7 * 144 + 7
+        // A rehearsal counts exactly what pruning deletes, and deletes nothing.
+        #expect(try await store.pruneCount() == pruned)
+        #expect(try await store.samples(SampleQuery(type: .heartRate), as: .owner).samples.count == 1_450)
         #expect(try await store.prune() == pruned)
+        #expect(try await store.pruneCount() == 0)
         let left = try await store.samples(SampleQuery(type: .heartRate), as: .owner).samples
         #expect(left.count == 3 * 144 + 3)
         #expect(left.allSatisfy { $0.end.milliseconds >= 7 * 86_400_000 })

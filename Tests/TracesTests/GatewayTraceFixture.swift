@@ -31,25 +31,3 @@ extension GatewayFixture {
     var tracePath: String { directory.appendingPathComponent("run.trace").path }
     var recorder: TraceRecorder { observer as! TraceRecorder }  // made by GatewayTraceFixture.run
 }
-
-/// Everything a store holds, for comparing two stores.
-struct StoreContents: Equatable {
-    var quantities: [QuantitySample]
-    var series: [HeartbeatSeriesSample]
-
-    static func of(_ store: SQLiteHealthStore) async throws -> StoreContents {
-        var quantities: [QuantitySample] = []
-        for type in HealthTypeCatalog.all where type != .heartbeatSeries {
-            var cursor: SampleCursor?
-            repeat {
-                let page = try await store.samples(SampleQuery(type: type, limit: 1000, cursor: cursor), as: .owner)
-                quantities += page.samples
-                cursor = page.next
-            } while cursor != nil
-        }
-        let series = try await store.heartbeatSeries(SampleQuery(type: .heartbeatSeries), as: .owner).series
-        return StoreContents(
-            quantities: quantities.sorted { $0.id.uuidString < $1.id.uuidString },
-            series: series.sorted { $0.id.uuidString < $1.id.uuidString })
-    }
-}

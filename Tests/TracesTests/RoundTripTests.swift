@@ -5,6 +5,7 @@ import Gateway
 import GatewayTestSupport
 import Health
 import SQLiteStore
+import TestSupport
 import Testing
 import Traces
 
