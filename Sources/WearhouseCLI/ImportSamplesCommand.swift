@@ -86,7 +86,7 @@ struct ImportSamplesCommand: Command {
         }
         if object["header"] != nil, object["body"] != nil { object = try flatten(openMHealth: object) }
         guard let typeName = object["type"] as? String else { throw fail("missing \"type\"") }
-        guard let type = HealthTypeCatalog.type(typeName) else { throw fail("unknown type '\(typeName)'") }
+        guard let type = HealthTypeCatalog.type(typeName) else { throw fail("unknown type \(echo(typeName))") }
         guard let startText = object["start"] as? String else { throw fail("missing \"start\"") }
         let (start, offset) = try time(startText, field: "start")
         var end = start
@@ -99,7 +99,7 @@ struct ImportSamplesCommand: Command {
             do {
                 value = try HealthUnit(unitText).convert(value, to: HealthUnit(type.canonicalUnit))
             } catch {
-                throw fail("unit '\(unitText)': \(error)")
+                throw fail("unit \(echo(unitText)): \(error)")
             }
         }
         var metadata: [String: MetadataValue] = [:]
@@ -114,13 +114,13 @@ struct ImportSamplesCommand: Command {
                 {
                     metadata[key] = .quantity(number.doubleValue, unit: unit)
                 } else {
-                    throw fail("metadata '\(key)' must be a string, number or boolean")
+                    throw fail("metadata \(echo(key)) must be a string, number or boolean")
                 }
             }
         }
         var id = UUID.timeOrdered()
         if let text = object["uuid"] as? String {
-            guard let parsed = UUID(uuidString: text) else { throw fail("\"uuid\" '\(text)' is not a UUID") }
+            guard let parsed = UUID(uuidString: text) else { throw fail("\"uuid\" \(echo(text)) is not a UUID") }
             id = parsed
         }
         var device = (object["device"] as? String).map {
@@ -182,7 +182,7 @@ struct ImportSamplesCommand: Command {
     /// An ISO 8601 instant with `Z` or `±HH:MM`, and that offset in seconds.
     static func time(_ text: String, field: String) throws(LineError) -> (Instant, Int32) {
         guard case .instant(let instant)? = try? StatisticsTime(parsing: text) else {
-            throw LineError(line: 0, message: "\"\(field)\" '\(text)' is not an ISO 8601 time with Z or an offset")
+            throw LineError(line: 0, message: "\"\(field)\" \(echo(text)) is not an ISO 8601 time with Z or an offset")
         }
         var offset: Int32 = 0
         if !text.hasSuffix("Z"), text.count > 6 {
