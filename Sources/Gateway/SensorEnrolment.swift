@@ -115,9 +115,17 @@ public struct SensorEnrolment: Sendable {
                     "\(id.address) has no heart-rate, running speed, step counter or InfiniTime step characteristic")
         }
         try await step("trust") { () throws(CentralError) in try await central.setTrusted(id, true) }
+        // Enrolling again keeps what was said before (wearer, label, location) unless the request says otherwise.
+        let before: RegisteredSensor?
+        do {
+            before = try await registry.registeredSensors().first { $0.address == id.address }
+        } catch {
+            throw Failure(message: "cannot read \(id.address) from the store: \(error)")
+        }
         let sensor = RegisteredSensor(
-            address: id.address, adapter: request.adapter.map { $0.uppercased() }, name: info.name,
-            label: request.label, subject: request.subject, location: request.location,
+            address: id.address, adapter: request.adapter.map { $0.uppercased() } ?? before?.adapter,
+            name: info.name, label: request.label ?? before?.label, subject: request.subject ?? before?.subject,
+            location: request.location ?? before?.location,
             device: metadata.device(name: request.label ?? info.name, address: id.address, fallback: nil),
             services: characteristics.map(\.service.description).uniqued(), paired: info.paired || pairedNow,
             notifyMode: request.notifyMode, enrolledAt: Instant.now(on: clock))
@@ -133,15 +141,30 @@ public struct SensorEnrolment: Sendable {
     /// The peripheral the request names: known to bluetoothd already, or found by discovery within the timeout.
     private func find(_ request: Request, waiter: EventWaiter) async throws -> PeripheralInfo {
         let address = RegisteredSensor.normalizedAddress(request.target)
+        // A name matches exactly (case included, no prefixes): a near miss is named in the error, and a name that
+        // several devices have is refused, so that a guess never enrols the wrong sensor.
         func matches(_ info: PeripheralInfo) -> Bool {
             if let adapter = request.adapter, adapter.uppercased() != info.id.adapter { return false }
             if let address { return info.id.address == address }
-            return info.name?.lowercased() == request.target.lowercased()
+            return info.name == request.target
         }
         let known = try await step("list the devices of") { () throws(CentralError) in
             try await central.knownPeripherals()
         }
-        if let info = known.first(where: matches) { return info }
+        let exact = known.filter(matches)
+        if address == nil, exact.count > 1 {
+            throw Failure(
+                message: "\(exact.count) devices are named \(ErrorEcho.echo(request.target)) ("
+                    + exact.map(\.id.address).sorted().joined(separator: ", ") + "): give the address")
+        }
+        if let info = exact.first { return info }
+        let nearMisses =
+            address != nil
+            ? []
+            : known.filter { info in
+                guard let name = info.name, name != request.target else { return false }
+                return name.lowercased() == request.target.lowercased()
+            }
         try await step("start discovery on") { () throws(CentralError) in
             try await central.startDiscovery(services: GatewayService.discoveryServices, on: request.adapter)
         }
@@ -153,8 +176,13 @@ public struct SensorEnrolment: Sendable {
         }
         try? await central.stopDiscovery(on: request.adapter)
         guard let found else {
+            let hint =
+                nearMisses.isEmpty
+                ? "is it awake and near?"
+                : "names match exactly; "
+                    + nearMisses.map { "\(ErrorEcho.echo($0.name ?? "")) is \($0.id.address)" }.joined(separator: ", ")
             throw Failure(
-                message: "no sensor '\(request.target)' found within \(request.timeout) (is it awake and near?)")
+                message: "no sensor \(ErrorEcho.echo(request.target)) found within \(request.timeout) (\(hint))")
         }
         return found
     }

@@ -1,3 +1,4 @@
+internal import Foundation
 public import Health
 public import Support
 
@@ -99,6 +100,10 @@ public actor StoreWriter {
     public private(set) var latencies = Latencies()
     /// The last invalid samples the store refused, with its reason (most recent last, at most 20).
     public private(set) var rejections: [String] = []
+    /// The first samples the store refused (at most ``firstRejectionLimit``): which sample and why, e.g.
+    /// `heartbeatSeries at 2026-01-01T10:00:00.000Z: ...`, so that a count of rejections comes with examples.
+    public private(set) var firstRejections: [String] = []
+    public static let firstRejectionLimit = 5
     /// The last write error (while retrying), for status and logs.
     public private(set) var lastError: String?
 
@@ -308,7 +313,26 @@ public actor StoreWriter {
         } catch let invalid as InvalidSampleError {
             counters.rejected += 1
             remember(invalid.reason)
+            if firstRejections.count < Self.firstRejectionLimit {
+                firstRejections.append("\(Self.describe(batch)): \(invalid.reason)")
+            }
         }
+    }
+
+    /// The one sample in `batch`, for a rejection: its type and start.
+    private static func describe(_ batch: SampleBatch) -> String {
+        if let series = batch.heartbeats.first { return "heartbeatSeries at \(iso(series.start.milliseconds))" }
+        if let stream = batch.quantities.first, let start = stream.starts.first {
+            return "\(stream.type.identifier) at \(iso(start))"
+        }
+        return "a sample"
+    }
+
+    private static func iso(_ milliseconds: Int64) -> String {
+        guard Instant.supportedMilliseconds.contains(milliseconds) else { return "\(milliseconds) ms since 1970" }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
     }
 
     private func tally(_ outcomes: [WriteOutcome]) {

@@ -16,19 +16,30 @@ public struct Timeline: Hashable, Sendable {
     public mutating func instant(of timestamp: Timestamp) -> Instant {
         let anchor = self.anchor ?? timestamp
         self.anchor = anchor
-        let elapsed = timestamp.monotonic - anchor.monotonic
+        let wall = Self.wall(anchor, plus: timestamp.monotonic - anchor.monotonic)
+        return Instant(milliseconds: wall >= 0 ? wall / 1000 : (wall + 1) / 1000 - 1)  // floor, without overflow
+    }
+
+    /// `anchor`'s wall clock plus `elapsed`, in microseconds, saturating at the ends of `Int64`: the times come
+    /// from outside (a trace checks its own, Sources/Traces/TraceLineCodec.swift; a live clock may be anything),
+    /// and an instant beyond the store's range is refused by the store, not a trap here.
+    static func wall(_ anchor: Timestamp, plus elapsed: Duration) -> Int64 {
         let (seconds, attoseconds) = elapsed.components
-        let microseconds = seconds * 1_000_000 + attoseconds / 1_000_000_000_000
-        let wall = anchor.wallMicroseconds + microseconds
-        return Instant(milliseconds: wall >= 0 ? wall / 1000 : (wall - 999) / 1000)
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
+        guard !overflow else { return seconds < 0 ? .min : .max }
+        let (microseconds, carried) = whole.addingReportingOverflow(attoseconds / 1_000_000_000_000)
+        guard !carried else { return seconds < 0 ? .min : .max }
+        let (wall, beyond) = anchor.wallMicroseconds.addingReportingOverflow(microseconds)
+        guard !beyond else { return microseconds < 0 ? .min : .max }
+        return wall
     }
 
     /// How far the wall clock in `timestamp` is from the timeline's instant for it, in milliseconds.
     public func drift(at timestamp: Timestamp) -> Int64 {
         guard let anchor else { return 0 }
-        let elapsed = timestamp.monotonic - anchor.monotonic
-        let (seconds, attoseconds) = elapsed.components
-        let expected = anchor.wallMicroseconds + seconds * 1_000_000 + attoseconds / 1_000_000_000_000
-        return (timestamp.wallMicroseconds - expected) / 1000
+        let expected = Self.wall(anchor, plus: timestamp.monotonic - anchor.monotonic)
+        let (drift, overflow) = timestamp.wallMicroseconds.subtractingReportingOverflow(expected)
+        guard !overflow else { return expected > 0 ? .min / 1000 : .max / 1000 }
+        return drift / 1000
     }
 }

@@ -100,7 +100,18 @@ public enum TraceReplay {
             pending = SampleBuilder.Output()
             await writer.submit(batch)
         }
-        while let record = try source.nextRecord() {
+        while true {
+            let next: TraceRecord?
+            do {
+                next = try source.nextRecord()
+            } catch {
+                // A bad line ends the replay, but what came before it is stored: the open samples are finished.
+                engine.finish(into: &pending)
+                await submit()
+                await writer.flush()
+                throw error
+            }
+            guard let record = next else { break }
             records += 1
             if case .factor(let factor) = speed, let at = record.time {
                 let first = firstTime ?? at

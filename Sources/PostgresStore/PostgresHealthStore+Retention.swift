@@ -8,7 +8,13 @@ extension PostgresHealthStore {
     /// Keeps `type` for `days` days (`nil`: forever).
     public func setRetention(of type: HealthType, days: Int?) throws {
         if let days {
-            guard days > 0 else { throw InvalidSampleError(index: 0, reason: "retention must be at least one day") }
+            guard RetentionLimits.days.contains(days) else {
+                throw InvalidSampleError(
+                    index: 0,
+                    reason:
+                        "retention must be \(RetentionLimits.days.lowerBound)-\(RetentionLimits.days.upperBound) days, "
+                        + "not \(days) (longer: keep forever)")
+            }
             try withConnection { connection in
                 try connection.query(
                     "INSERT INTO retention (type, days) VALUES ($1, $2) ON CONFLICT (type) DO UPDATE SET days = $2",
@@ -49,7 +55,9 @@ extension PostgresHealthStore {
         try writeTransaction { connection in
             var removed = 0
             for (identifier, days) in periods.sorted(by: { $0.key < $1.key }) {
-                guard let typeID = try existingTypeID(connection, identifier) else { continue }
+                // A period beyond the limit (stored before there was one) keeps everything.
+                guard RetentionLimits.days.contains(days), let typeID = try existingTypeID(connection, identifier)
+                else { continue }
                 let cutoff = now().milliseconds - Int64(days) * 86_400_000
                 removed +=
                     try connection.query(

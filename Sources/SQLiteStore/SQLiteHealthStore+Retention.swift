@@ -9,7 +9,13 @@ extension SQLiteHealthStore {
     public func setRetention(of type: HealthType, days: Int?) throws {
         defer { connection.resetCachedStatements() }
         if let days {
-            guard days > 0 else { throw InvalidSampleError(index: 0, reason: "retention must be at least one day") }
+            guard RetentionLimits.days.contains(days) else {
+                throw InvalidSampleError(
+                    index: 0,
+                    reason:
+                        "retention must be \(RetentionLimits.days.lowerBound)-\(RetentionLimits.days.upperBound) days, "
+                        + "not \(days) (longer: keep forever)")
+            }
             let statement = try connection.cached("INSERT OR REPLACE INTO retention (type, days) VALUES (?1, ?2)")
             try statement.bind(1, type.identifier)
             try statement.bind(2, Int64(days))
@@ -51,7 +57,8 @@ extension SQLiteHealthStore {
         try writeTransaction {
             var removed = 0
             for (identifier, days) in periods {
-                guard let typeID = try existingTypeID(identifier) else { continue }
+                // A period beyond the limit (stored before there was one) keeps everything.
+                guard RetentionLimits.days.contains(days), let typeID = try existingTypeID(identifier) else { continue }
                 let cutoff = now().milliseconds - Int64(days) * 86_400_000
                 let rows = try connection.cached("DELETE FROM samples WHERE type_id = ?1 AND end_ms < ?2")
                 try rows.bind(1, typeID)

@@ -73,7 +73,8 @@ public enum BleakLogImporter {
     static func epochSeconds(date: Substring, time: Substring) -> Int64? {
         let day = date.split(separator: "-").compactMap { Int64($0) }
         let clock = time.split(separator: ":").compactMap { Int64($0) }
-        guard day.count == 3, clock.count == 3, (1...12).contains(day[1]), (1...31).contains(day[2]),
+        guard day.count == 3, clock.count == 3, (1...9999).contains(day[0]), (1...12).contains(day[1]),
+            (1...31).contains(day[2]),
             (0...23).contains(clock[0]), (0...59).contains(clock[1]), (0...60).contains(clock[2])
         else { return nil }
         // Days from civil (proleptic Gregorian), after Howard Hinnant's published algorithm.

@@ -27,14 +27,18 @@ public struct BtsnoopImportOptions: Hashable, Sendable {
         var map: [UInt16: BluetoothUUID] = [:]
         for pair in text.split(separator: ",") {
             let parts = pair.split(separator: "=", maxSplits: 1)
-            guard parts.count == 2 else { throw BtsnoopImportError("--map: expected handle=uuid, not '\(pair)'") }
+            guard parts.count == 2 else {
+                throw BtsnoopImportError("--map: expected handle=uuid, not \(ErrorEcho.echo(pair))")
+            }
             let handleText = parts[0].trimmingSpaces
             let handle: UInt16? =
                 handleText.lowercased().hasPrefix("0x")
                 ? UInt16(handleText.dropFirst(2), radix: 16) : UInt16(handleText)
-            guard let handle else { throw BtsnoopImportError("--map: '\(handleText)' is not a handle (0x0010 or 16)") }
+            guard let handle else {
+                throw BtsnoopImportError("--map: \(ErrorEcho.echo(handleText)) is not a handle (0x0010 or 16)")
+            }
             guard let uuid = BluetoothUUID(parts[1].trimmingSpaces) else {
-                throw BtsnoopImportError("--map: '\(parts[1])' is not a Bluetooth UUID")
+                throw BtsnoopImportError("--map: \(ErrorEcho.echo(parts[1])) is not a Bluetooth UUID")
             }
             map[handle] = uuid
         }
@@ -199,6 +203,9 @@ private struct CaptureState {
                 [record.number], .damaged,
                 "cut short in the capture (\(record.data.count) of \(record.originalLength) bytes)")
             return
+        }
+        guard TraceLineCodec.wallMicroseconds.contains(record.wallMicroseconds) else {
+            return classify([record.number], .damaged, "its time is outside 0001-01-01 to 9999-12-31 UTC")
         }
         switch datalink {
         case .hciUART:

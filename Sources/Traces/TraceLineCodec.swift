@@ -159,7 +159,7 @@ public enum TraceLineCodec {
         var characteristics: [BluetoothUUID] = []
         for text in try object.strings("characteristics") {
             guard let uuid = BluetoothUUID(text) else {
-                throw object.invalid("'characteristics' holds '\(text)', not a Bluetooth UUID")
+                throw object.invalid("'characteristics' holds \(ErrorEcho.echo(text)), not a Bluetooth UUID")
             }
             characteristics.append(uuid)
         }
@@ -176,6 +176,11 @@ public enum TraceLineCodec {
             sourceVersion: try object.string("source-version"), timeZone: try object.string("time-zone"),
             characteristics: characteristics, at: at)
     }
+
+    /// The `wall-us` a trace may hold: the instants a store accepts (`Instant.supportedMilliseconds` in
+    /// Sources/Health/Instant.swift), 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z, in microseconds. A line
+    /// outside is invalid, so that no time arithmetic downstream can overflow.
+    public static let wallMicroseconds: ClosedRange<Int64> = -62_135_596_800_000_000...253_402_300_799_999_999
 
     /// Whether `text` is a Bluetooth device address, `AA:BB:CC:DD:EE:FF` (either case).
     public static func isAddress(_ text: String) -> Bool {
@@ -283,6 +288,11 @@ private struct Fields {
     func timestamp() throws(TraceSyntaxError) -> Timestamp {
         let mono = try requiredInteger("mono-ns")
         let wall = try requiredInteger("wall-us")
+        guard TraceLineCodec.wallMicroseconds.contains(wall) else {
+            throw invalid(
+                "'wall-us' \(wall) is outside the times a store holds (0001-01-01 to 9999-12-31 UTC: "
+                    + "\(TraceLineCodec.wallMicroseconds.lowerBound)...\(TraceLineCodec.wallMicroseconds.upperBound))")
+        }
         return Timestamp(monotonic: .nanoseconds(mono), wallMicroseconds: wall)
     }
 }

@@ -1,4 +1,5 @@
 internal import Glibc
+internal import Support
 
 /// Reads a trace file line by line, in constant memory, as it is being appended to or after a crash.
 ///
@@ -96,7 +97,9 @@ public final class TraceReader {
             case .success(.record(let record)):
                 return record
             case .success(.unknownKind(let kind)):
-                issues.append(TraceIssue(file: path, line: number, reason: "skipped a line of unknown kind '\(kind)'"))
+                issues.append(
+                    TraceIssue(
+                        file: path, line: number, reason: "skipped a line of unknown kind \(ErrorEcho.echo(kind))"))
             case .failure(let error):
                 let reason = error.offset > 0 ? "column \(error.offset + 1): \(error.reason)" : error.reason
                 // A torn line is the last one, or the one a crashed recorder left before a new session began.

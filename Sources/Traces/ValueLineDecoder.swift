@@ -97,7 +97,9 @@ struct ValueLineDecoder {
             break
         }
         scanner.skipSpace()
-        guard scanner.atEnd, let kind, let address, let characteristic, let bytes, let monotonic, let wall else {
+        guard scanner.atEnd, let kind, let address, let characteristic, let bytes, let monotonic, let wall,
+            TraceLineCodec.wallMicroseconds.contains(wall)
+        else {
             return nil
         }
         return TraceValue(

@@ -35,7 +35,7 @@ struct AppAPI {
             case "system": return .system
             case "session": return .session
             case let text where text.contains(":"): return .address(text)
-            default: throw UsageError("--api: '\(text)' is not system, session, none or a D-Bus address")
+            default: throw UsageError("--api: \(echo(text)) is not system, session, none or a D-Bus address")
             }
         }
     }

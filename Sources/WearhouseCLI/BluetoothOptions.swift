@@ -25,7 +25,7 @@ enum BluetoothOptions {
             case "system": return .system
             case "session": return .session
             default:
-                guard text.contains(":") else { throw UsageError("--bus: '\(text)' is not a D-Bus address") }
+                guard text.contains(":") else { throw UsageError("--bus: \(echo(text)) is not a D-Bus address") }
                 return .address(text)
             }
         }

@@ -41,7 +41,7 @@ public struct CommandSyntax<Options: CommandOptions>: Sendable {
             }
             guard argument.hasPrefix("--") else {
                 if argument.hasPrefix("-"), argument != "-", Double(argument) == nil {
-                    failure = failure ?? UsageError("unknown option '\(argument)'")
+                    failure = failure ?? UsageError("unknown option \(echo(argument))")
                 } else {
                     words.append(argument)
                 }
@@ -51,7 +51,7 @@ public struct CommandSyntax<Options: CommandOptions>: Sendable {
             let name = String(body.prefix { $0 != "=" })
             let inline = body.firstIndex(of: "=").map { String(body[body.index(after: $0)...]) }
             guard let option = options.first(where: { $0.info.name == name }) else {
-                failure = failure ?? UsageError("unknown option '--\(name)'")
+                failure = failure ?? UsageError("unknown option \(echo("--" + name))")
                 continue
             }
             let count = given[name, default: 0] + 1
@@ -111,6 +111,6 @@ public struct CommandSyntax<Options: CommandOptions>: Sendable {
                 throw UsageError("missing <\(positional.info.name)>")
             }
         }
-        if let extra = remaining.first { throw UsageError("unexpected argument '\(extra)'") }
+        if let extra = remaining.first { throw UsageError("unexpected argument \(echo(extra))") }
     }
 }

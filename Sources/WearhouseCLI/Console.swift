@@ -14,15 +14,41 @@ public struct Console: Sendable {
         self.isTerminal = isTerminal
     }
 
-    /// The process's own stdout and stderr.
+    /// The process's own stdout and stderr. When one of them can no longer be written (the reader of a pipe went
+    /// away with SIGPIPE ignored, as under systemd; a full disk), the process ends with 74 (EX_IOERR) and a line
+    /// on stderr naming the stream and the error, instead of trapping or going on writing into nothing.
     public static let standard = Console(
-        out: { FileHandle.standardOutput.write(Data($0.utf8)) },
-        err: { FileHandle.standardError.write(Data($0.utf8)) },
+        out: { write($0, to: STDOUT_FILENO, name: "stdout") },
+        err: { write($0, to: STDERR_FILENO, name: "stderr") },
         isTerminal: isatty(STDOUT_FILENO) != 0
     )
 
     /// Writes `Error: message` and a hint to stderr.
     public func error(_ message: String, hint: String? = nil) {
         err("Error: \(message)\n" + (hint.map { "\($0)\n" } ?? ""))
+    }
+
+    /// Writes all of `text` to `descriptor` (retrying interrupted and partial writes); exits 74 when it cannot.
+    static func write(_ text: String, to descriptor: Int32, name: String) {
+        var text = text
+        text.withUTF8 { buffer in
+            guard let base = buffer.baseAddress else { return }
+            var offset = 0
+            while offset < buffer.count {
+                let written = Foundation.write(descriptor, base + offset, buffer.count - offset)
+                if written < 0 {
+                    let code = errno
+                    if code == EINTR { continue }
+                    if descriptor != STDERR_FILENO {
+                        let line = "wearhouse: cannot write to \(name): \(String(cString: strerror(code))); stopping\n"
+                        _ = line.utf8CString.withUnsafeBufferPointer {
+                            Foundation.write(STDERR_FILENO, $0.baseAddress, $0.count - 1)
+                        }
+                    }
+                    Foundation.exit(ExitCode.ioError.rawValue)
+                }
+                offset += written
+            }
+        }
     }
 }

@@ -47,7 +47,7 @@ struct DecodeCommand: Command {
         let characteristicName = options.characteristic
         guard let type = CharacteristicCatalog.type(named: characteristicName) else {
             console.error(
-                "unknown characteristic '\(characteristicName)'",
+                "unknown characteristic \(echo(characteristicName))",
                 hint:
                     "Known: \(CharacteristicCatalog.all.map { "\($0.name) (\($0.uuid.shortDescription))" }.joined(separator: ", "))."
             )

@@ -39,7 +39,7 @@ struct DeleteCommand: Command {
     let syntax = CommandSyntax<Options>(
         options: [
             .list("id", value: "uuids", \.ids, help: "Comma-separated sample ids.") { text throws(UsageError) in
-                guard let id = UUID(uuidString: text) else { throw UsageError("'\(text)' is not a sample id") }
+                guard let id = UUID(uuidString: text) else { throw UsageError("\(echo(text)) is not a sample id") }
                 return id
             },
             StoreOptions.type(\.type, help: "The type."), StoreOptions.time("from", \.from, help: "Range start."),

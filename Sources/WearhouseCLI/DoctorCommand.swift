@@ -33,7 +33,7 @@ struct DoctorCommand: Command {
             do {
                 return try GatewayConfiguration().applying(overrides: ["bluetooth.bus": text]).bluetooth.bus
             } catch {
-                throw UsageError("--bus: '\(text)' is not a D-Bus address (unix:path=..., system or session)")
+                throw UsageError("--bus: \(echo(text)) is not a D-Bus address (unix:path=..., system or session)")
             }
         },
         .value(

@@ -58,7 +58,7 @@ struct ImportCommand: Command {
                 help: "The device address when the capture has no connection event."
             ) { text throws(UsageError) in
                 guard TraceLineCodec.isAddress(text) else {
-                    throw UsageError("--address must look like AA:BB:CC:DD:EE:FF, not '\(text)'")
+                    throw UsageError("--address must look like AA:BB:CC:DD:EE:FF, not \(echo(text))")
                 }
                 return text
             },
@@ -79,7 +79,17 @@ struct ImportCommand: Command {
         let bytes = [UInt8](data)
         let base = URL(fileURLWithPath: path).lastPathComponent
         let recorder = "wearhouse \(WearhouseCLI.version)"
-        let format = options.format ?? (bytes.starts(with: Array("btsnoop".utf8)) ? .btsnoop : .bleakLog)
+        let format: Format
+        if let chosen = options.format {
+            format = chosen
+        } else {
+            do throws(BtsnoopImportError) {
+                format = try CaptureFormat.detect(bytes) == .btsnoop ? .btsnoop : .bleakLog
+            } catch {
+                console.error("\(path): \(error.reason)")
+                return .dataError
+            }
+        }
         let records: [TraceRecord]
         switch format {
         case .btsnoop:
@@ -104,7 +114,8 @@ struct ImportCommand: Command {
                 console.err("\(path): \(result.report)\n")
                 records = result.records
             } catch {
-                console.error("\(path): \(error.reason)")
+                let guessed = options.format == nil ? " (read as a bleak log: it does not start with 'btsnoop\\0')" : ""
+                console.error("\(path): \(error.reason)\(guessed)")
                 return .dataError
             }
         }

@@ -119,7 +119,7 @@ struct ImportSamplesCommand: Command {
         if object["header"] != nil, object["body"] != nil { object = try flatten(openMHealth: object) }
         let fields = Fields(object)
         guard let typeName = try fields.name("type") else { throw fail("missing \"type\"") }
-        guard let type = HealthTypeCatalog.type(typeName) else { throw fail("unknown type '\(typeName)'") }
+        guard let type = HealthTypeCatalog.type(typeName) else { throw fail("unknown type \(echo(typeName))") }
         guard let startText = try fields.string("start", limit: 64) else { throw fail("missing \"start\"") }
         let (start, offset) = try time(startText, field: "start")
         var end = start
@@ -159,7 +159,7 @@ struct ImportSamplesCommand: Command {
             do {
                 value = try HealthUnit(unitText).convert(value, to: HealthUnit(type.canonicalUnit))
             } catch {
-                throw fail("unit '\(unitText)': \(error)")
+                throw fail("unit \(echo(unitText)): \(error)")
             }
         }
         return .quantity(
@@ -214,7 +214,7 @@ struct ImportSamplesCommand: Command {
                 "serial_number", "local_identifier",
             ]
             if let unknown = fields.keys.sorted().first(where: { !known.contains($0) }) {
-                throw fail("\"device\" has an unknown field '\(unknown)'")
+                throw fail("\"device\" has an unknown field \(echo(unknown))")
             }
             _ = try text("key")
             return Device(
@@ -253,12 +253,17 @@ struct ImportSamplesCommand: Command {
                 {
                     metadata[key] = .date(try time(text, field: "metadata.\(key).date_time").0)
                 } else {
+<<<<<<< HEAD
                     throw fail(
                         "metadata '\(key)' must be a string, number, boolean, {\"value\", \"unit\"} or {\"date_time\"}")
+=======
+                    throw fail("metadata \(echo(key)) must be a string, number or boolean")
+>>>>>>> cli
                 }
             }
             return metadata
         }
+<<<<<<< HEAD
 
         /// `"beats"` of a heartbeat series: `{"offset_ms", "rr_ms", "gap"}` objects (`gap` optional).
         func beats() throws(LineError) -> [Beat] {
@@ -285,6 +290,12 @@ struct ImportSamplesCommand: Command {
                     Beat(offsetMilliseconds: offset.doubleValue, rrMilliseconds: rr.doubleValue, precededByGap: gap))
             }
             return beats
+=======
+        var id = UUID.timeOrdered()
+        if let text = object["uuid"] as? String {
+            guard let parsed = UUID(uuidString: text) else { throw fail("\"uuid\" \(echo(text)) is not a UUID") }
+            id = parsed
+>>>>>>> cli
         }
     }
 
@@ -335,8 +346,13 @@ struct ImportSamplesCommand: Command {
     /// moves the instant toward the earlier millisecond), a leap second `:60` read as `:59.999`, then `Z`, `z`,
     /// `±HH:MM` or `±HHMM`.
     static func time(_ text: String, field: String) throws(LineError) -> (Instant, Int32) {
+<<<<<<< HEAD
         func fail(_ reason: String) -> LineError {
             LineError(line: 0, message: "\"\(field)\" '\(text)' is not an RFC 3339 time: \(reason)")
+=======
+        guard case .instant(let instant)? = try? StatisticsTime(parsing: text) else {
+            throw LineError(line: 0, message: "\"\(field)\" \(echo(text)) is not an ISO 8601 time with Z or an offset")
+>>>>>>> cli
         }
         let bytes = Array(text.utf8)
         var index = 0

@@ -260,7 +260,7 @@ extension Option {
     ) -> Option {
         list(name, value: value, path, allowed: allowed, help: help) { text throws(UsageError) in
             if let allowed, !allowed.contains(text) {
-                throw UsageError("--\(name): '\(text)' is not one of \(allowed.joined(separator: ", "))")
+                throw UsageError("--\(name): \(echo(text)) is not one of \(allowed.joined(separator: ", "))")
             }
             return text
         }
@@ -316,7 +316,7 @@ extension Option {
         -> Int
     {
         guard let number = Int(text), range.contains(number) else {
-            throw UsageError("--\(name) must be \(describe(range)), not '\(text)'")
+            throw UsageError("--\(name) must be \(describe(range)), not \(echo(text))")
         }
         return number
     }
@@ -325,7 +325,7 @@ extension Option {
         -> Duration
     {
         guard let seconds = Double(text), range.contains(seconds) else {
-            throw UsageError("--\(name) must be \(describe(range)), not '\(text)'")
+            throw UsageError("--\(name) must be \(describe(range)), not \(echo(text))")
         }
         return .milliseconds(Int64((seconds * 1000).rounded()))
     }
@@ -336,7 +336,8 @@ extension Option {
         guard let value = Value(rawValue: text) else {
             let words = Value.allCases.map(\.rawValue)
             throw UsageError(
-                "--\(name) must be \(words.dropLast().joined(separator: ", ")) or \(words.last ?? ""), not '\(text)'")
+                "--\(name) must be \(words.dropLast().joined(separator: ", ")) or \(words.last ?? ""), not \(echo(text))"
+            )
         }
         return value
     }

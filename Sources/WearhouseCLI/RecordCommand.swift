@@ -1,3 +1,5 @@
+import Health
+
 /// `wearhouse record --out FILE`: the service's connections and subscriptions, with a trace as the only output.
 struct RecordCommand: Command {
     let name = "record"
@@ -34,7 +36,35 @@ struct RecordCommand: Command {
         ])
 
     func run(_ options: Options, console: Console) async -> ExitCode {
-        let sensors = Set((options.sensors ?? []).map { $0.uppercased() })
+        var sensors = Set<String>()
+        for text in options.sensors ?? [] {
+            guard let address = RegisteredSensor.normalizedAddress(text) else {
+                console.error("--sensor: \(echo(text)) is not a Bluetooth address (AA:BB:CC:DD:EE:FF)")
+                return .usage
+            }
+            sensors.insert(address)
+        }
+        if !sensors.isEmpty {
+            // A sensor that is not enrolled would be waited for, silently, for the whole duration.
+            let enrolled: Set<String>
+            do {
+                let store = try StoreLocation.open(store: options.run.store, mustExist: true)
+                enrolled = Set(try await store.registeredSensors().map(\.address))
+            } catch let failure as StoreLocation.Failure {
+                console.error(failure.message)
+                return failure.code
+            } catch {
+                console.error("cannot read the enrolled sensors: \(error)")
+                return .ioError
+            }
+            let missing = sensors.subtracting(enrolled).sorted()
+            guard missing.isEmpty else {
+                console.error(
+                    "--sensor: \(missing.joined(separator: ", ")) \(missing.count == 1 ? "is" : "are") not enrolled "
+                        + "(see 'wearhouse sensors'; enrol with 'wearhouse pair')")
+                return .noInput
+            }
+        }
         var run = options.run
         run.record = options.out
         return await RunCommand().run(run, console: console, recordOnly: sensors)

@@ -51,7 +51,7 @@ struct ReplayCommand: Command {
             }
         ) { text throws(UsageError) in
             guard let speed = ReplaySpeed(text) else {
-                throw UsageError("--speed must be a positive factor (1, 10) or max, not '\(text)'")
+                throw UsageError("--speed must be a positive factor (1, 10) or max, not \(echo(text))")
             }
             return speed
         }
@@ -115,14 +115,35 @@ enum TraceReplayRunner {
         bar?.end()
         let elapsed = clock.now - started
         for issue in issues() { console.err("warning: \(issue)\n") }
+        let written = await writer.counters
+        let rejections = await writer.firstRejections
         if let failure {
-            console.error("\(failure) (what came before it was stored)")
+            console.error("\(failure) (the replay stopped there; \(storedBefore(written)))")
+            explain(rejections, of: written.rejected, console: console)
             return .dataError
         }
-        let written = await writer.counters
         let summary = ReplaySummary(name: name, counters: counters, writer: written, elapsed: elapsed)
         console.out(json ? summary.json : summary.text)
+        explain(rejections, of: written.rejected, console: console)
         return written.rejected > 0 ? .dataError : .success
+    }
+
+    /// What a replay that stopped at a bad line left in the store, in words.
+    static func storedBefore(_ written: StoreWriter.Counters) -> String {
+        if written.inserted > 0 { return "the \(written.inserted) new samples before it were stored" }
+        if written.duplicates > 0 {
+            return "nothing new was stored: the \(written.duplicates) samples before it were in the store already"
+        }
+        return "nothing was stored"
+    }
+
+    /// Why the store refused samples: the count and the first few, each with its type, start and reason.
+    static func explain(_ rejections: [String], of count: Int, console: Console) {
+        guard count > 0 else { return }
+        let shown = rejections.isEmpty ? "" : ", the first \(rejections.count) of them:"
+        console.error(
+            "the store rejected \(count) samples or series as invalid\(shown)"
+                + rejections.map { "\n  \($0)" }.joined())
     }
 }
 

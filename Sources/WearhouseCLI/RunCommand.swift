@@ -67,7 +67,7 @@ struct RunCommand: Command {
             help: "Override configuration keys (section.key=value), comma-separated or repeated."
         ) { pair throws(UsageError) in
             guard let equals = pair.firstIndex(of: "=") else {
-                throw UsageError("--set: expected section.key=value, not '\(pair)'")
+                throw UsageError("--set: expected section.key=value, not \(echo(pair))")
             }
             return (key: String(pair[..<equals]), value: String(pair[pair.index(after: equals)...]))
         }

@@ -202,7 +202,7 @@ struct ForgetCommand: Command {
             .required("address", \.address, help: "The sensor's Bluetooth address (AA:BB:CC:DD:EE:FF).") {
                 text throws(UsageError) in
                 guard let normalized = RegisteredSensor.normalizedAddress(text) else {
-                    throw UsageError("'\(text)' is not a Bluetooth address (AA:BB:CC:DD:EE:FF)")
+                    throw UsageError("\(echo(text)) is not a Bluetooth address (AA:BB:CC:DD:EE:FF)")
                 }
                 return normalized
             }

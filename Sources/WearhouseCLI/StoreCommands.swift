@@ -84,7 +84,7 @@ struct StoreRetentionCommand: Command {
     let syntax = CommandSyntax<Options>(
         options: [
             StoreOptions.type(\.type, help: "The type whose retention to set."),
-            .integer("days", in: 1...Int.max, \.days, help: "Keep n days."),
+            .integer("days", in: RetentionLimits.days, \.days, help: "Keep n days (at most 36525, 100 years)."),
             .flag("forever", \.forever, help: "Keep the type forever."), StoreOptions.store(\.store),
         ],
         rules: [

@@ -53,7 +53,7 @@ enum StoreOptions {
     ) -> Option<Options> {
         .value("time-zone", value: "zone", path, help: help, format: { $0 == utc ? "UTC" : $0.identifier }) {
             name throws(UsageError) in
-            guard let zone = TimeZone(identifier: name) else { throw UsageError("unknown time zone '\(name)'") }
+            guard let zone = TimeZone(identifier: name) else { throw UsageError("unknown time zone \(echo(name))") }
             return zone
         }
     }
@@ -84,7 +84,7 @@ enum StoreOptions {
     /// The type named `name` (`heartRate`).
     static func healthType(_ name: String) throws(UsageError) -> HealthType {
         guard let type = HealthTypeCatalog.type(name) else {
-            throw UsageError("unknown type '\(name)'; known: \(typeNames.joined(separator: ", "))")
+            throw UsageError("unknown type \(echo(name)); known: \(typeNames.joined(separator: ", "))")
         }
         return type
     }

@@ -52,13 +52,13 @@ public enum WearhouseCLI {
                 return .success
             }
             guard let command = command(named: arguments[1]) else {
-                console.error("unknown command '\(arguments[1])'", hint: "See 'wearhouse --help' for the commands.")
+                console.error("unknown command \(echo(arguments[1]))", hint: "See 'wearhouse --help' for the commands.")
                 return .usage
             }
             var info = command.info(path: [command.name])
             for word in arguments.dropFirst(2) {
                 guard let subcommand = info.subcommands.first(where: { $0.path.last == word }) else {
-                    console.error("'\(info.name)' has no subcommand '\(word)'", hint: info.usageHint)
+                    console.error("\(echo(info.name)) has no subcommand \(echo(word))", hint: info.usageHint)
                     return .usage
                 }
                 info = subcommand
@@ -67,7 +67,7 @@ public enum WearhouseCLI {
             return .success
         default:
             guard let command = command(named: first) else {
-                console.error("unknown command '\(first)'", hint: "See 'wearhouse --help' for the commands.")
+                console.error("unknown command \(echo(first))", hint: "See 'wearhouse --help' for the commands.")
                 return .usage
             }
             return await run(command, path: [first], Array(arguments.dropFirst()), console: console)
@@ -85,7 +85,7 @@ public enum WearhouseCLI {
         if !command.subcommands.isEmpty, let word = arguments.first, !word.hasPrefix("-") {
             guard let subcommand = command.subcommands.first(where: { $0.name == word }) else {
                 console.error(
-                    "unknown subcommand '\(word)' (\(command.subcommands.map(\.name).joined(separator: ", ")))",
+                    "unknown subcommand \(echo(word)) (\(command.subcommands.map(\.name).joined(separator: ", ")))",
                     hint: command.info(path: path).usageHint)
                 return .usage
             }

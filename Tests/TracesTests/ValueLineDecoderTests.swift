@@ -163,7 +163,8 @@ import Testing
                 bytes: (0..<Int(random.next() % 40)).map { _ in UInt8(truncatingIfNeeded: random.next()) },
                 at: Timestamp(
                     monotonic: .nanoseconds(Int64(bitPattern: random.next())),
-                    wallMicroseconds: Int64(bitPattern: random.next())))
+                    wallMicroseconds: TraceLineCodec.wallMicroseconds.lowerBound
+                        + Int64(random.next() % UInt64(TraceLineCodec.wallMicroseconds.count))))
             let line = TraceLineCodec.encode(.value(value)).dropLast()
             let fast = Array(line).withUnsafeBufferPointer { decoder.decode($0) }
             #expect(fast == value)

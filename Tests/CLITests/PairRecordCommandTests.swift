@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+
+/// `pair` again, `pair` by name and `record --sensor` through the real binary, against FakeBlueZ
+/// (``GatewayCommandTests/withFake(_:)``).
+@Suite(.timeLimit(.minutes(2))) struct PairRecordCommandTests {
+    @Test func pairingAgainKeepsTheWearerAndNamesMatchExactly() async throws {
+        try await GatewayCommandTests.withFake { bus, _, store in
+            let first = try WearhouseRunner.run([
+                "pair", "C0:FF:EE:00:00:01", "--bus", bus, "--store", store, "--subject", "alice", "--label", "Red",
+            ])
+            #expect(first.status == 0, "\(first.stderr)")
+            let again = try WearhouseRunner.run(["pair", "Strap", "--bus", bus, "--store", store, "--json"])
+            #expect(again.status == 0, "\(again.stderr)")
+            let row = try WearhouseRunner.json(again.stdout)
+            #expect(row["subject"] as? String == "alice")
+            #expect(row["label"] as? String == "Red")
+            let moved = try WearhouseRunner.run([
+                "pair", "C0:FF:EE:00:00:01", "--bus", bus, "--store", store, "--subject", "bob", "--json",
+            ])
+            #expect(try WearhouseRunner.json(moved.stdout)["subject"] as? String == "bob")
+            // "strap" is not "Strap": refused, with the near miss named.
+            let nearly = try WearhouseRunner.run(["pair", "strap", "--bus", bus, "--store", store, "--timeout", "1"])
+            #expect(nearly.status == 69)
+            #expect(
+                nearly.stderr.contains(
+                    "no sensor 'strap' found within 1.0 seconds (names match exactly; 'Strap' is C0:FF:EE:00:00:01)"))
+            #expect(
+                try WearhouseRunner.run(["pair", "Stra", "--bus", bus, "--store", store, "--timeout", "1"]).status == 69
+            )
+        }
+    }
+
+    @Test func recordRefusesSensorsItCouldNeverRecord() async throws {
+        try await GatewayCommandTests.withFake { bus, _, store in
+            let out = store + ".trace"
+            let garbage = try WearhouseRunner.run(["record", "--out", out, "--sensor", "garbage", "--store", store])
+            #expect(garbage.status == 64, "\(garbage.stderr)")
+            #expect(garbage.stderr.contains("--sensor: 'garbage' is not a Bluetooth address"))
+            #expect(try WearhouseRunner.run(["pair", "C0:FF:EE:00:00:01", "--bus", bus, "--store", store]).status == 0)
+            let unknown = try WearhouseRunner.run([
+                "record", "--out", out, "--sensor", "c0:ff:ee:00:00:01,C0:FF:EE:00:00:09", "--store", store,
+                "--bus", bus, "--duration", "1",
+            ])
+            #expect(unknown.status == 66, "\(unknown.stderr)")
+            #expect(unknown.stderr.contains("--sensor: C0:FF:EE:00:00:09 is not enrolled"))
+            #expect(!FileManager.default.fileExists(atPath: out))
+        }
+    }
+}
