@@ -144,7 +144,8 @@ INSTALLED := $(BINDIR)/wearhouse $(DESTDIR)$(UNITDIR)/wearhouse.service $(DESTDI
     $(DESTDIR)$(DOCDIR)/wearhouse.conf.example $(DESTDIR)$(DOCDIR)/app-api.md $(DESTDIR)$(DOCDIR)/todays_heart_rate.py
 
 # The release binary, the unit (ExecStart rewritten for PREFIX), sysusers, tmpfiles, udev rules, the D-Bus policy
-# and the example configuration (never over an existing /etc/wearhouse/wearhouse.conf).
+# and the example configuration (never over an existing /etc/wearhouse/wearhouse.conf; mode 0640, group wearhouse:
+# it may hold a PostgreSQL password).
 install: deps
 	@$(call RELEASE,wearhouse)
 	install -d $(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
@@ -162,7 +163,10 @@ install: deps
 	install -m 0755 examples/todays_heart_rate.py $(DESTDIR)$(DOCDIR)/todays_heart_rate.py
 	install -d $(DESTDIR)/etc/wearhouse
 	[ -e $(DESTDIR)/etc/wearhouse/wearhouse.conf ] || \
-	    install -m 0644 Systemd/wearhouse.conf.example $(DESTDIR)/etc/wearhouse/wearhouse.conf
+	    install -m 0640 Systemd/wearhouse.conf.example $(DESTDIR)/etc/wearhouse/wearhouse.conf
+	chmod o= $(DESTDIR)/etc/wearhouse/wearhouse.conf
+	chgrp wearhouse $(DESTDIR)/etc/wearhouse/wearhouse.conf 2>/dev/null || \
+	    echo "note: systemd-tmpfiles --create gives wearhouse.conf to group wearhouse once systemd-sysusers made it"
 	@echo "Installed:" && for f in $(INSTALLED) $(DESTDIR)/etc/wearhouse/wearhouse.conf; do echo "  $$f"; done
 	@[ -n "$(DESTDIR)" ] || echo "Next: systemd-sysusers; systemd-tmpfiles --create; udevadm control --reload;" \
 	    "systemctl reload dbus; systemctl daemon-reload; systemctl enable --now wearhouse"

@@ -78,7 +78,7 @@ extension Doctor {
                     fix: "Point [store] url at the store, or move the file away.")
             ]
         }
-        var findings: [DoctorFinding] = []
+        var findings = checkStoreModes(path)
         if let service = getpwnam(serviceUser), path.hasPrefix("/var/lib/wearhouse/"),
             owner != service.pointee.pw_uid
         {
@@ -117,6 +117,26 @@ extension Doctor {
                 .error("store", "\(path) does not open: \(error)", fix: "Check the file and the disk it is on."))
         }
         return findings
+    }
+
+    /// The store's files that allow more than ``SQLiteStore/SQLiteHealthStore/widestMode`` (group write, or
+    /// anything for others): health data other users can read.
+    static func checkStoreModes(_ path: String) -> [DoctorFinding] {
+        var exposed: [String] = []
+        for file in SQLiteHealthStore.files(of: path) {
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: file),
+                let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue,
+                mode & 0o777 & ~SQLiteHealthStore.widestMode & ~0o100 != 0
+            else { continue }
+            exposed.append("\(file) (mode \(String(mode & 0o777, radix: 8)))")
+        }
+        guard !exposed.isEmpty else { return [] }
+        return [
+            .warning(
+                "store", "other users can read health data: " + exposed.joined(separator: ", "),
+                fix: "chmod 0600 \(path)* (the service and the commands narrow them when they next open the store "
+                    + "as its owner).")
+        ]
     }
 
     // MARK: Permissions

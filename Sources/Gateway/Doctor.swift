@@ -1,4 +1,5 @@
 public import DBus
+internal import Foundation
 internal import Glibc
 
 /// `wearhouse doctor`: checks what a user would check first when no samples arrive, and says what to fix.
@@ -40,6 +41,7 @@ public struct Doctor: Sendable {
             do {
                 configuration = try GatewayConfiguration.load(path: configurationPath)
                 findings.append(Self.configurationFinding(path: configurationPath))
+                findings += Self.configurationModeFindings(path: configurationPath)
             } catch {
                 findings.append(
                     .error(
@@ -65,5 +67,20 @@ public struct Doctor: Sendable {
             return .ok("configuration", "no \(path): the defaults apply")
         }
         return .ok("configuration", "\(path) is valid")
+    }
+
+    /// A configuration file every user may read or write (it may hold a PostgreSQL password in `[store] url`).
+    static func configurationModeFindings(path: String) -> [DoctorFinding] {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+            let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue, mode & 0o007 != 0
+        else { return [] }
+        return [
+            .warning(
+                "configuration",
+                "\(path) is open to every user (mode \(String(mode & 0o777, radix: 8))), and its [store] url may hold "
+                    + "a password",
+                fix: "chmod 0640 \(path) && chgrp \(serviceUser) \(path) (systemd-tmpfiles --create does this for "
+                    + "/etc/wearhouse/wearhouse.conf).")
+        ]
     }
 }

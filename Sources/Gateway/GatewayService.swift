@@ -36,6 +36,9 @@ public actor GatewayService {
         public var statusInterval: Duration
         public var registryPollInterval: Duration
         public var tickInterval: Duration
+        /// How often the store's retention is applied (the `prune` the service was made with): once when the
+        /// service starts, then every interval (a day by default), on the service's clock.
+        public var retentionInterval: Duration
 
         public init(
             source: Source, adapter: AdapterAddress? = nil, connectTimeout: Duration = .seconds(40),
@@ -43,7 +46,7 @@ public actor GatewayService {
             backoffMinimum: Duration = .milliseconds(250), backoffMaximum: Duration = .seconds(60),
             samples: SampleBuilder.Settings = .init(), timeZone: TimeZone = .current,
             statusInterval: Duration = .seconds(10), registryPollInterval: Duration = .seconds(2),
-            tickInterval: Duration = .milliseconds(250)
+            tickInterval: Duration = .milliseconds(250), retentionInterval: Duration = .seconds(86_400)
         ) {
             self.source = source
             self.adapter = adapter
@@ -57,6 +60,7 @@ public actor GatewayService {
             self.statusInterval = statusInterval
             self.registryPollInterval = registryPollInterval
             self.tickInterval = tickInterval
+            self.retentionInterval = max(retentionInterval, .seconds(1))
         }
     }
 
@@ -78,6 +82,11 @@ public actor GatewayService {
     let statusHook: (@Sendable (String) -> Void)?
     let observer: (any GatewayObserver)?
     let clock: any Support.Clock
+    /// Applies the store's retention (`store prune`); `nil` when this service does not own the store's data.
+    let prune: (@Sendable () async throws -> Int)?
+    /// Retention passes done (``retentionPasses(atLeast:)``).
+    var retentionPasses = 0
+    var retentionWaiters: [(passes: Int, continuation: CheckedContinuation<Void, Never>)] = []
     /// The clock's reading at `init`: session times (``now``) count from it.
     let origin: Duration
     var sensors: [String: SensorRuntime] = [:]
@@ -118,11 +127,12 @@ public actor GatewayService {
 
     /// A service over `central`, reading enrolled sensors from `registry` and writing through `writer`.
     /// `status` receives a one-line summary every status interval (for sd_notify STATUS=). `clock` is what the
-    /// sessions, the ticker and every wait run on (the writer has its own: give both the same one).
+    /// sessions, the ticker and every wait run on (the writer has its own: give both the same one). `prune`
+    /// applies the store's retention when the service starts and then every ``Settings/retentionInterval``.
     public init(
         central: any Central, registry: any SensorRegistry, writer: StoreWriter, settings: Settings, log: ServiceLog,
         clock: any Support.Clock = SystemClock(), status: (@Sendable (String) -> Void)? = nil,
-        observer: (any GatewayObserver)? = nil
+        observer: (any GatewayObserver)? = nil, prune: (@Sendable () async throws -> Int)? = nil
     ) {
         self.central = central
         self.registry = registry
@@ -132,6 +142,7 @@ public actor GatewayService {
         self.clock = clock
         self.statusHook = status
         self.observer = observer
+        self.prune = prune
         self.origin = clock.now
         self.lastEventAt = clock.now
     }
@@ -174,6 +185,8 @@ public actor GatewayService {
                         await withDiscardingTaskGroup { group in
                             // 4. The ticker.
                             group.addTask(operation: { await self.runTicker() })
+                            // 5. Retention, daily.
+                            if let prune { group.addTask(operation: { await self.runRetention(prune) }) }
                             log.notice("started with \(sensors.count) sensor(s)")
                             started()
                             await stopRequest.wait()
@@ -237,6 +250,31 @@ public actor GatewayService {
             do { try await clock.sleep(until: due) } catch { return }
             await tick()
         }
+    }
+
+    /// Applies the store's retention now and then every retention interval, until cancelled. A failed pass is
+    /// logged and tried again at the next interval (pruning only deletes what is past its retention, so nothing
+    /// is lost by waiting).
+    func runRetention(_ prune: @Sendable () async throws -> Int) async {
+        while !Task.isCancelled {
+            do {
+                let removed = try await prune()
+                if removed > 0 { log.notice("retention: pruned \(removed) samples") }
+            } catch {
+                log.error("retention: cannot prune the store: \(error)")
+            }
+            retentionPasses += 1
+            let ready = retentionWaiters.filter { $0.passes <= retentionPasses }
+            retentionWaiters.removeAll { $0.passes <= retentionPasses }
+            for waiter in ready { waiter.continuation.resume() }
+            do { try await clock.sleep(until: clock.now + settings.retentionInterval) } catch { return }
+        }
+    }
+
+    /// For tests: returns once the service has applied the retention `passes` times.
+    public func retentionPasses(atLeast passes: Int) async {
+        if retentionPasses >= passes { return }
+        await withCheckedContinuation { retentionWaiters.append((passes, $0)) }
     }
 
     /// Waits (at most 2 s) until every notification the central has passed on was handled here and no event has

@@ -7,11 +7,13 @@ import Foundation
 /// The app id (``appID``) is what the store's grants are keyed on and what `wearhouse apps` lists:
 ///
 /// - `uid<N>:<unit>` for a systemd service (`uid0:heart-monitor.service`), from `/proc/<pid>/cgroup`; a Flatpak app
-///   is `uid<N>:flatpak:<app id>`;
-/// - `uid<N>:<script>` for a program run by an interpreter (`uid1000:/home/ann/bin/today.py`);
-/// - `uid<N>:<executable>` otherwise (`uid1000:/usr/bin/busctl`), from `/proc/<pid>/exe`, or from the command
-///   line when the service may not read that link (another user's process, and the service is not root);
-/// - `uid<N>` when nothing else can be read.
+///   is `uid<N>:flatpak:<app id>`, from the sandbox's `/.flatpak-info` (or its scope's name in the cgroup);
+/// - `uid<N>:<script>` for a program run by an interpreter (`uid1000:/home/ann/bin/today.py`), the script's path
+///   from the command line resolved against `/proc/<pid>/cwd`;
+/// - `uid<N>:<executable>` otherwise (`uid1000:/usr/bin/busctl`), from `/proc/<pid>/exe`;
+/// - `uid<N>` when the kernel shows none of these (the service lacks `CAP_SYS_PTRACE`, which the shipped unit gives
+///   it, to read another user's links). The command line's first word is never used: a caller chooses it
+///   (`exec -a`).
 ///
 /// The UID part is as strong as the kernel: one user can never act as another user's app. The part after it is as
 /// strong as Linux makes it without a sandbox: any program of the same user could start the same executable, so
@@ -48,6 +50,11 @@ public struct AppIdentity: Hashable, Sendable, CustomStringConvertible {
         if let cgroup = try? String(contentsOfFile: "\(directory)/cgroup", encoding: .utf8) {
             identity.unit = unit(fromCgroup: cgroup)
         }
+        if let info = try? String(contentsOfFile: "\(directory)/root/.flatpak-info", encoding: .utf8),
+            let id = flatpakID(fromInfo: info)
+        {
+            identity.unit = "flatpak:" + id
+        }
         let arguments = commandLine(directory)
         let executable = link("\(directory)/exe")
         identity.program = program(
@@ -75,15 +82,32 @@ public struct AppIdentity: Hashable, Sendable, CustomStringConvertible {
         return last
     }
 
+    /// The application id in a Flatpak sandbox's `/.flatpak-info` (`name=` in its `[Application]` group), which
+    /// Flatpak writes and the app cannot change.
+    static func flatpakID(fromInfo text: String) -> String? {
+        var group = ""
+        for line in text.split(separator: "\n") {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.hasPrefix("[") {
+                group = trimmed
+            } else if group == "[Application]", trimmed.hasPrefix("name=") {
+                let id = trimmed.dropFirst("name=".count)
+                let allowed = id.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
+                return !id.isEmpty && id.count <= 255 && allowed ? String(id) : nil
+            }
+        }
+        return nil
+    }
+
     /// Interpreters whose first non-option argument is the program that runs.
     static let interpreters: [String] = [
         "python", "perl", "ruby", "node", "nodejs", "bash", "sh", "dash", "zsh", "gjs", "lua", "php", "tclsh",
     ]
 
-    /// The script an interpreter runs, or the executable.
+    /// The script an interpreter runs, or the executable; `nil` without the executable (the command line alone
+    /// names whatever the caller wants).
     static func program(executable: String?, arguments: [String], workingDirectory: String?) -> String? {
-        let binary = executable ?? arguments.first.flatMap { $0.isEmpty ? nil : $0 }
-        guard let binary else { return nil }
+        guard let binary = executable else { return nil }
         let name = (binary as NSString).lastPathComponent
         let base = String(name.prefix { !$0.isNumber && $0 != "." })
         guard interpreters.contains(base) else { return binary }
@@ -94,7 +118,7 @@ public struct AppIdentity: Hashable, Sendable, CustomStringConvertible {
             if argument == "-c" || argument == "-e" { return binary }
             if argument.hasPrefix("-") { continue }
             if argument.hasPrefix("/") { return (argument as NSString).standardizingPath }
-            guard let workingDirectory else { return argument }
+            guard let workingDirectory else { return binary }
             return ((workingDirectory as NSString).appendingPathComponent(argument) as NSString).standardizingPath
         }
         return binary

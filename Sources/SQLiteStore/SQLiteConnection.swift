@@ -29,7 +29,7 @@ final class SQLiteConnection {
         handle = db
         self.path = path
         sqlite3_extended_result_codes(db, 1)
-        sqlite3_busy_timeout(db, 5_000)
+        sqlite3_busy_timeout(db, Self.busyTimeoutMilliseconds)
     }
 
     deinit {
@@ -90,10 +90,32 @@ final class SQLiteConnection {
         return rows
     }
 
+    /// How many times ``transaction(_:)`` tries to take the write lock before it gives up (each try waits up to
+    /// ``busyTimeoutMilliseconds`` for another connection's transaction to end).
+    static let beginAttempts = 3
+    /// How long a statement waits for another connection's lock (`sqlite3_busy_timeout`).
+    static let busyTimeoutMilliseconds: Int32 = 5_000
+
     /// Runs `body` in a transaction (`BEGIN IMMEDIATE`, so a writer never fails late on a lock upgrade);
     /// commits when it returns, rolls back when it throws.
+    ///
+    /// Another connection's write never reaches the caller as `SQLITE_BUSY` while it lasts less than
+    /// ``beginAttempts`` times the busy timeout: every cached statement is rewound first, so that no read snapshot
+    /// of an earlier statement is upgraded (which fails at once with `SQLITE_BUSY_SNAPSHOT` when another
+    /// connection committed since, without waiting), and a `BEGIN` that still finds the lock taken is tried again.
+    /// `body` runs only once the write lock is held, so it is never run twice.
     func transaction<Result>(_ body: () throws -> Result) throws -> Result {
-        try execute("BEGIN IMMEDIATE")
+        var attempt = 1
+        while true {
+            resetCachedStatements()
+            do {
+                try execute("BEGIN IMMEDIATE")
+                break
+            } catch {
+                guard error.isBusy, attempt < Self.beginAttempts else { throw error }
+                attempt += 1
+            }
+        }
         do {
             let result = try body()
             try execute("COMMIT")

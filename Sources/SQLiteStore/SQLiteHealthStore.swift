@@ -5,7 +5,8 @@ internal import StoreEngine
 /// The default store engine: one SQLite file in WAL mode with durable commits.
 ///
 /// Every call runs on the store's own serial executor (a dispatch queue), never on the cooperative pool.
-/// Readers in other processes may read while this one writes (WAL). The file is created with mode 0600.
+/// Readers in other processes may read while this one writes (WAL). The file is created with mode 0600; an
+/// existing store whose files allow more than ``widestMode`` is made 0600 again when it opens.
 public actor SQLiteHealthStore: HealthStore {
     private let executor: StoreExecutor
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
@@ -60,6 +61,9 @@ public actor SQLiteHealthStore: HealthStore {
                 throw SQLiteError(code: 14, operation: "open", message: "cannot create \(path)")
             }
         }
+        // A store made by an older wearhouse, or copied with another umask, may be readable by anyone: its files
+        // are narrowed before SQLite opens them (the -wal and -shm files it creates take the store's mode).
+        for file in Self.files(of: path) { Self.restrictMode(of: file) }
         let connection = try SQLiteConnection(path: path)
         try connection.execute("PRAGMA journal_mode = WAL")
         try connection.execute(durability == .full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
@@ -77,6 +81,26 @@ public actor SQLiteHealthStore: HealthStore {
         self.path = path
         self.now = now
         executor = StoreExecutor(label: "wearhouse.sqlite")
+    }
+
+    /// The most a store file's mode allows: the owner reads and writes, the group (the store directory's, the
+    /// service's group `wearhouse` under the shipped unit) at most reads, others nothing.
+    public static let widestMode = 0o640
+
+    /// The store's files: the database, its side file (the access log) and their WAL and shared-memory files.
+    public nonisolated static func files(of path: String) -> [String] {
+        [path, path + "-wal", path + "-shm", path + "-access", path + "-access-wal", path + "-access-shm"]
+    }
+
+    /// Makes `file` 0600 when its mode allows more than ``widestMode`` (a group that may read, deliberately given,
+    /// is kept; a file others may read had no deliberate mode); leaves it alone when it is missing or belongs to
+    /// another user (`wearhouse doctor` reports those).
+    static func restrictMode(of file: String) {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: file),
+            let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue,
+            mode & 0o777 & ~widestMode & ~0o100 != 0
+        else { return }
+        try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
     }
 
     static func migrate(_ connection: SQLiteConnection) throws {

@@ -27,14 +27,14 @@ public final class TraceWriter {
     /// Records appended (the header or session line included).
     public private(set) var records = 0
 
-    /// Opens (or creates) `path` for appending and writes the header, or a session line when it already holds a
-    /// trace.
+    /// Opens (or creates, mode 0600: a trace is health data) `path` for appending and writes the header, or a
+    /// session line when it already holds a trace.
     ///
     /// - Throws: ``TraceError`` when the file cannot be opened or written, or exists and is not a trace.
     public init(path: String, header: TraceHeader) throws(TraceError) {
         self.path = path
         lastFlush = clock.now
-        descriptor = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        descriptor = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw TraceError(file: path, reason: "cannot open for writing: \(Self.errorText())")
         }

@@ -1,5 +1,6 @@
 import Foundation
 import GATT
+internal import Glibc
 import Health
 import SQLiteStore
 
@@ -76,10 +77,8 @@ struct ExportCommand: Command {
                 }
             }
             if let path = options.out {
-                do {
-                    try output.write(toFile: path, atomically: true, encoding: .utf8)
-                } catch {
-                    console.error("cannot write \(path): \(error.localizedDescription)")
+                if let failure = Self.writePrivately(Array(output.utf8), to: path) {
+                    console.error("cannot write \(path): \(failure)")
                     return .ioError
                 }
                 console.err("exported \(count) samples to \(path)\n")
@@ -101,6 +100,35 @@ struct ExportCommand: Command {
         case .ndjson: FieldValue.object(openMHealth(sample)).json + "\n"
         case .fhir: FieldValue.object(fhirObservation(sample)).json + "\n"
         }
+    }
+
+    /// Writes `bytes` to `path` whole or not at all, mode 0600 whatever the umask (an export is health data):
+    /// into a new file beside it, synced, then renamed over it. Returns what failed, or `nil`.
+    static func writePrivately(_ bytes: [UInt8], to path: String) -> String? {
+        let temporary = "\(path).\(getpid()).partial"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return "cannot create \(temporary): \(String(cString: strerror(errno)))" }
+        var written = 0
+        var failure: String?
+        while written < bytes.count, failure == nil {
+            let result = bytes[written...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if result > 0 {
+                written += result
+            } else if result < 0, errno == EINTR {
+                continue
+            } else {
+                failure = "cannot write \(temporary): \(String(cString: strerror(errno)))"
+            }
+        }
+        if failure == nil, fsync(descriptor) != 0 {
+            failure = "cannot sync \(temporary): \(String(cString: strerror(errno)))"
+        }
+        close(descriptor)
+        if failure == nil, rename(temporary, path) != 0 {
+            failure = "cannot rename \(temporary) to \(path): \(String(cString: strerror(errno)))"
+        }
+        if failure != nil { unlink(temporary) }
+        return failure
     }
 
     /// A heartbeat series in `format`: in CSV one line per beat (its RR interval in ms at the beat's instant,

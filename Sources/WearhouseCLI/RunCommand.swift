@@ -177,9 +177,14 @@ private struct Service {
                 capacity: configuration.writer.queueCapacity),
             clock: clock)
         let notifier = self.notifier
+        // The service applies the store's retention (`store retention`) daily; recording alone leaves the store be.
+        let store = self.store
+        let prune: (@Sendable () async throws -> Int)? =
+            recordOnly == nil ? { @Sendable in try await store.prune() } : nil
         let service = GatewayService(
             central: central, registry: recordOnly.map { RecordingRegistry(store, only: $0) } ?? store, writer: writer,
-            settings: settings, log: log, clock: clock, status: { notifier.status($0) }, observer: recorder)
+            settings: settings, log: log, clock: clock, status: { notifier.status($0) }, observer: recorder,
+            prune: prune)
         let path = configurationFile ?? GatewayConfiguration.defaultPath
         let required = configurationFile != nil
         let overrides = self.overrides

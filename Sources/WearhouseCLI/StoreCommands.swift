@@ -70,7 +70,7 @@ struct StoreRetentionCommand: Command {
     var discussion: String {
         """
         Without options lists how long each type is kept; with --type and --days N (or --forever) sets it. Nothing
-        is deleted until 'prune' runs (the service prunes on its own).
+        is deleted until 'prune' runs (the service, 'wearhouse run', prunes when it starts and then daily).
         """
     }
 

@@ -143,6 +143,36 @@ import Testing
         #expect(postgres.status == 69)
     }
 
+    /// The mode of `path`, in octal digits.
+    static func mode(_ path: String) throws -> String {
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        return String(((attributes[.posixPermissions] as? NSNumber)?.intValue ?? -1) & 0o777, radix: 8)
+    }
+
+    /// Health data is the owner's whatever the umask: a store left readable by others is narrowed when it is next
+    /// opened, and an export is written 0600 (over an existing file too).
+    @Test func healthDataFilesAreTheOwners() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try importFixture()
+        let files = [store, store + "-access"]
+        for file in files { try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file) }
+        let check = try WearhouseRunner.run(["store", "check", "--store", store])
+        #expect(check.status == 0, "\(check.stderr)")
+        for file in files + [store + "-wal"] where FileManager.default.fileExists(atPath: file) {
+            #expect(try Self.mode(file) == "600", "\(file)")
+        }
+        let out = directory.appendingPathComponent("export.csv").path
+        #expect(FileManager.default.createFile(atPath: out, contents: Data("old\n".utf8)))
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: out)
+        let export = try WearhouseRunner.run(["export", "--store", store, "--format", "csv", "--out", out])
+        #expect(export.status == 0, "\(export.stderr)")
+        #expect(try Self.mode(out) == "600")
+        #expect(try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n").count == 6)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.path).allSatisfy { !$0.hasSuffix(".partial") }
+        )
+    }
+
     @Test func exportRoundTripsThroughOpenMHealthAndDeletes() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         try importFixture()

@@ -116,6 +116,34 @@ import Testing
         }
     }
 
+    /// A store others may read, and a configuration file (which may hold a PostgreSQL password) open to every
+    /// user, are warnings that name the files; 0600 and 0640 files are not.
+    @Test func healthDataAndConfigurationOpenToOthersAreWarnings() async throws {
+        try await withDirectory { directory in
+            let path = directory.appendingPathComponent("health.db").path
+            _ = try SQLiteHealthStore(path: path)
+            #expect(Doctor.checkStoreModes(path) == [])
+            try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: path)
+            #expect(Doctor.checkStoreModes(path) == [])
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+            try FileManager.default.setAttributes([.posixPermissions: 0o660], ofItemAtPath: path + "-access")
+            let findings = await Doctor.checkStore(url: path)
+            let warning = try #require(findings.first)
+            #expect(warning.severity == .warning)
+            #expect(warning.summary.contains("\(path) (mode 644)"))
+            #expect(warning.summary.contains("\(path)-access (mode 660)"))
+
+            let configuration = directory.appendingPathComponent("wearhouse.conf")
+            try write("[store]\nurl = postgresql://gw:secret@db/health\n", to: configuration)
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: configuration.path)
+            let open = Doctor.configurationModeFindings(path: configuration.path)
+            #expect(open.map(\.severity) == [.warning])
+            #expect(open.first?.summary.contains("mode 644") == true)
+            try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: configuration.path)
+            #expect(Doctor.configurationModeFindings(path: configuration.path) == [])
+        }
+    }
+
     /// bluetoothd missing on the bus: an error that says so, then the kernel is asked directly over HCI.
     @Test func emptyBusReportsBluetoothdMissingAndAsksTheKernel() async throws {
         try await withDirectory { directory in

@@ -94,6 +94,18 @@ import Testing
         #expect(try document.nodes(forXPath: "//policy[@context='default']/allow[@own]").isEmpty)
     }
 
+    /// The installed configuration may hold a PostgreSQL password: `make install` gives it mode 0640 and group
+    /// wearhouse, and tmpfiles keeps it so (an older install's 0644 file included).
+    @Test func theInstalledConfigurationIsNotWorldReadable() throws {
+        let makefile = try String(contentsOf: Self.root.appendingPathComponent("Makefile"), encoding: .utf8)
+        #expect(
+            makefile.contains("install -m 0640 Systemd/wearhouse.conf.example $(DESTDIR)/etc/wearhouse/wearhouse.conf"))
+        #expect(!makefile.contains("install -m 0644 Systemd/wearhouse.conf.example $(DESTDIR)/etc/"))
+        let tmpfiles = try String(
+            contentsOf: Self.root.appendingPathComponent("Systemd/wearhouse.tmpfiles"), encoding: .utf8)
+        #expect(tmpfiles.contains("z /etc/wearhouse/wearhouse.conf 0640 root wearhouse -\n"))
+    }
+
     func run(_ program: String, _ arguments: [String]) throws -> ToolRun {
         try runTool(
             program, arguments, environment: ["PATH": "/usr/bin:/bin", "SYSTEMD_PAGER": "", "SYSTEMD_COLORS": "0"])

@@ -10,6 +10,38 @@ import Testing
 struct MultiUserTests {
     static let script = repositoryRoot.appendingPathComponent("examples/todays_heart_rate.py").path
 
+    /// Under the shipped unit's settings (a service user that is not root, the unit's capabilities and user
+    /// namespace), another user's callers are named by what the kernel says: the executable whatever `argv[0]` says
+    /// (`exec -a`), and a script by its resolved path however it was started.
+    @Test func callersAreNamedByTheKernelUnderTheUnitsSettings() async throws {
+        let (alice, serviceUser) = (MultiUser.users[0], MultiUser.users[1])
+        let service = try await RunningService.start(serviceUser: serviceUser)
+        defer { service.stop() }
+        let busctl = [
+            "/usr/bin/busctl", "call", "org.wearhouse.Health1", "/org/wearhouse/Health1", "org.wearhouse.Health1",
+            "Identity",
+        ]
+        let plain = try service.run(busctl, as: alice)
+        #expect(plain.stdout == "su \"uid\(alice):/usr/bin/busctl\" \(alice)\n", "\(plain.stderr)")
+        let disguised = try service.run(
+            ["/bin/bash", "-c", "exec -a /usr/bin/other " + busctl.joined(separator: " ")], as: alice)
+        #expect(disguised.stdout == plain.stdout, "\(disguised.stderr)")
+
+        let scripts = service.directory.appendingPathComponent("scripts")
+        try FileManager.default.createDirectory(at: scripts, withIntermediateDirectories: true)
+        try """
+        import dbus
+        api = dbus.SystemBus().get_object("org.wearhouse.Health1", "/org/wearhouse/Health1")
+        print(api.Identity(dbus_interface="org.wearhouse.Health1")[0])
+
+        """.write(to: scripts.appendingPathComponent("probe.py"), atomically: true, encoding: .utf8)
+        let relative = try service.run(
+            ["/bin/sh", "-c", "cd '\(scripts.path)' && exec /usr/bin/python3 ./probe.py"], as: alice)
+        #expect(relative.stdout == "uid\(alice):\(scripts.path)/probe.py\n", "\(relative.stderr)")
+        let absolute = try service.run(["/usr/bin/python3", scripts.path + "/probe.py"], as: alice)
+        #expect(absolute.stdout == relative.stdout, "\(absolute.stderr)")
+    }
+
     @Test func twoUsersSeeExactlyWhatTheirGrantsAllow() async throws {
         let service = try await RunningService.start()
         defer { service.stop() }

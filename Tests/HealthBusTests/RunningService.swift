@@ -36,18 +36,31 @@ final class RunningService: @unchecked Sendable {
     }
 
     /// Starts a private bus and the service on it, and waits (up to 15 s) until it owns `org.wearhouse.Health1`.
-    static func start() async throws -> RunningService {
+    /// With `serviceUser`, the service runs as that user with the shipped unit's capabilities and user namespace
+    /// (``unitSandbox(_:)``), in a directory that user owns; otherwise as root.
+    static func start(serviceUser: uid_t? = nil) async throws -> RunningService {
         let bus = try await PrivateBus.start()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-service-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let log = directory.appendingPathComponent("service.log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let process = Process()
-        process.executableURL = wearhouse
-        process.arguments = [
+        let arguments = [
             "run", "--store", directory.appendingPathComponent("health.db").path, "--bus", bus.address, "--api",
             bus.address,
         ]
+        if let serviceUser {
+            let gid = getpwuid(serviceUser).map { $0.pointee.pw_gid } ?? serviceUser
+            guard chown(directory.path, serviceUser, gid) == 0 else {
+                throw ServiceError(message: "cannot give \(directory.path) to uid \(serviceUser)")
+            }
+            let sandbox = try unitSandbox(serviceUser)
+            process.executableURL = URL(fileURLWithPath: sandbox[0])
+            process.arguments = Array(sandbox.dropFirst()) + [wearhouse.path] + arguments
+        } else {
+            process.executableURL = wearhouse
+            process.arguments = arguments
+        }
         process.standardOutput = try FileHandle(forWritingTo: log)
         process.standardError = try FileHandle(forWritingTo: log)
         process.standardInput = FileHandle.nullDevice
@@ -92,6 +105,29 @@ final class RunningService: @unchecked Sendable {
             "PATH": Self.wearhouse.deletingLastPathComponent().path + ":/usr/bin:/bin",
             "DBUS_SYSTEM_BUS_ADDRESS": bus.address, "WEARHOUSE_STORE": storePath, "HOME": "/", "LANG": "C.UTF-8",
         ]
+    }
+
+    /// The prefix that runs a program as `uid` the way `Systemd/wearhouse.service` runs the service: with the
+    /// unit's `AmbientCapabilities=` as its only capabilities, and in a user namespace of its own when the unit says
+    /// `PrivateUsers=yes` (mapping only that user, as systemd does).
+    static func unitSandbox(_ uid: uid_t) throws -> [String] {
+        let unit = try String(
+            contentsOf: repositoryRoot.appendingPathComponent("Systemd/wearhouse.service"), encoding: .utf8)
+        let lines = unit.split(separator: "\n").map(String.init)
+        let capabilities = lines.filter { $0.hasPrefix("AmbientCapabilities=") }
+            .flatMap { $0.dropFirst("AmbientCapabilities=".count).split(separator: " ") }
+            .map { "+" + $0.lowercased().replacingOccurrences(of: "cap_", with: "") }
+        let gid = getpwuid(uid).map { $0.pointee.pw_gid } ?? uid
+        var argv = ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(gid)", "--clear-groups"]
+        if !capabilities.isEmpty {
+            let list = capabilities.joined(separator: ",")
+            argv += ["--inh-caps=-all,\(list)", "--ambient-caps=\(list)", "--bounding-set=-all,\(list)"]
+        }
+        argv.append("--")
+        if lines.contains("PrivateUsers=yes") {
+            argv += ["/usr/bin/unshare", "--user", "--map-user=\(uid)", "--map-group=\(gid)", "--"]
+        }
+        return argv
     }
 
     /// `argv` prefixed to run as `uid` (with its primary group and no others).

@@ -122,10 +122,15 @@ import Testing
             AppIdentity.program(
                 executable: "/usr/bin/bash", arguments: ["bash", "-c", "busctl"], workingDirectory: nil)
                 == "/usr/bin/bash")
-        // Without the exe link (another user's process), the command line's program.
+        // Without the exe link (another user's process, the service without CAP_SYS_PTRACE), not the command line:
+        // the caller chooses its first word.
+        #expect(AppIdentity.program(executable: nil, arguments: ["/usr/bin/other"], workingDirectory: nil) == nil)
+        #expect(AppIdentity.resolve(uid: 7, pid: UInt32.max).appID == "uid7")
         #expect(
-            AppIdentity.program(executable: nil, arguments: ["/opt/today/today"], workingDirectory: nil)
-                == "/opt/today/today")
+            AppIdentity.flatpakID(fromInfo: "[Application]\nname=org.example.Today\nruntime=x\n[Instance]\n")
+                == "org.example.Today")
+        #expect(AppIdentity.flatpakID(fromInfo: "[Instance]\nname=org.example.Other\n") == nil)
+        #expect(AppIdentity.flatpakID(fromInfo: "[Application]\nname=../../x\n") == nil)
         #expect(AppIdentity(uid: 1000, program: "/usr/bin/busctl").appID == "uid1000:/usr/bin/busctl")
         #expect(
             AppIdentity(uid: 1000, unit: "today.service", program: "/usr/bin/today").appID == "uid1000:today.service")

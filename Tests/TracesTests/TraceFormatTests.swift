@@ -84,6 +84,17 @@ import Traces
                 == .unknownKind("future-thing"))
     }
 
+    /// A trace holds health data (heart rates, RR intervals): only its owner may read it.
+    @Test func aNewTraceIsTheOwnersOnly() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/private.trace"
+            let writer = try TraceWriter(path: path, header: TraceHeader(recorder: "test"))
+            try writer.close()
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            #expect(((attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0) & 0o777 == 0o600)
+        }
+    }
+
     @Test func aWrittenTraceReadsBackAndAppendingAddsASession() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/a.trace"
