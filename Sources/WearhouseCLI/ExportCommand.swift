@@ -111,6 +111,7 @@ struct ExportCommand: Command {
                 switch value {
                 case .string(let text): Field(key, .string(text))
                 case .number(let number): Field(key, .double(number))
+                case .integer(let number): Field(key, .integer(number))
                 case .bool(let flag): Field(key, .bool(flag))
                 case .date(let instant): Field(key, .string(StoreArguments.format(instant, offsetSeconds: 0)))
                 case .quantity(let number, let unit):
