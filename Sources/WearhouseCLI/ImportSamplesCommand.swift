@@ -108,7 +108,10 @@ struct ImportSamplesCommand: Command {
                 if let text = item as? String {
                     metadata[key] = .string(text)
                 } else if let number = item as? NSNumber {
-                    metadata[key] = isJSONBoolean(number) ? .bool(number.boolValue) : .number(number.doubleValue)
+                    metadata[key] =
+                        isJSONBoolean(number)
+                        ? .bool(number.boolValue)
+                        : jsonInteger(number).map { .integer($0) } ?? .number(number.doubleValue)
                 } else if let quantity = item as? [String: Any], let number = quantity["value"] as? NSNumber,
                     let unit = quantity["unit"] as? String
                 {
@@ -199,4 +202,14 @@ struct ImportSamplesCommand: Command {
 /// `NSNumber`, and `is Bool` is true for 0 and 1 too).
 func isJSONBoolean(_ number: NSNumber) -> Bool {
     String(cString: number.objCType) == "c"
+}
+
+/// The value of a JSON number written without a fraction or an exponent, when it fits an Int64 (metadata keeps it
+/// an integer, so that it is exported as one).
+func jsonInteger(_ number: NSNumber) -> Int64? {
+    switch String(cString: number.objCType) {
+    case "q", "i", "l", "s": number.int64Value
+    case "Q": number.uint64Value <= UInt64(Int64.max) ? Int64(number.uint64Value) : nil
+    default: nil
+    }
 }
