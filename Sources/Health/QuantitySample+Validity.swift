@@ -71,19 +71,27 @@ extension Dictionary where Key == String, Value == MetadataValue {
             guard case .string(let text) = external, !text.isEmpty else { return "externalUUID must be a string" }
         }
         if case .some(let version) = self[MetadataKey.syncVersion] {
-            guard case .number(let number) = version, number >= 0, number <= Self.maximumSyncVersion,
-                number.rounded(.towardZero) == number
-            else { return "syncVersion must be a whole number from 0 to 2^53" }
+            let whole: Bool
+            switch version {
+            case .number(let number):
+                whole = number >= 0 && number <= Self.maximumSyncVersion && number.rounded(.towardZero) == number
+            case .integer(let number):
+                whole = number >= 0 && Double(number) <= Self.maximumSyncVersion
+            default:
+                whole = false
+            }
+            guard whole else { return "syncVersion must be a whole number from 0 to 2^53" }
         }
         return nil
     }
 
     /// `syncVersion` as an integer (0 when absent; valid metadata has been checked by ``invalidityReason``).
     public var syncVersion: Int64 {
-        guard case .number(let number)? = self[MetadataKey.syncVersion], let version = Int64(exactly: number) else {
-            return 0
+        switch self[MetadataKey.syncVersion] {
+        case .number(let number)?: Int64(exactly: number) ?? 0
+        case .integer(let number)?: number
+        default: 0
         }
-        return version
     }
 
     /// The key of a number that is not finite (JSON cannot hold it, so no store can keep it), if there is one: such

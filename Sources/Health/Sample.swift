@@ -5,6 +5,8 @@ internal import Support
 public enum MetadataValue: Hashable, Sendable {
     case string(String)
     case number(Double)
+    /// A whole number as the writer gave it (a D-Bus integer): kept, and given back, as an integer.
+    case integer(Int64)
     case bool(Bool)
     case date(Instant)
     /// A value with its HealthKit unit string.

@@ -35,7 +35,7 @@ public enum BusSample: Hashable, Sendable {
 /// | `device` | `a{ss}` | `name`, `manufacturer`, `model`, `hardwareVersion`, `firmwareVersion`, `softwareVersion`, `serialNumber`, `localIdentifier` |
 /// | `subject` | `s` | who wore the sensor |
 /// | `startOffset` | `i` | the UTC offset at the start, in seconds (local time = start + offset) |
-/// | `metadata` | `a{sv}` | HealthKit metadata: strings, numbers, booleans; a date as `a{sv}` `{date: x}` (ms), a quantity as `{value: d, unit: s}` |
+/// | `metadata` | `a{sv}` | HealthKit metadata: strings, numbers (integers come back as `x`), booleans; a date as `a{sv}` `{date: x}` (ms), a quantity as `{value: d, unit: s}` |
 /// | `beats` | `a(ddb)` | heartbeat series only: offset from the start (ms), RR interval (ms), preceded by a gap |
 ///
 /// A heartbeat series carries its number of beats as the value, in `count` (ignored when saving).
@@ -146,6 +146,7 @@ public enum SampleWire {
                 switch value {
                 case .string(let text): .string(text)
                 case .number(let number): .double(number)
+                case .integer(let number): .int64(number)
                 case .bool(let flag): .boolean(flag)
                 case .date(let instant): .vardict(["date": .int64(instant.milliseconds)])
                 case .quantity(let number, let unit): .vardict(["value": .double(number), "unit": .string(unit)])
@@ -343,7 +344,7 @@ public enum SampleWire {
             } else if let number = entry.doubleValue {
                 metadata[key] = .number(number)
             } else if let number = integer(entry) {
-                metadata[key] = .number(Double(number))
+                metadata[key] = .integer(number)
             } else if let inner = entry.stringKeyedValue, let date = inner["date"].flatMap(integer), inner.count == 1 {
                 metadata[key] = .date(Instant(milliseconds: date))
             } else if let inner = entry.stringKeyedValue, inner.count == 2, let number = inner["value"]?.doubleValue,

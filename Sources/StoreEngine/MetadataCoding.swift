@@ -28,6 +28,9 @@ public enum MetadataCoding {
                 guard number.isFinite else { return nil }
                 json.key("number")
                 write(number, to: &json)
+            case .integer(let number):
+                json.key("integer")
+                json.integer(number)
             case .bool(let flag):
                 json.key("bool")
                 json.bool(flag)
@@ -85,6 +88,8 @@ public enum MetadataCoding {
                 }
             } else if let number = tagged["quantity"]?.number, let unit = tagged["unit"]?.string {
                 metadata[member.key] = .quantity(number, unit: unit)
+            } else if case .integer(let number)? = tagged["integer"] {
+                metadata[member.key] = .integer(number)
             } else if let number = tagged["number"]?.number {
                 metadata[member.key] = .number(number)
             }

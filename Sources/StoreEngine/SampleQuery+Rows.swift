@@ -9,8 +9,18 @@ extension SampleQuery {
         self.metadata.allSatisfy { predicate in
             switch predicate {
             case .exists(let key): metadata[key] != nil
-            case .equals(let key, let value): metadata[key] == value
+            case .equals(let key, let value): metadata[key].map { Self.same($0, value) } ?? false
             }
+        }
+    }
+
+    /// Equal values; an integer equals the number of the same value (`5` and `5.0`).
+    static func same(_ lhs: MetadataValue, _ rhs: MetadataValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.integer(let whole), .number(let number)), (.number(let number), .integer(let whole)):
+            Double(exactly: whole) == number
+        default:
+            lhs == rhs
         }
     }
 }

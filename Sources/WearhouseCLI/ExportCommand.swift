@@ -206,12 +206,8 @@ struct ExportCommand: Command {
             metadata.sorted { $0.key < $1.key }.map { key, value in
                 switch value {
                 case .string(let text): Field(key, .string(text))
-                case .number(let number):
-                    if abs(number) <= 9_007_199_254_740_992, let whole = Int64(exactly: number) {
-                        Field(key, .integer(whole))
-                    } else {
-                        Field(key, .double(number))
-                    }
+                case .number(let number): Field(key, .double(number))
+                case .integer(let number): Field(key, .integer(number))
                 case .bool(let flag): Field(key, .bool(flag))
                 case .date(let instant):
                     Field(

@@ -242,7 +242,10 @@ struct ImportSamplesCommand: Command {
                     metadata[key] = .string(
                         try string(key, in: raw, limit: maximumMetadataStringBytes, path: "metadata.\(key)") ?? "")
                 } else if let number = item as? NSNumber {
-                    metadata[key] = isJSONBoolean(number) ? .bool(number.boolValue) : .number(number.doubleValue)
+                    metadata[key] =
+                        isJSONBoolean(number)
+                        ? .bool(number.boolValue)
+                        : jsonInteger(number).map { .integer($0) } ?? .number(number.doubleValue)
                 } else if let quantity = item as? [String: Any], quantity.count == 2,
                     let number = quantity["value"] as? NSNumber, !isJSONBoolean(number),
                     let unit = try string("unit", in: quantity, limit: maximumNameBytes, path: "metadata.\(key).unit")
@@ -254,7 +257,8 @@ struct ImportSamplesCommand: Command {
                     metadata[key] = .date(try time(text, field: "metadata.\(key).date_time").0)
                 } else {
                     throw fail(
-                        "metadata \(echo(key)) must be a string, number, boolean, {\"value\", \"unit\"} or {\"date_time\"}")
+                        "metadata \(echo(key)) must be a string, number, boolean, {\"value\", \"unit\"} or {\"date_time\"}"
+                    )
                 }
             }
             return metadata
@@ -418,4 +422,14 @@ struct ImportSamplesCommand: Command {
 /// `NSNumber`, and `is Bool` is true for 0 and 1 too).
 func isJSONBoolean(_ number: NSNumber) -> Bool {
     String(cString: number.objCType) == "c"
+}
+
+/// The value of a JSON number written without a fraction or an exponent, when it fits an Int64 (metadata keeps it
+/// an integer, so that it is exported as one).
+func jsonInteger(_ number: NSNumber) -> Int64? {
+    switch String(cString: number.objCType) {
+    case "q", "i", "l", "s": number.int64Value
+    case "Q": number.uint64Value <= UInt64(Int64.max) ? Int64(number.uint64Value) : nil
+    default: nil
+    }
 }

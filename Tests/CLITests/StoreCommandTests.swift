@@ -173,6 +173,19 @@ import Testing
         )
     }
 
+    @Test func metadataIntegersAreExportedAsIntegers() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let line =
+            #"{"type":"heartRate","start":"2025-03-30T10:00:00Z","value":62,"unit":"count/min","source":"app","#
+            + #""metadata":{"count":3,"ratio":0.5,"whole":2.0}}"#
+        let imported = try WearhouseRunner.run(["import-samples", "--store", store, "-"], stdin: line + "\n")
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let ndjson = try WearhouseRunner.run(["export", "--store", store, "--format", "ndjson"])
+        #expect(ndjson.stdout.contains(#""count":3,"#), "\(ndjson.stdout)")
+        #expect(ndjson.stdout.contains(#""ratio":0.5"#))
+        #expect(ndjson.stdout.contains(#""whole":2.0"#))
+    }
+
     @Test func exportRoundTripsThroughOpenMHealthAndDeletes() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         try importFixture()

@@ -110,6 +110,39 @@ import WearhouseClient
         }
     }
 
+    @Test func metadataIntegersComeBackAsIntegers() async throws {
+        try await withAPI { api in
+            let client = try await api.client()
+            defer { Task { await client.close() } }
+            let app = try await api.identify(client)
+            try await api.store.setAuthorization(
+                app: app, [TypeAuthorization(type: "heartRate", read: true, share: true)])
+            let metadata = DBusValue.vardict([
+                "count": .int64(5), "small": .int32(-3), "ratio": .double(0.5), "whole": .double(2),
+            ])
+            let sample = DBusValue.struct([
+                .string("heartRate"), .int64(Self.noon), .int64(Self.noon), .double(60), .string(""),
+                .vardict(["metadata": metadata]),
+            ])
+            #expect(
+                await rawCallError(client.connection, "SaveSamples", [.array(HealthBusAPI.sampleType, [sample])])
+                    == nil)
+            func query(_ options: [String: DBusValue]) async throws -> [DBusValue] {
+                let reply = try await client.connection.call(
+                    HealthBusAPI.busName, path: HealthBusAPI.objectPath, interface: HealthBusAPI.interfaceName,
+                    member: "QuerySamples", arguments: [.string("heartRate"), .vardict(options)])
+                return reply.first?.arrayElements ?? []
+            }
+            let stored = try await query([:]).first?.structMembers?.last?.stringKeyedValue?["metadata"]?
+                .stringKeyedValue
+            #expect(stored?["count"]?.unwrapped == .int64(5))
+            #expect(stored?["small"]?.unwrapped == .int64(-3))
+            #expect(stored?["ratio"]?.unwrapped == .double(0.5))
+            #expect(stored?["whole"]?.unwrapped == .double(2))
+            #expect(try await query(["metadata": .vardict(["count": .int64(5)])]).count == 1)
+        }
+    }
+
     /// Saves one heart-rate sample at `milliseconds` under `id` and returns the error (name and message), or
     /// `nil` when it was saved.
     static func save(_ client: HealthClient, id: UUID, at milliseconds: Int64) async -> [String]? {
