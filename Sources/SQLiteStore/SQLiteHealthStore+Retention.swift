@@ -30,11 +30,13 @@ extension SQLiteHealthStore {
         return result
     }
 
-    /// Deletes the samples that ended before their type's retention period; returns how many.
+    /// Deletes the samples that ended before their type's retention period; returns how many. Also drops
+    /// access-log entries older than ``accessLogDays`` and keeps the side file's log within its capacity.
     @discardableResult
     public func prune() throws -> Int {
         defer { connection.resetCachedStatements() }
         let periods = try retention()
+        try pruneAccessLog(before: now().milliseconds - Int64(Self.accessLogDays) * 86_400_000)
         return try writeTransaction {
             var removed = 0
             for (identifier, days) in periods {
