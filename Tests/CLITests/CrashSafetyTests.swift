@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 
-/// Kills a writing `wearhouse import-samples` with SIGKILL at random moments, 50 times, and checks that the
-/// store survives: integrity holds, every batch that reported success is there in full, nothing is duplicated
-/// when all batches are written again.
+/// Kills writers with SIGKILL at random moments (`wearhouse import-samples` 50 times, `wearhouse replay` 8 times)
+/// and checks that the store survives: integrity holds, every batch that reported success (or that a check saw
+/// committed) is there in full, nothing is duplicated when everything is written again.
 @Suite struct CrashSafetyTests {
     @Test func sigkillDuringWritesNeverCorruptsOrLosesCommittedBatches() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -73,5 +73,65 @@ import Testing
         }
         let after = try WearhouseRunner.run(["store", "check", "--store", store, "--json"])
         #expect((try WearhouseRunner.json(after.stdout)["samples"] as? [String: Int])?["heartRate"] == 50 * batchSize)
+    }
+
+    /// The heart rates stored in `store`, from `store check` (which also checks integrity).
+    static func storedHeartRates(_ store: String) throws -> Int {
+        let check = try WearhouseRunner.run(["store", "check", "--store", store, "--json"])
+        #expect(check.status == 0, "\(check.stdout) \(check.stderr)")
+        #expect(try WearhouseRunner.json(check.stdout)["integrity"] as? [String] == ["ok"])
+        return (try WearhouseRunner.json(check.stdout)["samples"] as? [String: Int])?["heartRate"] ?? 0
+    }
+
+    /// `wearhouse replay` (the live ingest path, batches committed as it goes) killed at random moments, 8 times:
+    /// the store stays intact, what one run committed is still there after the next kill, and replaying the
+    /// trace to the end stores each notification's sample exactly once.
+    @Test func sigkillDuringReplayNeverCorruptsLosesOrDuplicates() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "wearhouse-kill-replay-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = directory.appendingPathComponent("health.db").path
+        let notifications = 10_000
+        let wall: Int64 = 1_795_946_400_000_000
+        var lines = [
+            #"{"wearhouse-trace":1,"recorder":"test","origin":"live","series-window-ms":60000,"gap-threshold-ms":2500}"#,
+            #"{"kind":"sensor","sensor":"C0:FF:EE:00:00:01","name":"Strap","subject":"alice","source":"wearhouse","#
+                + #""source-version":"test","time-zone":"UTC","characteristics":["2a37"],"mono-ns":0,"#
+                + "\"wall-us\":\(wall)}",
+        ]
+        for index in 1...notifications {
+            let value = String(60 + index % 60, radix: 16)
+            lines.append(
+                #"{"kind":"notification","sensor":"C0:FF:EE:00:00:01","uuid":"2a37","value":"06"#
+                    + "\(value)\",\"mono-ns\":\(Int64(index) * 1_000_000_000),\"wall-us\":"
+                    + "\(wall + Int64(index) * 1_000_000)}")
+        }
+        let trace = directory.appendingPathComponent("strap.trace")
+        try (lines.joined(separator: "\n") + "\n").write(to: trace, atomically: true, encoding: .utf8)
+
+        var generator = SystemRandomNumberGenerator()
+        var stored = 0
+        var killed = 0
+        for _ in 0..<8 {
+            let process = Process()
+            process.executableURL = WearhouseRunner.executable
+            process.arguments = ["replay", trace.path, "--store", store, "--speed", "max"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            usleep(UInt32.random(in: 20_000...300_000, using: &generator))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            if process.terminationReason == .uncaughtSignal { killed += 1 }
+            guard FileManager.default.fileExists(atPath: store) else { continue }
+            let now = try Self.storedHeartRates(store)
+            #expect(now >= stored, "a kill lost committed samples (\(stored) before, \(now) after)")
+            stored = now
+        }
+        #expect(killed >= 3, "the random delays should kill most replays mid-way (killed \(killed) of 8)")
+        let whole = try WearhouseRunner.run(["replay", trace.path, "--store", store, "--speed", "max"])
+        #expect(whole.status == 0, "\(whole.stderr)")
+        #expect(try Self.storedHeartRates(store) == notifications)
     }
 }
