@@ -35,7 +35,13 @@ extension PostgresHealthStore {
         }
     }
 
-    /// Deletes the samples that ended before their type's retention period; returns how many.
+    /// Access-log entries older than this many days go when the store is pruned (`docs/store-semantics.md`).
+    public static let accessLogDays = 400
+    /// At most this many access-log entries are kept after a prune, the newest (`docs/store-semantics.md`).
+    public static let accessLogMaximumEntries = 1_000_000
+
+    /// Deletes the samples that ended before their type's retention period; returns how many. Also drops
+    /// access-log entries older than ``accessLogDays`` and keeps the newest ``accessLogMaximumEntries``.
     @discardableResult
     public func prune() throws -> Int {
         try prune(rehearse: false)
@@ -48,6 +54,15 @@ extension PostgresHealthStore {
 
     private func prune(rehearse: Bool) throws -> Int {
         let periods = try retention()
+        if !rehearse {
+            let logCutoff = now().milliseconds - Int64(Self.accessLogDays) * 86_400_000
+            try withConnection { connection in
+                try connection.query("DELETE FROM access_log WHERE at_ms < $1", ["\(logCutoff)"])
+                try connection.query(
+                    "DELETE FROM access_log WHERE id <= (SELECT max(id) FROM access_log) - $1",
+                    ["\(Self.accessLogMaximumEntries)"])
+            }
+        }
         return try RehearsalRollback.run(rehearse: rehearse) { finish in try prune(periods, finish) }
     }
 

@@ -36,7 +36,8 @@ extension SQLiteHealthStore {
         return result
     }
 
-    /// Deletes the samples that ended before their type's retention period; returns how many.
+    /// Deletes the samples that ended before their type's retention period; returns how many. Also drops
+    /// access-log entries older than ``accessLogDays`` and keeps the side file's log within its capacity.
     @discardableResult
     public func prune() throws -> Int {
         try prune(rehearse: false)
@@ -50,6 +51,7 @@ extension SQLiteHealthStore {
     private func prune(rehearse: Bool) throws -> Int {
         defer { connection.resetCachedStatements() }
         let periods = try retention()
+        if !rehearse { try pruneAccessLog(before: now().milliseconds - Int64(Self.accessLogDays) * 86_400_000) }
         return try RehearsalRollback.run(rehearse: rehearse) { finish in try prune(periods, finish) }
     }
 

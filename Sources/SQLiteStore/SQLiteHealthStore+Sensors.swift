@@ -60,7 +60,7 @@ extension SQLiteHealthStore: SensorRegistry {
     public func forgetSensor(_ address: String) throws -> Bool {
         defer {
             connection.resetCachedStatements()
-            accessLogConnection.resetCachedStatements()
+            sideConnection?.resetCachedStatements()
         }
         let address = try SensorRegistryColumns.address(address)
         let existed = try connection.transaction {
@@ -73,20 +73,22 @@ extension SQLiteHealthStore: SensorRegistry {
         }
         // A separate file, so a separate transaction: a crash in between leaves a status without a sensor, which
         // the next forget (or nothing at all) cleans up.
-        let status = try accessLogConnection.cached("DELETE FROM sensor_status WHERE address = ?1")
+        // Without a usable side file there is no status to clean up.
+        guard let side = sideConnection else { return existed }
+        let status = try side.cached("DELETE FROM sensor_status WHERE address = ?1")
         try status.bind(1, address)
         try status.step()
         return existed
     }
 
     public func updateStatus(_ statuses: [SensorStatus]) throws {
-        defer { accessLogConnection.resetCachedStatements() }
+        defer { sideConnection?.resetCachedStatements() }
         guard !statuses.isEmpty else { return }
         let addresses = try statuses.map { try SensorRegistryColumns.address($0.address) }
         // Statuses are volatile: commit without an fsync (see the type's discussion), then restore.
         let previous = try accessLogConnection.scalarInt("PRAGMA synchronous") ?? 2
         try accessLogConnection.execute("PRAGMA synchronous = NORMAL")
-        defer { try? accessLogConnection.execute("PRAGMA synchronous = \(previous)") }
+        defer { try? sideConnection?.execute("PRAGMA synchronous = \(previous)") }
         try accessLogConnection.transaction {
             let upsert = try accessLogConnection.cached(
                 """
@@ -112,7 +114,7 @@ extension SQLiteHealthStore: SensorRegistry {
     }
 
     public func sensorStatuses() throws -> [SensorStatus] {
-        defer { accessLogConnection.resetCachedStatements() }
+        defer { sideConnection?.resetCachedStatements() }
         let statement = try accessLogConnection.cached(
             """
             SELECT address, state, battery, last_sample_ms, notifications, samples, malformed, dropped, reconnects,

@@ -12,8 +12,30 @@ public actor SQLiteHealthStore: HealthStore {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     let connection: SQLiteConnection
-    /// The side file beside the store (`<path>-access`): the access log and the sensor statuses.
-    let accessLogConnection: SQLiteConnection
+    /// The side file beside the store (`<path>-access`): the access log and the sensor statuses; `nil` when it
+    /// cannot be opened (``accessLogProblem``).
+    let sideConnection: SQLiteConnection?
+    /// Why the side file cannot be used (it is not a database, say), naming it; `nil` when it can. The store works
+    /// without it: what needs the file (an app's logged call, the access log, sensor statuses) fails with this
+    /// message, and the owner's reads go unlogged (the command line warns).
+    public nonisolated let accessLogProblem: String?
+    /// At most this many entries are kept in the side file's access log (the oldest go first).
+    let accessLogCapacity: Int
+    /// Entries this store logged into the side file since it opened (``trimAccessLog()`` runs every so many).
+    var accessLogInserts = 0
+
+    /// The default number of access-log entries the side file keeps (`docs/store-semantics.md`).
+    public static let accessLogMaximumEntries = 1_000_000
+    /// Access-log entries older than this many days go when the store is pruned (`docs/store-semantics.md`).
+    public static let accessLogDays = 400
+
+    /// The side file's connection, or the error that says why there is none.
+    var accessLogConnection: SQLiteConnection {
+        get throws(SQLiteError) {
+            if let sideConnection { return sideConnection }
+            throw SQLiteError(code: 26, operation: "open", message: accessLogProblem ?? "no access log")
+        }
+    }
     /// The database file.
     public nonisolated let path: String
     /// Wall clock for the access log and tombstones; injected by tests.
@@ -47,7 +69,8 @@ public actor SQLiteHealthStore: HealthStore {
     ///
     /// - Throws: ``SQLiteError`` when the file cannot be opened or migrated, with SQLite's message and the path.
     public init(
-        path: String, durability: Durability = .full, now: @escaping @Sendable () -> Instant = { Instant.now }
+        path: String, durability: Durability = .full, now: @escaping @Sendable () -> Instant = { Instant.now },
+        accessLogEntries: Int = SQLiteHealthStore.accessLogMaximumEntries
     ) throws {
         if !FileManager.default.fileExists(atPath: path) {
             // Create it private before SQLite does (SQLite gives its -wal and -shm files the same mode).
@@ -73,11 +96,22 @@ public actor SQLiteHealthStore: HealthStore {
             _ = FileManager.default.createFile(
                 atPath: accessPath, contents: nil, attributes: [.posixPermissions: 0o600])
         }
-        let accessLogConnection = try SQLiteConnection(path: accessPath)
-        try accessLogConnection.execute("PRAGMA journal_mode = WAL")
-        try accessLogConnection.execute(SQLiteSchema.sideSchema)
+        // A damaged side file must not take the store down with it: the store opens, and what needs the side
+        // file says which file is at fault.
+        do {
+            let side = try SQLiteConnection(path: accessPath)
+            try side.execute("PRAGMA journal_mode = WAL")
+            try side.execute(SQLiteSchema.sideSchema)
+            sideConnection = side
+            accessLogProblem = nil
+        } catch {
+            sideConnection = nil
+            accessLogProblem =
+                "the access log \(accessPath) cannot be used (\(error.message)); the store itself is fine: move the "
+                + "file away and it is made anew"
+        }
+        accessLogCapacity = max(accessLogEntries, 1)
         self.connection = connection
-        self.accessLogConnection = accessLogConnection
         self.path = path
         self.now = now
         executor = StoreExecutor(label: "wearhouse.sqlite")
@@ -335,8 +369,16 @@ public actor SQLiteHealthStore: HealthStore {
             try statement.step()
             return
         }
-        defer { accessLogConnection.resetCachedStatements() }
-        let statement = try accessLogConnection.cached(
+        guard let side = sideConnection else {
+            // The owner's own reads go unlogged while the side file is broken (the command line says so); an
+            // app's call is refused, naming the file.
+            if case .owner = caller { return }
+            _ = try accessLogConnection
+            return
+        }
+        defer { side.resetCachedStatements() }
+        side.resetCachedStatements()
+        let statement = try side.cached(
             "INSERT INTO access_log (at_ms, caller, operation, type, count, denied) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
         try statement.bind(1, now().milliseconds)
         try statement.bind(2, caller.description)
@@ -345,6 +387,34 @@ public actor SQLiteHealthStore: HealthStore {
         try statement.bind(5, Int64(count))
         try statement.bind(6, Int64(denied ? 1 : 0))
         try statement.step()
+        accessLogInserts += 1
+        if accessLogInserts % max(accessLogCapacity / 100, 1) == 0 { try trimAccessLog() }
+    }
+
+    /// Keeps the side file's access log within ``accessLogCapacity`` entries, dropping the oldest (an app calling
+    /// in a loop cannot grow the file without bound).
+    func trimAccessLog() throws {
+        guard let side = sideConnection else { return }
+        defer { side.resetCachedStatements() }
+        let trim = try side.cached(
+            "DELETE FROM access_log WHERE id <= (SELECT max(id) FROM access_log) - ?1")
+        try trim.bind(1, Int64(accessLogCapacity))
+        try trim.step()
+    }
+
+    /// Drops the access-log entries (both files) from before `cutoff`, and keeps the side file within its
+    /// capacity (``prune()``).
+    func pruneAccessLog(before cutoff: Int64) throws {
+        defer { connection.resetCachedStatements() }
+        let writes = try connection.cached("DELETE FROM write_log WHERE minute_ms < ?1")
+        try writes.bind(1, cutoff)
+        try writes.step()
+        guard let side = sideConnection else { return }
+        defer { side.resetCachedStatements() }
+        let old = try side.cached("DELETE FROM access_log WHERE at_ms < ?1")
+        try old.bind(1, cutoff)
+        try old.step()
+        try trimAccessLog()
     }
 
     public func setAuthorization(app: String, _ grants: [TypeAuthorization]) throws {
@@ -395,7 +465,7 @@ public actor SQLiteHealthStore: HealthStore {
 
     public func accessLog(limit: Int) throws -> [AccessLogEntry] {
         defer {
-            accessLogConnection.resetCachedStatements()
+            sideConnection?.resetCachedStatements()
             connection.resetCachedStatements()
         }
         // Newest first from each file, merged by time (a write's entry lives in the store, the rest beside it).

@@ -1,5 +1,6 @@
 import Foundation
 import Health
+import SQLiteStore
 import StoreEngine
 import Stores
 
@@ -39,7 +40,11 @@ enum StoreLocation {
     static func open(store: String?, mustExist: Bool) throws(Failure) -> any HealthStoreEngine {
         let url = try parsed(store)
         do throws(StoreOpenError) {
-            return try openStore(url, mustExist: mustExist)
+            let store = try openStore(url, mustExist: mustExist)
+            if let problem = (store as? SQLiteHealthStore)?.accessLogProblem {
+                FileHandle.standardError.write(Data("warning: \(problem); the owner's reads are not logged\n".utf8))
+            }
+            return store
         } catch {
             switch error.kind {
             case .badURL: throw Failure(message: error.description, code: .usage)

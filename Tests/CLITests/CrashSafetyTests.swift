@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
-/// Kills a writing `wearhouse import-samples` with SIGKILL at random moments, 50 times, and checks that the
-/// store survives: integrity holds, every batch that reported success is there in full, nothing is duplicated
-/// when all batches are written again.
+/// Kills writers with SIGKILL at random moments (`wearhouse import-samples` 50 times, `wearhouse replay` 8 times,
+/// the service writing for an app through the D-Bus API twice) and checks that the store survives: integrity holds, every batch that reported success (or that a check saw
+/// committed) is there in full, nothing is duplicated when everything is written again.
 @Suite struct CrashSafetyTests {
     @Test func sigkillDuringWritesNeverCorruptsOrLosesCommittedBatches() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -73,5 +74,158 @@ import Testing
         }
         let after = try WearhouseRunner.run(["store", "check", "--store", store, "--json"])
         #expect((try WearhouseRunner.json(after.stdout)["samples"] as? [String: Int])?["heartRate"] == 50 * batchSize)
+    }
+
+    /// The heart rates stored in `store`, from `store check` (which also checks integrity).
+    static func storedHeartRates(_ store: String) throws -> Int {
+        let check = try WearhouseRunner.run(["store", "check", "--store", store, "--json"])
+        #expect(check.status == 0, "\(check.stdout) \(check.stderr)")
+        #expect(try WearhouseRunner.json(check.stdout)["integrity"] as? [String] == ["ok"])
+        return (try WearhouseRunner.json(check.stdout)["samples"] as? [String: Int])?["heartRate"] ?? 0
+    }
+
+    /// `wearhouse replay` (the live ingest path, batches committed as it goes) killed at random moments, 8 times:
+    /// the store stays intact, what one run committed is still there after the next kill, and replaying the
+    /// trace to the end stores each notification's sample exactly once.
+    @Test func sigkillDuringReplayNeverCorruptsLosesOrDuplicates() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "wearhouse-kill-replay-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = directory.appendingPathComponent("health.db").path
+        let notifications = 10_000
+        let wall: Int64 = 1_795_946_400_000_000
+        var lines = [
+            #"{"wearhouse-trace":1,"recorder":"test","origin":"live","series-window-ms":60000,"gap-threshold-ms":2500}"#,
+            #"{"kind":"sensor","sensor":"C0:FF:EE:00:00:01","name":"Strap","subject":"alice","source":"wearhouse","#
+                + #""source-version":"test","time-zone":"UTC","characteristics":["2a37"],"mono-ns":0,"#
+                + "\"wall-us\":\(wall)}",
+        ]
+        for index in 1...notifications {
+            let value = String(60 + index % 60, radix: 16)
+            lines.append(
+                #"{"kind":"notification","sensor":"C0:FF:EE:00:00:01","uuid":"2a37","value":"06"#
+                    + "\(value)\",\"mono-ns\":\(Int64(index) * 1_000_000_000),\"wall-us\":"
+                    + "\(wall + Int64(index) * 1_000_000)}")
+        }
+        let trace = directory.appendingPathComponent("strap.trace")
+        try (lines.joined(separator: "\n") + "\n").write(to: trace, atomically: true, encoding: .utf8)
+
+        var generator = SystemRandomNumberGenerator()
+        var stored = 0
+        var killed = 0
+        for _ in 0..<8 {
+            let process = Process()
+            process.executableURL = WearhouseRunner.executable
+            process.arguments = ["replay", trace.path, "--store", store, "--speed", "max"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            usleep(UInt32.random(in: 20_000...300_000, using: &generator))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            if process.terminationReason == .uncaughtSignal { killed += 1 }
+            guard FileManager.default.fileExists(atPath: store) else { continue }
+            let now = try Self.storedHeartRates(store)
+            #expect(now >= stored, "a kill lost committed samples (\(stored) before, \(now) after)")
+            stored = now
+        }
+        #expect(killed >= 3, "the random delays should kill most replays mid-way (killed \(killed) of 8)")
+        let whole = try WearhouseRunner.run(["replay", trace.path, "--store", store, "--speed", "max"])
+        #expect(whole.status == 0, "\(whole.stderr)")
+        #expect(try Self.storedHeartRates(store) == notifications)
+    }
+
+    /// The service writing for an app through the D-Bus API (`busctl SaveSamples`, one sample a call), killed with
+    /// SIGKILL at random moments, twice: the store stays intact, every save the app saw answered is stored, and
+    /// sending every sample again (one call) through a fresh service stores each exactly once.
+    @Test func sigkillOfTheServiceWritingThroughTheAPINeverCorruptsLosesOrDuplicates() async throws {
+        let bus = try await PrivateBus.start()
+        defer { bus.stop() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "wearhouse-kill-api-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = directory.appendingPathComponent("health.db").path
+        let app = "uid\(getuid()):/usr/bin/busctl"
+        #expect(try WearhouseRunner.run(["grant", app, "--write", "heartRate", "--store", store]).status == 0)
+        let base: Int64 = 1_795_946_400_000
+        let perRound = 40
+        var generator = SystemRandomNumberGenerator()
+
+        /// Starts the service and returns once it owns its name.
+        func startService() throws -> Process {
+            let service = Process()
+            service.executableURL = WearhouseRunner.executable
+            service.arguments = ["run", "--store", store, "--bus", bus.address, "--api", bus.address]
+            service.standardOutput = FileHandle.nullDevice
+            service.standardError = FileHandle.nullDevice
+            try service.run()
+            while service.isRunning {
+                let owned = try WearhouseRunner.runTool(
+                    "/usr/bin/busctl",
+                    [
+                        "--address=\(bus.address)", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                        "org.freedesktop.DBus", "NameHasOwner", "s", "org.wearhouse.Health1",
+                    ])
+                if owned.stdout.hasPrefix("b true") { break }
+                usleep(20_000)
+            }
+            return service
+        }
+        /// Saves samples `range` one call each, in a shell loop that appends each answered call to `answers`.
+        func save(_ range: Range<Int>, answers: URL) throws -> Process {
+            let script = """
+                i=\(range.lowerBound)
+                while [ $i -lt \(range.upperBound) ]; do
+                  t=$((\(base) + i * 1000))
+                  if out=$(busctl --address='\(bus.address)' call org.wearhouse.Health1 /org/wearhouse/Health1 \\
+                      org.wearhouse.Health1 SaveSamples 'a(sxxdsa{sv})' 1 heartRate $t $t 70 '' 0 2>/dev/null); then
+                    echo "$i $out" >> '\(answers.path)'
+                  fi
+                  i=$((i + 1))
+                done
+                """
+            let writer = Process()
+            writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+            writer.arguments = ["-c", script]
+            try writer.run()
+            return writer
+        }
+
+        let answers = directory.appendingPathComponent("answers")
+        for round in 0..<2 {
+            let service = try startService()
+            let writer = try save(round * perRound..<(round + 1) * perRound, answers: answers)
+            usleep(UInt32.random(in: 50_000...500_000, using: &generator))
+            kill(service.processIdentifier, SIGKILL)
+            service.waitUntilExit()
+            writer.waitUntilExit()
+            #expect(service.terminationReason == .uncaughtSignal)
+        }
+        let answered = ((try? String(contentsOf: answers, encoding: .utf8)) ?? "").split(separator: "\n")
+        #expect(answered.allSatisfy { $0.hasSuffix("as 1 \"inserted\"") })
+        let stored = try Self.storedHeartRates(store)
+        #expect(stored >= answered.count, "answered saves were lost (\(answered.count) answered, \(stored) stored)")
+        // At most the one call in flight at each kill was stored without its answer reaching the app.
+        #expect(stored <= answered.count + 2, "\(stored) stored, \(answered.count) answered")
+
+        // Everything again, through a fresh service: what was stored is a duplicate, the rest goes in once.
+        let service = try startService()
+        let everything = (0..<2 * perRound).flatMap { index -> [String] in
+            let at = "\(base + Int64(index) * 1000)"
+            return ["heartRate", at, at, "70", "", "0"]
+        }
+        let again = try WearhouseRunner.runTool(
+            "/usr/bin/busctl",
+            [
+                "--address=\(bus.address)", "call", "org.wearhouse.Health1", "/org/wearhouse/Health1",
+                "org.wearhouse.Health1", "SaveSamples", "a(sxxdsa{sv})", "\(2 * perRound)",
+            ] + everything)
+        service.terminate()
+        service.waitUntilExit()
+        #expect(again.stdout.hasPrefix("as \(2 * perRound) "), "\(again.stderr)")
+        #expect(again.stdout.components(separatedBy: "\"duplicate\"").count - 1 == stored)
+        #expect(try Self.storedHeartRates(store) == 2 * perRound)
     }
 }

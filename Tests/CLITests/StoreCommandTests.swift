@@ -186,6 +186,22 @@ import Testing
         #expect(ndjson.stdout.contains(#""whole":2.0"#))
     }
 
+    /// A damaged access log (the side file) is named, and only the commands that need it fail.
+    @Test func aCorruptAccessLogIsNamedAndOtherCommandsWork() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try importFixture()
+        for suffix in ["-access-wal", "-access-shm"] { try? FileManager.default.removeItem(atPath: store + suffix) }
+        try Data(repeating: 0x5A, count: 8_192).write(to: URL(fileURLWithPath: store + "-access"))
+        let samples = try WearhouseRunner.run(["samples", "--type", "heartRate", "--store", store])
+        #expect(samples.status == 0, "\(samples.stderr)")
+        #expect(samples.stdout.split(separator: "\n").count == 3)
+        #expect(samples.stderr.contains("warning: the access log \(store)-access cannot be used"))
+        let log = try WearhouseRunner.run(["apps", "--log", "--store", store])
+        #expect(log.status != 0)
+        #expect(log.stderr.contains("the access log \(store)-access cannot be used"), "\(log.stderr)")
+        #expect(!log.stderr.contains("cannot open the store"))
+    }
+
     @Test func exportRoundTripsThroughOpenMHealthAndDeletes() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         try importFixture()

@@ -35,6 +35,58 @@ import Testing
         #expect(try await reopened.accessLog(limit: 2).count == 2)
     }
 
+    /// An app calling in a loop cannot grow the side file without bound: it keeps its newest entries up to its
+    /// capacity, and pruning drops entries older than ``SQLiteHealthStore/accessLogDays``.
+    @Test func theAccessLogIsBoundedAndPruned() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-log-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("health.db").path
+        let clock = Clock()
+        let store = try SQLiteHealthStore(path: path, now: { clock.tick() }, accessLogEntries: 20)
+        try await store.setAuthorization(
+            app: "looper", [TypeAuthorization(type: "heartRate", read: true, share: true)])
+        for _ in 0..<200 { _ = try await store.samples(SampleQuery(type: .heartRate), as: .app("looper")) }
+        let queries = try await store.accessLog(limit: 1_000).filter { $0.operation == .query }
+        #expect(queries.count == 20)
+        let sample = QuantitySample(
+            type: .heartRate, start: Instant(seconds: 100), end: Instant(seconds: 100), value: 70,
+            source: Source(identifier: "looper"))
+        _ = try await store.save([sample], as: .app("looper"))
+        clock.advance(seconds: Int64(SQLiteHealthStore.accessLogDays) * 86_400 + 120)
+        _ = try await store.samples(SampleQuery(type: .heartRate), as: .app("looper"))
+        try await store.prune()
+        let left = try await store.accessLog(limit: 1_000)
+        #expect(left.map(\.operation) == [.query])
+    }
+
+    /// A damaged side file takes neither the store nor the commands that do not need it down: the error names the
+    /// access log, and writes and the owner's reads go on.
+    @Test func aCorruptSideFileIsNamedAndTheStoreStillWorks() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-log-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("health.db").path
+        _ = try SQLiteHealthStore(path: path)
+        for suffix in ["-access-wal", "-access-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        try Data(repeating: 0x5A, count: 8_192).write(to: URL(fileURLWithPath: path + "-access"))
+
+        let store = try SQLiteHealthStore(path: path)
+        #expect(store.accessLogProblem?.contains("the access log \(path)-access cannot be used") == true)
+        let sample = QuantitySample(
+            type: .heartRate, start: Instant(seconds: 100), end: Instant(seconds: 100), value: 70,
+            source: Source(identifier: "org.wearhouse.gateway"))
+        #expect(try await store.save([sample], as: .owner) == [.inserted])
+        #expect(try await store.samples(SampleQuery(type: .heartRate), as: .owner).samples.count == 1)
+        try await store.setAuthorization(
+            app: "reader", [TypeAuthorization(type: "heartRate", read: true, share: false)])
+        do {
+            _ = try await store.samples(SampleQuery(type: .heartRate), as: .app("reader"))
+            Issue.record("an app's read went unlogged")
+        } catch {
+            #expect("\(error)".contains("\(path)-access"))
+        }
+        await #expect(throws: SQLiteError.self) { try await store.accessLog(limit: 10) }
+    }
+
     /// A clock that moves one second a call, so that every entry has its own time.
     final class Clock: @unchecked Sendable {
         private let lock = NSLock()

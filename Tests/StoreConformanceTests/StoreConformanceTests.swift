@@ -2,6 +2,7 @@ import Foundation
 import Health
 import SQLiteStore
 import StoreEngine
+import Synchronization
 import TestSupport
 import Testing
 
@@ -377,5 +378,26 @@ import Testing
         #expect(fromRollups.map { $0.discrete?.count ?? 0 } == [0, 0, 0, 0, 0, 0, 0, 145, 145, 145])
         try await store.setRetention(of: .heartRate, days: nil)
         #expect(try await store.retention().isEmpty)
+    }
+
+    /// Pruning also drops access-log entries older than 400 days (`docs/store-semantics.md`), writes' and reads'
+    /// alike, whatever the samples' retention.
+    @Test(arguments: Engine.allCases) func pruningDropsAccessLogEntriesOlderThan400Days(_ engine: Engine) async throws {
+        let clock = Mutex(Instant(seconds: 1_700_000_000))
+        let (store, storage) = try makeStore(engine, now: { clock.withLock { $0 } })
+        defer { storage.remove() }
+        try await store.setAuthorization(app: "app", [TypeAuthorization(type: "heartRate", read: true, share: true)])
+        let at = Instant(seconds: 1)
+        _ = try await store.save(
+            [QuantitySample(type: .heartRate, start: at, end: at, value: 60, source: Source(identifier: "app"))],
+            as: .app("app"))
+        _ = try await store.samples(SampleQuery(type: .heartRate), as: .app("app"))
+        clock.withLock { $0 = Instant(seconds: 1_700_000_000 + 400 * 86_400 + 120) }
+        _ = try await store.samples(SampleQuery(type: .heartRate), as: .app("app"))
+        #expect(try await store.accessLog(limit: 100).count >= 3)
+        #expect(try await store.prune() == 0)
+        let left = try await store.accessLog(limit: 100)
+        #expect(left.map(\.operation) == [.query])
+        #expect(try await store.samples(SampleQuery(type: .heartRate), as: .owner).samples.count == 1)
     }
 }
