@@ -133,7 +133,7 @@ struct ImportSamplesCommand: Command {
         }
         var id: UUID?
         if let text = try fields.string("uuid", limit: 64) {
-            guard let parsed = UUID(uuidString: text) else { throw fail("\"uuid\" '\(text)' is not a UUID") }
+            guard let parsed = UUID(uuidString: text) else { throw fail("\"uuid\" \(echo(text)) is not a UUID") }
             guard parsed.uuidString != "00000000-0000-0000-0000-000000000000" else {
                 throw fail("\"uuid\" is the nil UUID")
             }
@@ -253,17 +253,13 @@ struct ImportSamplesCommand: Command {
                 {
                     metadata[key] = .date(try time(text, field: "metadata.\(key).date_time").0)
                 } else {
-<<<<<<< HEAD
                     throw fail(
-                        "metadata '\(key)' must be a string, number, boolean, {\"value\", \"unit\"} or {\"date_time\"}")
-=======
-                    throw fail("metadata \(echo(key)) must be a string, number or boolean")
->>>>>>> cli
+                        "metadata \(echo(key)) must be a string, number, boolean, {\"value\", \"unit\"} or {\"date_time\"}"
+                    )
                 }
             }
             return metadata
         }
-<<<<<<< HEAD
 
         /// `"beats"` of a heartbeat series: `{"offset_ms", "rr_ms", "gap"}` objects (`gap` optional).
         func beats() throws(LineError) -> [Beat] {
@@ -290,12 +286,6 @@ struct ImportSamplesCommand: Command {
                     Beat(offsetMilliseconds: offset.doubleValue, rrMilliseconds: rr.doubleValue, precededByGap: gap))
             }
             return beats
-=======
-        var id = UUID.timeOrdered()
-        if let text = object["uuid"] as? String {
-            guard let parsed = UUID(uuidString: text) else { throw fail("\"uuid\" \(echo(text)) is not a UUID") }
-            id = parsed
->>>>>>> cli
         }
     }
 
@@ -346,13 +336,8 @@ struct ImportSamplesCommand: Command {
     /// moves the instant toward the earlier millisecond), a leap second `:60` read as `:59.999`, then `Z`, `z`,
     /// `±HH:MM` or `±HHMM`.
     static func time(_ text: String, field: String) throws(LineError) -> (Instant, Int32) {
-<<<<<<< HEAD
         func fail(_ reason: String) -> LineError {
-            LineError(line: 0, message: "\"\(field)\" '\(text)' is not an RFC 3339 time: \(reason)")
-=======
-        guard case .instant(let instant)? = try? StatisticsTime(parsing: text) else {
-            throw LineError(line: 0, message: "\"\(field)\" \(echo(text)) is not an ISO 8601 time with Z or an offset")
->>>>>>> cli
+            LineError(line: 0, message: "\"\(field)\" \(echo(text)) is not an RFC 3339 time: \(reason)")
         }
         let bytes = Array(text.utf8)
         var index = 0
