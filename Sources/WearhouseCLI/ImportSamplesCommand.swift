@@ -133,7 +133,7 @@ struct ImportSamplesCommand: Command {
         }
         var id: UUID?
         if let text = try fields.string("uuid", limit: 64) {
-            guard let parsed = UUID(uuidString: text) else { throw fail("\"uuid\" '\(text)' is not a UUID") }
+            guard let parsed = UUID(uuidString: text) else { throw fail("\"uuid\" \(echo(text)) is not a UUID") }
             guard parsed.uuidString != "00000000-0000-0000-0000-000000000000" else {
                 throw fail("\"uuid\" is the nil UUID")
             }

@@ -72,7 +72,7 @@ import Testing
         #expect(try WearhouseRunner.run(["store", "retention", "--store", store]).stdout.contains("kept forever"))
         let longest = ["store", "retention", "--type", "heartRate", "--days", "36525", "--store", store]
         #expect(try WearhouseRunner.run(longest).status == 0)
-        let pruned = try WearhouseRunner.run(["store", "prune", "--store", store])
+        let pruned = try WearhouseRunner.run(["store", "prune", "--store", store, "--yes"])
         #expect(pruned.status == 0, "\(pruned.stderr)")
         #expect(pruned.stdout == "pruned 0 samples\n")
     }
