@@ -109,6 +109,10 @@ extension FakeBlueZ {
             if device.pendingConnect != nil {
                 return .error(name: BlueZErrorName.failed, message: "Operation already in progress")
             }
+            if case .abortByLocalTimes(let count) = device.connectFault {
+                devices[call.path]?.connectFault = count > 1 ? .abortByLocalTimes(count - 1) : nil
+                if count > 0 { return .error(name: BlueZErrorName.failed, message: "le-connection-abort-by-local") }
+            }
             guard device.nearby, device.connectFault != .abortByLocal else {
                 return .error(name: BlueZErrorName.failed, message: "le-connection-abort-by-local")
             }

@@ -10,6 +10,8 @@ extension FakeBlueZ {
         /// No answer. A second Connect meanwhile answers `org.bluez.Error.Failed` "Operation already in
         /// progress"; Disconnect cancels it, and it then answers `Failed` "br-connection-canceled".
         case noReply
+        /// The next `count` Connects answer as ``abortByLocal``; later ones succeed (the fault then clears).
+        case abortByLocalTimes(Int)
     }
 
     /// Sets (or, with `nil`, clears) how Connect calls to the device at `address` end.

@@ -1,3 +1,4 @@
+import FakeDevices
 import Foundation
 import Testing
 
@@ -28,6 +29,21 @@ import Testing
             #expect(
                 try WearhouseRunner.run(["pair", "Stra", "--bus", bus, "--store", store, "--timeout", "1"]).status == 69
             )
+        }
+    }
+
+    @Test func pairRetriesATransientConnectAbortAsTheServiceDoes() async throws {
+        try await GatewayCommandTests.withFake { bus, fake, store in
+            await fake.setConnectFault(.abortByLocalTimes(2), for: "C0:FF:EE:00:00:01")
+            let pair = ["pair", "C0:FF:EE:00:00:01", "--bus", bus, "--store", store]
+            let recovered = try WearhouseRunner.run(pair + ["--timeout", "20"])
+            #expect(recovered.status == 0, "\(recovered.stderr)")
+            // A fault that does not clear ends the enrolment within --timeout, saying how often it tried.
+            await fake.setConnectFault(.abortByLocal, for: "C0:FF:EE:00:00:01")
+            let failed = try WearhouseRunner.run(pair + ["--timeout", "1"])
+            #expect(failed.status == 69, "\(failed.stderr)")
+            #expect(failed.stderr.contains("le-connection-abort-by-local ("), "\(failed.stderr)")
+            #expect(failed.stderr.contains(" attempts in "), "\(failed.stderr)")
         }
     }
 
