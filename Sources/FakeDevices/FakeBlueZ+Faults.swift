@@ -102,4 +102,14 @@ extension FakeBlueZ {
     public func isConnected(_ address: String) -> Bool {
         devices[Self.devicePath(address)]?.connected ?? false
     }
+
+    /// Whether the device at `address` is paired (bonded).
+    public func isPaired(_ address: String) -> Bool {
+        devices[Self.devicePath(address)]?.paired ?? false
+    }
+
+    /// Whether bluetoothd has an object for the device at `address` (not removed with RemoveDevice).
+    public func isKnown(_ address: String) -> Bool {
+        devices[Self.devicePath(address)]?.exported ?? false
+    }
 }

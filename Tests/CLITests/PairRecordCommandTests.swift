@@ -47,6 +47,33 @@ import Testing
         }
     }
 
+    @Test func forgetAlsoReleasesTheSensorInBluetoothd() async throws {
+        try await GatewayCommandTests.withFake { bus, fake, store in
+            func run(_ arguments: [String]) throws -> WearhouseRunner.Result {
+                try WearhouseRunner.run(arguments + ["--bus", bus, "--store", store])
+            }
+            #expect(try run(["pair", "Locked strap", "--timeout", "5"]).status == 0)
+            #expect(await fake.isPaired("C0:FF:EE:00:00:02"))
+            let paired = try run(["forget", "C0:FF:EE:00:00:02"])
+            #expect(paired.status == 0, "\(paired.stderr)")
+            #expect(paired.stderr.contains("Removed C0:FF:EE:00:00:02 from bluetoothd (its pairing and trust)"))
+            #expect(await !fake.isKnown("C0:FF:EE:00:00:02"))
+
+            #expect(try run(["pair", "C0:FF:EE:00:00:01"]).status == 0)
+            let plain = try run(["forget", "C0:FF:EE:00:00:01"])
+            #expect(plain.stderr.contains("C0:FF:EE:00:00:01 is no longer trusted by bluetoothd"), "\(plain.stderr)")
+            #expect(await fake.isKnown("C0:FF:EE:00:00:01"))
+            #expect(try run(["pair", "C0:FF:EE:00:00:01"]).status == 0)
+            let kept = try run(["forget", "C0:FF:EE:00:00:01", "--keep-pairing"])
+            #expect(kept.status == 0 && !kept.stderr.contains("bluetoothd"), "\(kept.stderr)")
+            // --unpair works on a sensor that is no longer enrolled.
+            let unpaired = try run(["forget", "C0:FF:EE:00:00:01", "--unpair"])
+            #expect(unpaired.status == 0, "\(unpaired.stderr)")
+            #expect(await !fake.isKnown("C0:FF:EE:00:00:01"))
+            #expect(try run(["forget", "C0:FF:EE:00:00:01", "--unpair", "--keep-pairing"]).status == 64)
+        }
+    }
+
     @Test func recordRefusesSensorsItCouldNeverRecord() async throws {
         try await GatewayCommandTests.withFake { bus, _, store in
             let out = store + ".trace"
