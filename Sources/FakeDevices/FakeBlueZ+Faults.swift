@@ -12,6 +12,9 @@ extension FakeBlueZ {
         case noReply
         /// The next `count` Connects answer as ``abortByLocal``; later ones succeed (the fault then clears).
         case abortByLocalTimes(Int)
+        /// The next `count` Connects are answered, `Connected` turns true, and the link drops before the
+        /// services are resolved (an aborted connect that bluetoothd briefly showed as connected).
+        case dropsBeforeResolving(Int)
     }
 
     /// Sets (or, with `nil`, clears) how Connect calls to the device at `address` end.

@@ -38,6 +38,10 @@ import Testing
             let pair = ["pair", "C0:FF:EE:00:00:01", "--bus", bus, "--store", store]
             let recovered = try WearhouseRunner.run(pair + ["--timeout", "20"])
             #expect(recovered.status == 0, "\(recovered.stderr)")
+            // A link that drops before its services are resolved is connected again, not waited on.
+            await fake.setConnectFault(.dropsBeforeResolving(1), for: "C0:FF:EE:00:00:01")
+            let dropped = try WearhouseRunner.run(pair + ["--timeout", "20"])
+            #expect(dropped.status == 0, "\(dropped.stderr)")
             // A fault that does not clear ends the enrolment within --timeout, saying how often it tried.
             await fake.setConnectFault(.abortByLocal, for: "C0:FF:EE:00:00:01")
             let failed = try WearhouseRunner.run(pair + ["--timeout", "1"])
