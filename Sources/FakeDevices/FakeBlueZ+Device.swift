@@ -109,6 +109,18 @@ extension FakeBlueZ {
             if device.pendingConnect != nil {
                 return .error(name: BlueZErrorName.failed, message: "Operation already in progress")
             }
+            if case .abortByLocalTimes(let count) = device.connectFault {
+                devices[call.path]?.connectFault = count > 1 ? .abortByLocalTimes(count - 1) : nil
+                if count > 0 { return .error(name: BlueZErrorName.failed, message: "le-connection-abort-by-local") }
+            }
+            if case .dropsBeforeResolving(let count) = device.connectFault, count > 0, device.nearby {
+                devices[call.path]?.connectFault = count > 1 ? .dropsBeforeResolving(count - 1) : nil
+                devices[call.path]?.connected = true
+                setDeviceProperties(["Connected": .boolean(true)], at: call.path)
+                // allowed: runs after the Connect reply went out, as the aborted link drops; on the fake's executor
+                Task { self.disconnect(call.path) }
+                return .empty
+            }
             guard device.nearby, device.connectFault != .abortByLocal else {
                 return .error(name: BlueZErrorName.failed, message: "le-connection-abort-by-local")
             }

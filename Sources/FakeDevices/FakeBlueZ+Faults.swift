@@ -10,6 +10,11 @@ extension FakeBlueZ {
         /// No answer. A second Connect meanwhile answers `org.bluez.Error.Failed` "Operation already in
         /// progress"; Disconnect cancels it, and it then answers `Failed` "br-connection-canceled".
         case noReply
+        /// The next `count` Connects answer as ``abortByLocal``; later ones succeed (the fault then clears).
+        case abortByLocalTimes(Int)
+        /// The next `count` Connects are answered, `Connected` turns true, and the link drops before the
+        /// services are resolved (an aborted connect that bluetoothd briefly showed as connected).
+        case dropsBeforeResolving(Int)
     }
 
     /// Sets (or, with `nil`, clears) how Connect calls to the device at `address` end.
@@ -99,5 +104,15 @@ extension FakeBlueZ {
     /// Whether the device at `address` is connected.
     public func isConnected(_ address: String) -> Bool {
         devices[Self.devicePath(address)]?.connected ?? false
+    }
+
+    /// Whether the device at `address` is paired (bonded).
+    public func isPaired(_ address: String) -> Bool {
+        devices[Self.devicePath(address)]?.paired ?? false
+    }
+
+    /// Whether bluetoothd has an object for the device at `address` (not removed with RemoveDevice).
+    public func isKnown(_ address: String) -> Bool {
+        devices[Self.devicePath(address)]?.exported ?? false
     }
 }

@@ -84,12 +84,7 @@ public struct SensorEnrolment: Sendable {
         let id = info.id
         let wasConnected = info.connected
         if !info.connected || !info.servicesResolved {
-            try await step("connect to") { () throws(CentralError) in
-                try await central.connect(id, timeout: request.timeout)
-            }
-            guard await waiter.wait(for: request.timeout, { $0 == .servicesResolved(id, resolved: true) }) else {
-                throw Failure(message: "\(id.address) connected but its services were not resolved in time")
-            }
+            try await connect(id, timeout: request.timeout, waiter: waiter)
         }
         var characteristics = try await step("list the characteristics of") { () throws(CentralError) in
             try await central.characteristics(of: id)
@@ -136,6 +131,54 @@ public struct SensorEnrolment: Sendable {
         }
         if !wasConnected { try? await central.disconnect(id) }
         return Result(sensor: sensor, metadata: metadata, pairedNow: pairedNow)
+    }
+
+    /// Connects and waits for the services the way a session of the service does: a failed Connect is retried
+    /// by its class (``ConnectRetry``) with the service's ``Support/Backoff`` until `timeout` has passed, and a
+    /// link that drops before its services are resolved (an aborted connect that bluetoothd still showed as
+    /// connected) is connected again instead of waited on.
+    private func connect(_ id: PeripheralID, timeout: Duration, waiter: EventWaiter) async throws {
+        let started = clock.now
+        let deadline = started + timeout
+        var backoff = Backoff()
+        var attempt = 0
+        while true {
+            attempt += 1
+            var failure: CentralError?
+            do throws(CentralError) {
+                try await central.connect(id, timeout: max(deadline - clock.now, .milliseconds(1)))
+            } catch {
+                failure = error
+            }
+            if failure == nil {
+                var dropped = false
+                let settled = await waiter.wait(for: deadline - clock.now) { event in
+                    if event == .servicesResolved(id, resolved: true) { return true }
+                    guard event == .connectionChanged(id, connected: false) else { return false }
+                    dropped = true
+                    return true
+                }
+                if settled, !dropped { return }
+                guard dropped else {
+                    throw Failure(
+                        message: "\(id.address) connected but its services were not resolved within \(timeout)")
+                }
+                failure = CentralError(
+                    .transient, operation: "Connect", detail: "the link dropped before the services were resolved")
+            }
+            guard let failure else { return }
+            let tried = attempt == 1 ? "" : " (\(attempt) attempts in \(clock.now - started))"
+            let fail = Failure(message: "could not connect to the sensor: \(failure)\(tried)", underlying: failure)
+            switch ConnectRetry.after(failure.kind, slowRetry: SensorSessionState.Settings().slowRetry) {
+            case .waitForStack:
+                throw fail
+            case .retry(let minimum, let disconnectFirst):
+                let wait = max(backoff.delay(attempt: attempt - 1), minimum)
+                guard clock.now + wait < deadline else { throw fail }
+                if disconnectFirst { try? await central.disconnect(id) }
+                try await clock.sleep(for: wait)
+            }
+        }
     }
 
     /// The peripheral the request names: known to bluetoothd already, or found by discovery within the timeout.

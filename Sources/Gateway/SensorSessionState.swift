@@ -149,16 +149,12 @@ public struct SensorSessionState: Sendable, Equatable {
         case .connectFailed(let kind):
             guard phase == .connecting else { return [] }
             lastFailure = kind
-            switch kind {
-            case .unavailable, .deviceMissing:
+            switch ConnectRetry.after(kind, slowRetry: settings.slowRetry) {
+            case .waitForStack:
                 return enter(.waitingForStack, now)
-            case .inProgress:
-                // R8: a stale Connect is pending in bluetoothd; cancel it once, then retry patiently.
-                return retry(now, atLeast: .seconds(2)) + [.disconnect]
-            case .authentication:
-                return retry(now, atLeast: settings.slowRetry)
-            case .transient, .timeout, .notPermitted, .other:
-                return retry(now)
+            case .retry(let minimum, let disconnectFirst):
+                // R8: a stale Connect pending in bluetoothd is cancelled once, then retried patiently.
+                return retry(now, atLeast: minimum) + (disconnectFirst ? [.disconnect] : [])
             }
 
         case .connected(let value):

@@ -41,7 +41,9 @@ public enum BleakLogImporter {
                 continue
             }
             let number = index + 1
-            guard let seconds = epochSeconds(date: words[0].dropFirst(), time: words[1].dropLast()) else {
+            guard let seconds = epochSeconds(date: words[0].dropFirst(), time: words[1].dropLast()),
+                TraceLineCodec.wallMicroseconds.contains(seconds * 1_000_000)
+            else {
                 report.damaged.append(.init(record: number, reason: "unreadable time"))
                 continue
             }

@@ -186,15 +186,27 @@ struct SensorsCommand: Command {
     }
 }
 
-/// `wearhouse forget`: removes a sensor from the registry (a running service releases it).
+/// `wearhouse forget`: removes a sensor from the registry (a running service releases it), and from bluetoothd.
 struct ForgetCommand: Command {
     let name = "forget"
     let abstract = "Remove a sensor from the registry; a running service disconnects it. Its samples stay."
+    var discussion: String {
+        """
+        bluetoothd is told too, so that it stops reconnecting the sensor: a sensor that was paired when it was
+        enrolled is removed from bluetoothd (RemoveDevice: its pairing and trust go; pair it again to use it),
+        another one is no longer trusted. --unpair removes it from bluetoothd whatever it was (also when it is
+        no longer enrolled); --keep-pairing leaves bluetoothd alone. When bluetoothd cannot be reached, the
+        sensor is still forgotten and a warning says what was left (with --unpair it is an error, 69).
+        """
+    }
 
     struct Options: CommandOptions {
         /// Normalized (upper case).
         var address = ""
         var store: String?
+        var unpair = false
+        var keepPairing = false
+        var bus: DBusAddress = .system
     }
 
     let syntax = CommandSyntax<Options>(
@@ -207,18 +219,73 @@ struct ForgetCommand: Command {
                 return normalized
             }
         ],
-        options: [StoreOptions.store(\.store)])
+        options: [
+            StoreOptions.store(\.store),
+            .flag("unpair", \.unpair, help: "Remove it from bluetoothd (pairing, trust) whatever it was."),
+            .flag("keep-pairing", \.keepPairing, help: "Leave bluetoothd's pairing and trust as they are."),
+            BluetoothOptions.bus(\.bus),
+        ],
+        rules: [.exclusive("unpair", "keep-pairing")])
 
     func run(_ options: Options, console: Console) async -> ExitCode {
         let normalized = options.address
-        return await runStoreCommand(console) {
+        var enrolled: RegisteredSensor?
+        let status = await runStoreCommand(console) {
             let store = try StoreLocation.open(store: options.store, mustExist: true)
+            enrolled = try await store.registeredSensors().first { $0.address == normalized }
             guard try await store.forgetSensor(normalized) else {
+                if options.unpair { return .success }
                 console.error("no sensor \(normalized) is enrolled (see 'wearhouse sensors')")
                 return .noInput
             }
             console.err("Forgot \(normalized); its samples stay in the store.\n")
             return .success
+        }
+        guard status == .success, !options.keepPairing else { return status }
+        let remove = options.unpair || enrolled?.paired == true
+        return await release(normalized, remove: remove, required: options.unpair, options.bus, console: console)
+    }
+
+    /// Removes (`remove`) or untrusts the device in bluetoothd. Unless `required`, a failure is a warning.
+    private func release(
+        _ address: String, remove: Bool, required: Bool, _ busAddress: DBusAddress, console: Console
+    ) async -> ExitCode {
+        let reporting =
+            required
+            ? console
+            : Console(
+                out: console.out, err: { console.err($0.replacingOccurrences(of: "Error: ", with: "warning: ")) },
+                isTerminal: console.isTerminal)
+        let left =
+            "\(address) is still \(remove ? "paired and trusted" : "trusted") in bluetoothd, which may reconnect it "
+            + "('wearhouse forget \(address) --unpair' removes it)"
+        guard let (bus, central) = await BluetoothOptions.connect(busAddress, console: reporting) else {
+            reporting.error(left)
+            return required ? .unavailable : .success
+        }
+        // allowed: a defer cannot await; the bus closes as the command returns and the process exits
+        defer { Task { await bus.close() } }
+        do throws(CentralError) {
+            let known = try await central.knownPeripherals().filter { $0.id.address == address }
+            for info in known {
+                if remove {
+                    try await central.remove(info.id)
+                } else {
+                    try await central.setTrusted(info.id, false)
+                }
+            }
+            await central.shutdown(disconnecting: [])
+            if !known.isEmpty {
+                console.err(
+                    remove
+                        ? "Removed \(address) from bluetoothd (its pairing and trust).\n"
+                        : "\(address) is no longer trusted by bluetoothd.\n")
+            }
+            return .success
+        } catch {
+            await central.shutdown(disconnecting: [])
+            reporting.error("\(error); \(left)")
+            return required ? .unavailable : .success
         }
     }
 }

@@ -1,3 +1,4 @@
+import FakeDevices
 import Foundation
 import Testing
 
@@ -28,6 +29,52 @@ import Testing
             #expect(
                 try WearhouseRunner.run(["pair", "Stra", "--bus", bus, "--store", store, "--timeout", "1"]).status == 69
             )
+        }
+    }
+
+    @Test func pairRetriesATransientConnectAbortAsTheServiceDoes() async throws {
+        try await GatewayCommandTests.withFake { bus, fake, store in
+            await fake.setConnectFault(.abortByLocalTimes(2), for: "C0:FF:EE:00:00:01")
+            let pair = ["pair", "C0:FF:EE:00:00:01", "--bus", bus, "--store", store]
+            let recovered = try WearhouseRunner.run(pair + ["--timeout", "20"])
+            #expect(recovered.status == 0, "\(recovered.stderr)")
+            // A link that drops before its services are resolved is connected again, not waited on.
+            await fake.setConnectFault(.dropsBeforeResolving(1), for: "C0:FF:EE:00:00:01")
+            let dropped = try WearhouseRunner.run(pair + ["--timeout", "20"])
+            #expect(dropped.status == 0, "\(dropped.stderr)")
+            // A fault that does not clear ends the enrolment within --timeout, saying how often it tried.
+            await fake.setConnectFault(.abortByLocal, for: "C0:FF:EE:00:00:01")
+            let failed = try WearhouseRunner.run(pair + ["--timeout", "1"])
+            #expect(failed.status == 69, "\(failed.stderr)")
+            #expect(failed.stderr.contains("le-connection-abort-by-local ("), "\(failed.stderr)")
+            #expect(failed.stderr.contains(" attempts in "), "\(failed.stderr)")
+        }
+    }
+
+    @Test func forgetAlsoReleasesTheSensorInBluetoothd() async throws {
+        try await GatewayCommandTests.withFake { bus, fake, store in
+            func run(_ arguments: [String]) throws -> WearhouseRunner.Result {
+                try WearhouseRunner.run(arguments + ["--bus", bus, "--store", store])
+            }
+            #expect(try run(["pair", "Locked strap", "--timeout", "5"]).status == 0)
+            #expect(await fake.isPaired("C0:FF:EE:00:00:02"))
+            let paired = try run(["forget", "C0:FF:EE:00:00:02"])
+            #expect(paired.status == 0, "\(paired.stderr)")
+            #expect(paired.stderr.contains("Removed C0:FF:EE:00:00:02 from bluetoothd (its pairing and trust)"))
+            #expect(await !fake.isKnown("C0:FF:EE:00:00:02"))
+
+            #expect(try run(["pair", "C0:FF:EE:00:00:01"]).status == 0)
+            let plain = try run(["forget", "C0:FF:EE:00:00:01"])
+            #expect(plain.stderr.contains("C0:FF:EE:00:00:01 is no longer trusted by bluetoothd"), "\(plain.stderr)")
+            #expect(await fake.isKnown("C0:FF:EE:00:00:01"))
+            #expect(try run(["pair", "C0:FF:EE:00:00:01"]).status == 0)
+            let kept = try run(["forget", "C0:FF:EE:00:00:01", "--keep-pairing"])
+            #expect(kept.status == 0 && !kept.stderr.contains("bluetoothd"), "\(kept.stderr)")
+            // --unpair works on a sensor that is no longer enrolled.
+            let unpaired = try run(["forget", "C0:FF:EE:00:00:01", "--unpair"])
+            #expect(unpaired.status == 0, "\(unpaired.stderr)")
+            #expect(await !fake.isKnown("C0:FF:EE:00:00:01"))
+            #expect(try run(["forget", "C0:FF:EE:00:00:01", "--unpair", "--keep-pairing"]).status == 64)
         }
     }
 

@@ -60,3 +60,22 @@ extension StoreConformanceTests {
         #expect(try await store.save([sample], as: .app("app")) == [.inserted])
     }
 }
+
+/// A retention period beyond 100 years once was stored and made every later prune trap (an overflow in the
+/// cutoff): both engines refuse it, and the longest allowed period prunes nothing recent.
+extension StoreConformanceTests {
+    @Test(arguments: Engine.allCases) func aRetentionBeyondAHundredYearsIsRefused(_ engine: Engine) async throws {
+        let (store, storage) = try makeStore(engine, now: { Instant(seconds: 10 * 86_400) })
+        defer { storage.remove() }
+        _ = try await store.save([heartRate(0, 60)], as: .owner)
+        for days in [RetentionLimits.days.upperBound + 1, 999_999_999_999_999, Int.max, 0, -1] {
+            await #expect(throws: InvalidSampleError.self, "\(days)") {
+                try await store.setRetention(of: .heartRate, days: days)
+            }
+        }
+        #expect(try await store.retention().isEmpty)
+        try await store.setRetention(of: .heartRate, days: RetentionLimits.days.upperBound)
+        #expect(try await store.prune() == 0)
+        #expect(try await store.samples(SampleQuery(type: .heartRate), as: .owner).samples.count == 1)
+    }
+}

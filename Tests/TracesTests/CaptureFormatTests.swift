@@ -66,10 +66,11 @@ import Traces
     @Test func aYearBeyond9999IsAnUnreadableTime() throws {
         let log = """
             [99999999999999999-01-01 00:00:00] x Notify 00002a37-0000-1000-8000-00805f9b34fb: 0044
+            [9999-12-31 23:59:60] x Notify 00002a37-0000-1000-8000-00805f9b34fb: 0044
             [2026-02-01 02:54:16] x Notify 00002a37-0000-1000-8000-00805f9b34fb: 0044
             """
         let result = try BleakLogImporter.importLog(log)
         #expect(result.report.notifications == 1)
-        #expect(result.report.damaged.map(\.reason) == ["unreadable time"])
+        #expect(result.report.damaged.map(\.reason) == ["unreadable time", "unreadable time"])
     }
 }
