@@ -3,6 +3,7 @@ import Foundation
 import Health
 import HealthBus
 import SQLiteStore
+import Synchronization
 import Testing
 import WearhouseClient
 
@@ -197,19 +198,26 @@ import WearhouseClient
             try await api.store.setAuthorization(
                 app: hogApp, [TypeAuthorization(type: "heartRate", read: true, share: false)])
             // 40 pages of 5,000 samples at once: 8 are taken, the rest refused at once.
+            let hogAnswers = AnswerCount()
             let refused = await withTaskGroup(of: String?.self) { group in
                 for _ in 0..<40 {
                     group.addTask {
-                        await errorName { _ = try await hog.samples(SampleQuery(type: .heartRate, limit: 5_000)) }
+                        let name = await errorName {
+                            _ = try await hog.samples(SampleQuery(type: .heartRate, limit: 5_000))
+                        }
+                        hogAnswers.add()
+                        return name
                     }
                 }
-                // Meanwhile another app is answered promptly: the bus thread is free, and the store queue holds
-                // at most the hog's 8 calls.
-                let clock = ContinuousClock()
-                let identity = try? await clock.measure { _ = try await other.identity() }
-                let query = try? await clock.measure { _ = try await other.samples(SampleQuery(type: .heartRate)) }
-                #expect(identity.map { $0 < .milliseconds(500) } == true)
-                #expect(query.map { $0 < .seconds(5) } == true)
+                // Meanwhile another app is answered: the bus thread is free (its identity comes back before the
+                // hog has all its answers), and the store queue, which holds at most the hog's 8 calls, takes its
+                // query too. No wall-clock limits: the order of answers shows it on a loaded machine as well.
+                let identity = try? await other.identity()
+                let hogAnswersBeforeIdentity = hogAnswers.value
+                let query = try? await other.samples(SampleQuery(type: .heartRate))
+                #expect(identity != nil)
+                #expect(hogAnswersBeforeIdentity < 40)
+                #expect(query != nil)  // answered (empty: it may read nothing), not refused
                 var refused = 0
                 for await name in group where name == HealthBusError.Name.limitExceeded { refused += 1 }
                 return refused
@@ -323,4 +331,11 @@ func waitUntil(_ condition: () -> Bool) async throws {
         }
         try await Task.sleep(for: .milliseconds(20))
     }
+}
+
+/// How many answers came back so far, counted from concurrent tasks.
+private final class AnswerCount: Sendable {
+    private let count = Mutex(0)
+    func add() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
 }
