@@ -140,8 +140,34 @@ public final class ServiceLog: Sendable {
         let revealing = threshold == .debug
         destination.write(
             LogEntry(
-                level: level, message: message().rendered(revealing: revealing),
-                fields: fields.map { LogEntry.Field(name: $0.name, value: $0.value.rendered(revealing: revealing)) }))
+                level: level,
+                message: Self.capped(message().rendered(revealing: revealing), to: Self.maximumMessageBytes),
+                fields: fields.map {
+                    LogEntry.Field(
+                        name: $0.name,
+                        value: Self.capped($0.value.rendered(revealing: revealing), to: Self.maximumFieldBytes))
+                }))
+    }
+
+    /// The longest message a log line carries, in UTF-8 bytes; longer ones are cut, saying so.
+    public static let maximumMessageBytes = 4_096
+    /// The longest value of an extra field, in UTF-8 bytes.
+    public static let maximumFieldBytes = 1_024
+
+    /// `text` when it fits in `limit` bytes; otherwise its first whole characters within the limit and
+    /// `... (cut, N bytes)`, so that no input can make a log line of megabytes.
+    static func capped(_ text: String, to limit: Int) -> String {
+        let total = text.utf8.count
+        guard total > limit else { return text }
+        var kept = 0
+        var end = text.startIndex
+        for index in text.indices {
+            let width = text[index...index].utf8.count
+            guard kept + width <= limit else { break }
+            kept += width
+            end = text.index(after: index)
+        }
+        return "\(text[..<end])... (cut, \(total) bytes)"
     }
 
     public func debug(_ message: @autoclosure () -> LogMessage, fields: [LogField] = []) {

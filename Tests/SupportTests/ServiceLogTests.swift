@@ -38,6 +38,24 @@ final class CapturedLog: Sendable {
             ])
     }
 
+    /// No input makes a log line of megabytes: a message is cut at 4,096 bytes, a field's value at 1,024, on a
+    /// whole character, saying how long it was.
+    @Test func longMessagesAndFieldsAreCutSayingSo() throws {
+        let captured = CapturedLog()
+        let log = ServiceLog(level: .info, destination: captured.destination)
+        let huge = String(repeating: "é", count: 1_000_000)  // 2 bytes each: a cut may not split one
+        log.error("bad value \(huge)", fields: [LogField("DETAIL", "\(huge)")])
+        let entry = try #require(captured.entries.withLock { $0.first })
+        #expect(entry.message.utf8.count <= ServiceLog.maximumMessageBytes + 40)
+        #expect(entry.message.hasPrefix("bad value éé"))
+        #expect(entry.message.hasSuffix("é... (cut, 2000010 bytes)"))
+        let field = try #require(entry.fields.first)
+        #expect(field.value.utf8.count <= ServiceLog.maximumFieldBytes + 40)
+        #expect(field.value.hasSuffix("é... (cut, 2000000 bytes)"))
+        log.error("short")
+        #expect(captured.entries.withLock { $0.last?.message } == "short")
+    }
+
     @Test func filtersByLevel() {
         let captured = CapturedLog()
         let log = ServiceLog(level: .warning, destination: captured.destination)
