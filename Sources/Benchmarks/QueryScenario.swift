@@ -9,6 +9,8 @@ enum QueryScenario {
     static func run(size: BenchSize) async throws -> BenchReport {
         let days = size.pick(full: 365, quick: 7, smoke: 1)
         let runs = size.pick(full: 5, quick: 3, smoke: 1)
+        // Seconds between samples: 1 Hz, but 30 s at smoke size (a day's rollups filled, a thirtieth of the load).
+        let step = size.pick(full: 1, quick: 1, smoke: 30)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-query-\(getpid())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -23,7 +25,7 @@ enum QueryScenario {
             for day in 0..<days {
                 var batch: [QuantitySample] = []
                 batch.reserveCapacity(10_000)
-                for second in 0..<86_400 {
+                for second in stride(from: 0, to: 86_400, by: step) {
                     let index = Int64(day) * 86_400 + Int64(second)
                     let at = Instant(milliseconds: start + index * 1000)
                     batch.append(
@@ -39,7 +41,7 @@ enum QueryScenario {
             }
         }
         try await store.checkpoint()
-        let samples = Double(days) * 86_400
+        let samples = Double(days) * Double(86_400 / step)
 
         let buckets = try StatisticsBuckets(
             interval: StatisticsInterval(parsing: "1d"), anchor: .instant(Instant(milliseconds: start))
@@ -78,7 +80,8 @@ enum QueryScenario {
         return BenchReport(
             scenario: "query", size: size, rows: rows,
             notes: [
-                "\(days) days of 1 Hz heart rate (\(Int(samples)) samples), daily avg/min/max, \(runs) runs after a warm-up",
+                "\(days) days of heart rate, a sample every \(step) s (\(Int(samples)) samples), daily avg/min/max, "
+                    + "\(runs) runs after a warm-up",
                 String(
                     format: "loading the store took %.1f s (%.0f samples/s); store size %.2f bytes/sample",
                     IngestScenario.seconds(loading), samples / IngestScenario.seconds(loading),
