@@ -194,12 +194,16 @@ import Testing
             }
             #expect(other?.message == "Notify acquired")
             await fixture.fake.advance(by: .seconds(5))
-            let first = try await fixture.events.wait("acquired values") { $0.notifications.count >= 4 }
+            // Every value the fake wrote to the socket by now arrives (waiting for a fixed count raced the last one).
+            let delivered = await fixture.fake.deliveredNotifications(of: Self.strap.address)
+            #expect(delivered.count >= 4)
+            let first = try await fixture.events.wait("acquired values") {
+                $0.notifications.count >= delivered.count
+            }
             for notification in first.notifications {
                 #expect(notification.characteristic == .heartRateMeasurement && notification.peripheral == Self.strap)
                 _ = try HeartRateMeasurement(decoding: notification.value)
             }
-            let delivered = await fixture.fake.deliveredNotifications(of: Self.strap.address)
             #expect(first.notifications.map(\.value) == delivered.map(\.value))
 
             // The link drops: the socket hangs up; after reconnecting the client acquires again.
