@@ -8,13 +8,7 @@ extension PostgresHealthStore {
     /// Keeps `type` for `days` days (`nil`: forever).
     public func setRetention(of type: HealthType, days: Int?) throws {
         if let days {
-            guard RetentionLimits.days.contains(days) else {
-                throw InvalidSampleError(
-                    index: 0,
-                    reason:
-                        "retention must be \(RetentionLimits.days.lowerBound)-\(RetentionLimits.days.upperBound) days, "
-                        + "not \(days) (longer: keep forever)")
-            }
+            try RetentionLimits.check(days)
             try withConnection { connection in
                 try connection.query(
                     "INSERT INTO retention (type, days) VALUES ($1, $2) ON CONFLICT (type) DO UPDATE SET days = $2",

@@ -9,13 +9,7 @@ extension SQLiteHealthStore {
     public func setRetention(of type: HealthType, days: Int?) throws {
         defer { connection.resetCachedStatements() }
         if let days {
-            guard RetentionLimits.days.contains(days) else {
-                throw InvalidSampleError(
-                    index: 0,
-                    reason:
-                        "retention must be \(RetentionLimits.days.lowerBound)-\(RetentionLimits.days.upperBound) days, "
-                        + "not \(days) (longer: keep forever)")
-            }
+            try RetentionLimits.check(days)
             let statement = try connection.cached("INSERT OR REPLACE INTO retention (type, days) VALUES (?1, ?2)")
             try statement.bind(1, type.identifier)
             try statement.bind(2, Int64(days))

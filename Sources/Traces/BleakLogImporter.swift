@@ -1,4 +1,5 @@
 internal import GATT
+internal import Support
 
 /// Reads the text logs of a bleak script (the Mi Band 4 logs in the team's real traces): one event a line,
 /// `[YYYY-MM-DD HH:MM:SS] <emoji> Notify <uuid>: <hex>` and `... Read <uuid>: <hex>`. Other lines (discovery,
@@ -79,14 +80,7 @@ public enum BleakLogImporter {
             (1...31).contains(day[2]),
             (0...23).contains(clock[0]), (0...59).contains(clock[1]), (0...60).contains(clock[2])
         else { return nil }
-        // Days from civil (proleptic Gregorian), after Howard Hinnant's published algorithm.
-        let year = day[1] <= 2 ? day[0] - 1 : day[0]
-        let era = (year >= 0 ? year : year - 399) / 400
-        let yearOfEra = year - era * 400
-        let month = day[1]
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day[2] - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        let days = era * 146_097 + dayOfEra - 719_468
+        let days = CivilCalendar.days(year: day[0], month: day[1], day: day[2])
         return days * 86_400 + clock[0] * 3_600 + clock[1] * 60 + clock[2]
     }
 }

@@ -3,6 +3,7 @@ import Health
 import SQLiteStore
 import StoreEngine
 import Stores
+import Support
 
 /// Where the store is: `--store PATH`, `sqlite:PATH` or `postgresql://...` (any libpq URL: host, port, user,
 /// password, `sslmode`, `host=/run/postgresql` for peer authentication), else `$WEARHOUSE_STORE`, else the
@@ -63,23 +64,14 @@ enum StoreArguments {
     struct Invalid: Error { var message: String }
 
     /// ISO 8601 with the sample's own offset, e.g. `2025-03-30T10:00:00.000+02:00`. Computed by calendar
-    /// arithmetic (the proleptic Gregorian calendar, as `LocalDateTime`), not a `DateFormatter`, which would cost
+    /// arithmetic (`CivilCalendar`, as `LocalDateTime`), not a `DateFormatter`, which would cost
     /// more than the rest of a listing; instants are within the years 1-9999 (`Instant.supportedMilliseconds`).
     static func format(_ instant: Instant, offsetSeconds: Int32) -> String {
         let local = instant.milliseconds + Int64(offsetSeconds) * 1000
         let dayLength: Int64 = 86_400_000
         let days = local >= 0 ? local / dayLength : (local - dayLength + 1) / dayLength
         let time = local - days * dayLength
-        // Days since 1970-01-01 to a civil date: 400-year eras of 146,097 days, years starting in March.
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let (year, month, day) = CivilCalendar.date(days: days)
         func padded(_ value: Int64, _ width: Int) -> String {
             let digits = String(value)
             return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
