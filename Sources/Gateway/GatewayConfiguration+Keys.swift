@@ -17,7 +17,9 @@ extension GatewayConfiguration {
         let write: @Sendable (inout GatewayConfiguration, String) throws(InvalidValue) -> Void
     }
 
-    static let sectionNames = ["store", "bluetooth", "writer", "samples", "service"]
+    static let sectionNames = ["store", "bluetooth", "writer", "samples", "service", prioritySection]
+    /// The section whose keys are types (``GatewayConfiguration/priorities``), not in ``keys``.
+    static let prioritySection = "priority"
 
     static let keys: [Key] = [
         Key(section: "store", name: "url", read: { $0.store.url }) { configuration, text throws(InvalidValue) in

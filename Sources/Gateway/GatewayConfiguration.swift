@@ -1,6 +1,7 @@
 public import DBus
 public import Foundation
 public import GATT
+public import Health
 public import Support
 
 /// The service's configuration, `/etc/wearhouse/wearhouse.conf` (INI), with command-line overrides.
@@ -69,6 +70,9 @@ public struct GatewayConfiguration: Equatable, Sendable {
     }
 
     public var store = Store()
+    /// `[priority]`: the source priorities the service sets in the store when it starts and on every reload, by
+    /// type identifier (``defaultPriorityKey`` for `default`). Types not named keep what the store has.
+    public var priorities: [String: SourcePriority] = [:]
     public var bluetooth = Bluetooth()
     public var writer = Writer()
     public var samples = Samples()
@@ -158,6 +162,13 @@ public struct GatewayConfiguration: Equatable, Sendable {
                 let value = key.read(self)
                 text += value.isEmpty ? "\(key.name) =\n" : "\(key.name) = \(value)\n"
             }
+            if section == Self.prioritySection {
+                for (key, priority) in priorities.sorted(by: { $0.key < $1.key }) {
+                    let name = key == defaultPriorityKey ? "default" : key
+                    text += "\(name) = \(priority.order.map(SourcePriority.spelling).joined(separator: ", "))\n"
+                    text += "\(name).unranked = \(priority.unranked.rawValue)\n"
+                }
+            }
         }
         return text
     }
@@ -167,6 +178,10 @@ public struct GatewayConfiguration: Equatable, Sendable {
     private mutating func set(section: String, key name: String, value: String, location: String)
         throws(ConfigurationError)
     {
+        if section == Self.prioritySection {
+            try setPriority(key: name, value: value, location: location)
+            return
+        }
         guard let key = Self.keys.first(where: { $0.section == section && $0.name == name }) else {
             let simplified = Self.simplified(name)
             let suggestion = Self.keys.first { $0.section == section && Self.simplified($0.name) == simplified }
@@ -183,7 +198,48 @@ public struct GatewayConfiguration: Equatable, Sendable {
         }
     }
 
+    /// `TYPE = LIST` or `TYPE.unranked = gapFill|exclude` in `[priority]`, `TYPE` a cumulative type or `default`.
+    private mutating func setPriority(key name: String, value: String, location: String) throws(ConfigurationError) {
+        let isPolicy = name.hasSuffix(".unranked")
+        let target = isPolicy ? String(name.dropLast(".unranked".count)) : name
+        let key: String
+        if target == "default" {
+            key = defaultPriorityKey
+        } else if let type = HealthTypeCatalog.type(target), type.aggregation == .cumulative {
+            key = type.identifier
+        } else {
+            let cumulative = HealthTypeCatalog.all.filter { $0.aggregation == .cumulative }.map(\.identifier)
+            throw ConfigurationError(
+                location: location,
+                message: "unknown key '\(name)' in [priority]: expected default or a cumulative type ("
+                    + cumulative.joined(separator: ", ") + "), optionally followed by .unranked")
+        }
+        var priority = priorities[key] ?? .none
+        if isPolicy {
+            guard let policy = CumulativeMerge.UnrankedPolicy(rawValue: value) else {
+                throw ConfigurationError(
+                    location: location, message: "invalid \(name) '\(value)' in [priority]: expected gapFill or exclude"
+                )
+            }
+            priority.unranked = policy
+        } else {
+            switch SourcePriority.parseEntries(value) {
+            case .success(let entries): priority.order = entries
+            case .failure(let error):
+                throw ConfigurationError(location: location, message: "invalid \(name) in [priority]: \(error)")
+            }
+        }
+        priorities[key] = priority
+    }
+
     private func validate(origins: [String: String], fallback: String) throws(ConfigurationError) {
+        for (key, priority) in priorities.sorted(by: { $0.key < $1.key }) {
+            guard let reason = priority.invalidityReason else { continue }
+            let name = key == defaultPriorityKey ? "default" : key
+            throw ConfigurationError(
+                location: origins["priority.\(name).unranked"] ?? origins["priority.\(name)"] ?? fallback,
+                message: "\(name) in [priority]: \(reason)")
+        }
         if bluetooth.backoffMinimum > bluetooth.backoffMaximum {
             throw ConfigurationError(
                 location: origins["bluetooth.backoff-max"] ?? origins["bluetooth.backoff-min"] ?? fallback,

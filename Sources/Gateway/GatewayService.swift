@@ -353,13 +353,19 @@ public actor GatewayService {
 
     /// SIGHUP: re-reads the configuration file the service was started with (`required` when it was named on the
     /// command line; `overrides` applied again, so that `--set` still wins) for the log level, then the registry.
-    /// A file that no longer reads leaves the log level as it was.
-    public func reload(configurationAt path: String, required: Bool, overrides: [String: String]) async {
+    /// A file that no longer reads leaves the log level as it was. Returns the configuration read, `nil` when it
+    /// did not read, for the caller's part of a reload (the store's priorities).
+    @discardableResult
+    public func reload(configurationAt path: String, required: Bool, overrides: [String: String]) async
+        -> GatewayConfiguration?
+    {
+        var reloaded: GatewayConfiguration?
         do {
             let configuration = try GatewayConfiguration.load(path: path, required: required)
                 .applying(overrides: overrides)
             log.level = configuration.service.logLevel
             log.notice("reloaded \(path) (log level \(configuration.service.logLevel))")
+            reloaded = configuration
         } catch {
             log.error("cannot reload \(path): \(error)")
         }
@@ -369,6 +375,7 @@ public actor GatewayService {
         } catch {
             log.error("cannot reload the registry: \(error)")
         }
+        return reloaded
     }
 
     /// The sensors' current statuses.

@@ -6,8 +6,8 @@
 /// - Buckets are `[start, end)`; an instant exactly on a border belongs to the later bucket (item 1).
 /// - Wherever samples overlap, only the winner counts. The winner is the greatest by
 ///   `(rank, lastModified, start, end, value, uuid)` (item 2); `rank` is `priority.count - index` of the first
-///   entry equal to the sample's provenance (item 4: `Provenance(source: s, device: nil)` matches only samples
-///   without a device). Unranked provenances rank below every ranked one (``UnrankedPolicy/gapFill``) or are
+///   entry that matches the sample's provenance (item 4: `Provenance(source: s, device: nil)` matches only samples
+///   without a device, `Provenance(source: s, device: Provenance.anyDevice)` every sample of the source). Unranked provenances rank below every ranked one (``UnrankedPolicy/gapFill``) or are
 ///   dropped (``UnrankedPolicy/exclude``) (item 3).
 /// - An interval sample contributes `value × won / duration` for each stretch it wins, in real elapsed
 ///   milliseconds (item 6). An instant competes with every sample whose closed span contains its time and adds
@@ -79,7 +79,7 @@ public struct CumulativeMerge: Hashable, Sendable {
     /// The rank of `provenance` (`priority.count - index` of its first entry; higher wins), or `nil` when it is
     /// unranked (items 2 and 4).
     public func rank(of provenance: Provenance) -> Int? {
-        priority.firstIndex(of: provenance).map { priority.count - $0 }
+        priority.firstIndex { $0.matches(provenance) }.map { priority.count - $0 }
     }
 
     /// Merges `samples` of one cumulative type into the buckets `[borders[i], borders[i+1])`.
@@ -93,15 +93,23 @@ public struct CumulativeMerge: Hashable, Sendable {
     /// - Returns: `borders.count - 1` buckets in order (none for fewer than two borders).
     public func buckets(_ samples: [StatisticsSample], borders: [Instant]) -> [Bucket] {
         let plan = BorderPlan(borders)
+        // The first entry that matches decides: an exact entry, or a source's every-device entry (item 4).
         var ranks: [Provenance: Int] = [:]
-        for (index, provenance) in priority.enumerated() where ranks[provenance] == nil {
-            ranks[provenance] = priority.count - index
+        var sourceRanks: [String: Int] = [:]
+        for (index, entry) in priority.enumerated() {
+            if entry.device == Provenance.anyDevice {
+                if sourceRanks[entry.source] == nil { sourceRanks[entry.source] = priority.count - index }
+            } else if ranks[entry] == nil {
+                ranks[entry] = priority.count - index
+            }
         }
         var bySubject: [String?: [Contender]] = [:]
         for sample in samples where sample.isValid {
             let rank: Int
-            if let ranked = ranks[sample.provenance] {
-                rank = ranked
+            let exact = ranks[sample.provenance]
+            let bySource = sourceRanks.isEmpty ? nil : sourceRanks[sample.provenance.source]
+            if exact != nil || bySource != nil {
+                rank = max(exact ?? 0, bySource ?? 0)
             } else if unranked == .gapFill {
                 rank = 0
             } else {

@@ -79,8 +79,29 @@ public protocol HealthStore: Sendable {
     /// The most recent access-log entries, newest first.
     func accessLog(limit: Int) async throws -> [AccessLogEntry]
 
-    /// The type's priority list for the cumulative merge, highest first (`docs/store-semantics.md`, items 2-4).
-    func setPriority(of type: HealthType, _ order: [Provenance]) async throws
+    /// Sets (or, with `nil`, removes) the source priority of `type`'s cumulative merge, or the default priority
+    /// of every type without its own when `type` is `nil` (`docs/store-semantics.md`, D2). Owner only: the
+    /// engines take it from the CLI, the configuration and the owner's tools.
+    func setPriority(of type: HealthType?, _ priority: SourcePriority?) async throws
+
+    /// Every stored priority: the types' own by identifier, and the default under ``defaultPriorityKey``.
+    func priorities() async throws -> [String: SourcePriority]
+}
+
+/// The key of the default priority in ``HealthStore/priorities()``: not a type identifier.
+public let defaultPriorityKey = "*"
+
+extension HealthStore {
+    /// Ranks `order` (highest first) for `type`; unranked provenances fill the gaps.
+    public func setPriority(of type: HealthType, _ order: [Provenance]) async throws {
+        try await setPriority(of: type, SourcePriority(order: order))
+    }
+
+    /// The priority the merge uses for `type`: its own, else the default, else ``SourcePriority/none``.
+    public func effectivePriority(of type: HealthType) async throws -> SourcePriority {
+        let stored = try await priorities()
+        return stored[type.identifier] ?? stored[defaultPriorityKey] ?? .none
+    }
 }
 
 /// One page of a sample query.
@@ -118,9 +139,10 @@ public struct StatisticsQuery: Hashable, Sendable {
     public var subjects: [String]?
     /// Unmerged per-provenance results (HealthKit's `separateBySource`).
     public var separateBySource: Bool
-    /// Overrides the stored priority list of the type for this query.
+    /// Overrides the stored priority of the type for this query.
     public var priority: [Provenance]?
-    public var unranked: CumulativeMerge.UnrankedPolicy
+    /// What happens to provenances missing from the list; `nil`: the stored policy (with ``priority``: `gapFill`).
+    public var unranked: CumulativeMerge.UnrankedPolicy?
     /// How long an instant of a discrete type holds its value for the time-weighted average (item 15).
     public var maxHoldMilliseconds: Int64
     /// Engines answer long ranges of discrete types (two days or more, in buckets aligned to 15 minutes)
@@ -131,7 +153,7 @@ public struct StatisticsQuery: Hashable, Sendable {
     public init(
         type: HealthType, buckets: [StatisticsBucket], sources: [String]? = nil, devices: [String]? = nil,
         subjects: [String]? = nil, separateBySource: Bool = false, priority: [Provenance]? = nil,
-        unranked: CumulativeMerge.UnrankedPolicy = .gapFill, maxHoldMilliseconds: Int64 = 5_000, exact: Bool = false
+        unranked: CumulativeMerge.UnrankedPolicy? = nil, maxHoldMilliseconds: Int64 = 5_000, exact: Bool = false
     ) {
         self.type = type
         self.buckets = buckets

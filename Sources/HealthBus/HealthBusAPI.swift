@@ -85,6 +85,12 @@ public enum HealthBusAPI {
                 ]),
             .init("Observe", inputs: [.init("types", .array(.string))], outputs: [.init("anchor", .int64)]),
             .init("StopObserving", inputs: [.init("types", .array(.string))]),
+            .init(
+                "Priorities", outputs: [.init("priorities", .array(.struct([.string, .array(.string), .string])))]),
+            .init(
+                "SetPriority",
+                inputs: [.init("type", .string), .init("order", .array(.string)), .init("unranked", .string)]),
+            .init("ResetPriority", inputs: [.init("type", .string)]),
         ],
         signals: [
             .init(samplesAddedSignal, arguments: [.init("type", .string), .init("anchor", .int64)])

@@ -41,6 +41,14 @@ extension HealthBusServer {
         case "StopObserving":
             stopObserving(try Self.typeList(arguments[0], "types"), sender: sender)
             return []
+        case "Priorities":
+            return [try await priorities(as: identity)]
+        case "SetPriority":
+            try await setPriority(arguments, as: identity)
+            return []
+        case "ResetPriority":
+            try await resetPriority(arguments[0], as: identity)
+            return []
         default:
             throw HealthBusError.invalidArgument("\(call.member) is not a method of \(HealthBusAPI.interfaceName)")
         }

@@ -425,20 +425,45 @@ public actor PostgresHealthStore: HealthStore {
         }
     }
 
-    public func setPriority(of type: HealthType, _ order: [Provenance]) throws {
+    public func setPriority(of type: HealthType?, _ priority: SourcePriority?) throws {
+        if let reason = priority?.invalidityReason { throw InvalidSampleError(index: 0, reason: reason) }
+        let key = type?.identifier ?? defaultPriorityKey
         try writeTransaction { connection in
-            try connection.query("DELETE FROM priorities WHERE type = $1", [type.identifier])
-            for (position, provenance) in order.enumerated() {
+            try connection.query("DELETE FROM priorities WHERE type = $1", [key])
+            try connection.query("DELETE FROM priority_policies WHERE type = $1", [key])
+            guard let priority else { return }
+            try connection.query(
+                "INSERT INTO priority_policies (type, unranked) VALUES ($1, $2)", [key, priority.unranked.rawValue])
+            for (position, provenance) in priority.order.enumerated() {
                 try connection.query(
                     "INSERT INTO priorities (type, position, source, device) VALUES ($1, $2, $3, $4)",
-                    [type.identifier, "\(position)", provenance.source, provenance.device])
+                    [key, "\(position)", provenance.source, provenance.device])
             }
         }
     }
 
-    func priority(_ connection: PostgresConnection, of type: HealthType) throws -> [Provenance] {
-        let rows = try connection.query(
-            "SELECT source, device FROM priorities WHERE type = $1 ORDER BY position", [type.identifier])
-        return (0..<rows.count).map { Provenance(source: rows.text($0, 0) ?? "", device: rows.text($0, 1)) }
+    public func priorities() throws -> [String: SourcePriority] {
+        try withConnection { try priorities($0) }
+    }
+
+    func priorities(_ connection: PostgresConnection) throws -> [String: SourcePriority] {
+        var stored: [String: SourcePriority] = [:]
+        let policies = try connection.query("SELECT type, unranked FROM priority_policies")
+        for row in 0..<policies.count {
+            stored[policies.text(row, 0) ?? ""] = SourcePriority(
+                order: [], unranked: CumulativeMerge.UnrankedPolicy(rawValue: policies.text(row, 1) ?? "") ?? .gapFill)
+        }
+        let entries = try connection.query("SELECT type, source, device FROM priorities ORDER BY type, position")
+        for row in 0..<entries.count {
+            stored[entries.text(row, 0) ?? "", default: .none].order.append(
+                Provenance(source: entries.text(row, 1) ?? "", device: entries.text(row, 2)))
+        }
+        return stored
+    }
+
+    /// The priority the merge of `type` uses: the type's own, else the default, else none.
+    func priority(_ connection: PostgresConnection, of type: HealthType) throws -> SourcePriority {
+        let stored = try priorities(connection)
+        return stored[type.identifier] ?? stored[defaultPriorityKey] ?? .none
     }
 }

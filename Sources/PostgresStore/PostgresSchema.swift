@@ -91,6 +91,13 @@ enum PostgresSchema {
             pending boolean NOT NULL, requested_ms bigint NOT NULL,
             PRIMARY KEY (app, type, direction));
         """,
+        // 3: what the merge does with provenances missing from a type's priority list, as in the SQLite engine
+        // (its migration 12): a row per type whose priority is set, '*' the default; lists set before had gapFill.
+        """
+        CREATE TABLE priority_policies (
+            type text PRIMARY KEY, unranked text NOT NULL CHECK (unranked IN ('gapFill', 'exclude')));
+        INSERT INTO priority_policies (type, unranked) SELECT DISTINCT type, 'gapFill' FROM priorities;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

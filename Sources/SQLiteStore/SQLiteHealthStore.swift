@@ -508,17 +508,26 @@ public actor SQLiteHealthStore: HealthStore {
         return merged
     }
 
-    public func setPriority(of type: HealthType, _ order: [Provenance]) throws {
+    public func setPriority(of type: HealthType?, _ priority: SourcePriority?) throws {
+        if let reason = priority?.invalidityReason { throw InvalidSampleError(index: 0, reason: reason) }
+        let key = type?.identifier ?? defaultPriorityKey
         defer { connection.resetCachedStatements() }
         try connection.transaction {
-            let clear = try connection.cached("DELETE FROM priorities WHERE type = ?1")
-            try clear.bind(1, type.identifier)
-            try clear.step()
+            for table in ["priorities", "priority_policies"] {
+                let clear = try connection.cached("DELETE FROM \(table) WHERE type = ?1")
+                try clear.bind(1, key)
+                try clear.step()
+            }
+            guard let priority else { return }
+            let policy = try connection.cached("INSERT INTO priority_policies (type, unranked) VALUES (?1, ?2)")
+            try policy.bind(1, key)
+            try policy.bind(2, priority.unranked.rawValue)
+            try policy.step()
             let insert = try connection.cached(
                 "INSERT INTO priorities (type, position, source, device) VALUES (?1, ?2, ?3, ?4)")
-            for (position, provenance) in order.enumerated() {
+            for (position, provenance) in priority.order.enumerated() {
                 insert.reset()
-                try insert.bind(1, type.identifier)
+                try insert.bind(1, key)
                 try insert.bind(2, Int64(position))
                 try insert.bind(3, provenance.source)
                 try insert.bind(4, provenance.device)
@@ -527,13 +536,24 @@ public actor SQLiteHealthStore: HealthStore {
         }
     }
 
-    func priority(of type: HealthType) throws -> [Provenance] {
-        let statement = try connection.cached("SELECT source, device FROM priorities WHERE type = ?1 ORDER BY position")
-        try statement.bind(1, type.identifier)
-        var order: [Provenance] = []
-        while try statement.step() {
-            order.append(Provenance(source: statement.text(0) ?? "", device: statement.text(1)))
+    public func priorities() throws -> [String: SourcePriority] {
+        var stored: [String: SourcePriority] = [:]
+        let policies = try connection.cached("SELECT type, unranked FROM priority_policies")
+        while try policies.step() {
+            stored[policies.text(0) ?? ""] = SourcePriority(
+                order: [], unranked: CumulativeMerge.UnrankedPolicy(rawValue: policies.text(1) ?? "") ?? .gapFill)
         }
-        return order
+        let entries = try connection.cached("SELECT type, source, device FROM priorities ORDER BY type, position")
+        while try entries.step() {
+            stored[entries.text(0) ?? "", default: .none].order.append(
+                Provenance(source: entries.text(1) ?? "", device: entries.text(2)))
+        }
+        return stored
+    }
+
+    /// The priority the merge of `type` uses: the type's own, else the default, else none.
+    func priority(of type: HealthType) throws -> SourcePriority {
+        let stored = try priorities()
+        return stored[type.identifier] ?? stored[defaultPriorityKey] ?? .none
     }
 }

@@ -153,6 +153,14 @@ enum SQLiteSchema {
         INSERT INTO counters (name, value)
             SELECT 'chunk_span', coalesce(max(end_ms - start_ms), 0) FROM series_chunks;
         """,
+        // 12: what the merge does with provenances missing from a type's priority list (`wearhouse priority`), one
+        // row per type whose priority is set (type '*': the default for the rest). Lists set before had gapFill.
+        """
+        CREATE TABLE priority_policies (
+            type TEXT PRIMARY KEY, unranked TEXT NOT NULL CHECK (unranked IN ('gapFill', 'exclude'))) STRICT,
+            WITHOUT ROWID;
+        INSERT INTO priority_policies (type, unranked) SELECT DISTINCT type, 'gapFill' FROM priorities;
+        """,
     ]
 
     /// The side file, `<store>-access`, for what is written often and must never wait for (or hold up) a write

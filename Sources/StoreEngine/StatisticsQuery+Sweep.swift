@@ -11,10 +11,10 @@ extension StatisticsQuery {
     }
 
     /// Statistics per bucket from `samples` (all the caller may read in the range): merged sums for cumulative
-    /// types (with `priority()`, the stored priority list, unless the query brings its own), or per provenance;
+    /// types (with `priority()`, the stored priority of the type, unless the query brings its own), or per provenance;
     /// count/avg/min/max/recent/twa for discrete ones, per provenance when asked.
     public func sweep(
-        _ samples: [StatisticsSample], priority storedPriority: () throws -> [Provenance]
+        _ samples: [StatisticsSample], priority storedPriority: () throws -> SourcePriority
     ) rethrows -> [StatisticsResult] {
         guard let last = buckets.last else { return [] }
         var borders = buckets.map(\.start)
@@ -29,7 +29,10 @@ extension StatisticsQuery {
                     }
                 }
             }
-            let merge = CumulativeMerge(priority: try priority ?? storedPriority(), unranked: unranked)
+            let stored = priority == nil ? try storedPriority() : SourcePriority.none
+            let merge = CumulativeMerge(
+                priority: priority ?? stored.order, unranked: unranked ?? (priority == nil ? stored.unranked : .gapFill)
+            )
             return zip(buckets, merge.buckets(samples, borders: borders)).map { bucket, merged in
                 StatisticsResult(bucket: bucket, sum: merged.sum, sources: merged.sources.sorted())
             }

@@ -177,6 +177,9 @@ private struct Service {
                 capacity: configuration.writer.queueCapacity),
             clock: clock)
         let notifier = self.notifier
+        let recordOnly = self.recordOnly
+        let log = self.log
+        if recordOnly == nil { await applyPriorities(configuration, to: store, log: log) }
         // The service applies the store's retention (`store retention`) daily; recording alone leaves the store be.
         let store = self.store
         let prune: (@Sendable () async throws -> Int)? =
@@ -191,7 +194,10 @@ private struct Service {
         let lifecycle = ServiceLifecycle(
             settings: .init(stopTimeout: configuration.service.stopTimeout, duration: duration), log: log,
             notifier: notifier, clock: clock,
-            reload: { await service.reload(configurationAt: path, required: required, overrides: overrides) },
+            reload: {
+                let reloaded = await service.reload(configurationAt: path, required: required, overrides: overrides)
+                if let reloaded, recordOnly == nil { await applyPriorities(reloaded, to: store, log: log) }
+            },
             alive: { _ = await service.statuses() })
         let outcome = await lifecycle.run((recorder.map { [$0] } ?? []) + [service])
         await central.shutdown(disconnecting: [])
@@ -236,5 +242,23 @@ private struct Service {
             samples: .init(seriesWindow: configuration.samples.heartbeatSeriesWindow),
             timeZone: configuration.samples.timeZone ?? .current,
             statusInterval: configuration.service.statusInterval)
+    }
+}
+
+/// Sets the configuration's `[priority]` lists in the store (at start and on every reload); a list the store
+/// refuses is logged and the others are still set.
+private func applyPriorities(_ configuration: GatewayConfiguration, to store: any HealthStoreEngine, log: ServiceLog)
+    async
+{
+    for (key, priority) in configuration.priorities.sorted(by: { $0.key < $1.key }) {
+        let name = key == defaultPriorityKey ? "default" : key
+        let type = HealthTypeCatalog.type(key)
+        guard type != nil || key == defaultPriorityKey else { continue }
+        do {
+            try await store.setPriority(of: type, priority)
+            log.info("priority of \(name): \(priority)")
+        } catch {
+            log.error("cannot set the priority of \(name) in the store: \(error)")
+        }
     }
 }

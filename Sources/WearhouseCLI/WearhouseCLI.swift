@@ -19,6 +19,7 @@ public enum WearhouseCLI {
         TypesCommand(),
         SamplesCommand(),
         StatsCommand(),
+        PriorityCommand(),
         ExportCommand(),
         ImportSamplesCommand(),
         DeleteCommand(),

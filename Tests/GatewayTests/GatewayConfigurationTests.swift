@@ -83,7 +83,7 @@ import Testing
         ("[writer]\n\nbatch-sizes = 5", "wearhouse.conf:3: unknown key 'batch-sizes' in [writer]"),
         (
             "[store]\nurl = a\n[sensors]\nx = 1",
-            "wearhouse.conf:3: unknown section [sensors]; known: [store], [bluetooth], [writer], [samples], [service]"
+            "wearhouse.conf:3: unknown section [sensors]; known: [store], [bluetooth], [writer], [samples], [service], [priority]"
         ),
         ("url = a", "wearhouse.conf:1: key 'url' before any [section]"),
         ("[store]\nurl", "wearhouse.conf:2: expected 'key = value', got 'url'"),

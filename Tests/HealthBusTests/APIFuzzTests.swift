@@ -20,7 +20,7 @@ import WearhouseClient
     static let types = HealthTypeCatalog.all.map(\.identifier)
     static let methods = [
         "Types", "Identity", "RequestAuthorization", "SaveSamples", "DeleteSamples", "QuerySamples", "Statistics",
-        "StatisticsCollection", "Changes", "Observe", "StopObserving",
+        "StatisticsCollection", "Changes", "Observe", "StopObserving", "Priorities", "SetPriority", "ResetPriority",
     ]
 
     @Test func randomCallsFromRandomCallersBreakNothing() async throws {
@@ -258,6 +258,13 @@ struct Fuzzer {
         case "Changes":
             return (member, [.string(type()), .int64(pick([0, -1, 5, Int64.max])), .uint32(pick([0, 1, 10]))])
         case "Observe", "StopObserving": return (member, [types()])
+        case "SetPriority", "ResetPriority":
+            let target = DBusValue.string(pick(["stepCount", "activeEnergyBurned", "default", "heartRate", "zz", ""]))
+            guard member == "SetPriority" else { return (member, [target]) }
+            let entries = (0..<pick([0, 1, 3])).map { _ in
+                pick(["app", "app[]", "org.wearhouse.gateway[AA:BB]", "a,b", "", "x[*]", "[", "app[d"])
+            }
+            return (member, [target, .strings(entries), .string(pick(["gapFill", "exclude", "none"]))])
         default: return (member, chance(0.9) ? [] : [none])
         }
     }

@@ -327,7 +327,8 @@ struct FailingQueryStore: HealthStore {
         try await base.typesWithNewSamples(since: anchor)
     }
     func accessLog(limit: Int) async throws -> [AccessLogEntry] { try await base.accessLog(limit: limit) }
-    func setPriority(of type: HealthType, _ order: [Provenance]) async throws {
-        try await base.setPriority(of: type, order)
+    func setPriority(of type: HealthType?, _ priority: SourcePriority?) async throws {
+        try await base.setPriority(of: type, priority)
     }
+    func priorities() async throws -> [String: SourcePriority] { try await base.priorities() }
 }

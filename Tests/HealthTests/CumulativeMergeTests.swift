@@ -213,6 +213,20 @@ private struct Vector: Sendable, CustomTestStringConvertible {
         #expect(withDevice[0].sources == [watch])
     }
 
+    @Test func anEveryDeviceEntryRanksEachOfTheSourcesSamplesAndTheFirstMatchingEntryDecides() {
+        let anyFit = Provenance(source: "com.example.fit", device: Provenance.anyDevice)
+        let merge = CumulativeMerge(priority: [gateway, anyFit, watch], unranked: .exclude)
+        #expect(merge.rank(of: gateway) == 3)
+        #expect(merge.rank(of: watch) == 2)
+        #expect(merge.rank(of: phone) == 2)
+        #expect(merge.rank(of: Provenance(source: "com.example.other", device: "watch")) == nil)
+        // The watch's exact entry comes after the source's: the earlier entry ranks it, so the later write wins.
+        let samples = [sample(10, 20, 10, phone, m: 9, uuid: 1), sample(10, 20, 30, watch, m: 1, uuid: 2)]
+        #expect(merge.buckets(samples, borders: msInstants([10, 20])).map(\.sum) == [10])
+        let watchFirst = CumulativeMerge(priority: [watch, anyFit], unranked: .exclude)
+        #expect(watchFirst.buckets(samples, borders: msInstants([10, 20])).map(\.sum) == [30])
+    }
+
     @Test func subjectsAreAddedNotMerged() {
         let twoWearers = [
             sample(10, 20, 10, gateway, subject: "alice", uuid: 1),
@@ -331,6 +345,12 @@ private struct MergeCase {
         Provenance(source: "b", device: "d2"), Provenance(source: "c", device: nil),
         Provenance(source: "u", device: nil),
     ]
+    /// What a priority list may name: the samples' provenances, and every device of a source.
+    static let listable =
+        pool + [
+            Provenance(source: "a", device: Provenance.anyDevice),
+            Provenance(source: "b", device: Provenance.anyDevice),
+        ]
 
     var merge: CumulativeMerge
     var samples: [StatisticsSample]
@@ -338,7 +358,7 @@ private struct MergeCase {
 
     init(seed: UInt64) {
         var rng = SplitMix64(seed: seed)
-        let listed = Self.pool.shuffled(using: &rng).prefix(Int.random(in: 0...4, using: &rng))
+        let listed = Self.listable.shuffled(using: &rng).prefix(Int.random(in: 0...4, using: &rng))
         merge = CumulativeMerge(
             priority: Array(listed), unranked: Bool.random(using: &rng) ? .gapFill : .exclude)
         samples = (0..<Int.random(in: 1...10, using: &rng)).map { _ in Self.randomSample(using: &rng) }
