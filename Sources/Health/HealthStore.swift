@@ -86,6 +86,11 @@ public protocol HealthStore: Sendable {
 
     /// Every stored priority: the types' own by identifier, and the default under ``defaultPriorityKey``.
     func priorities() async throws -> [String: SourcePriority]
+
+    /// The sources and devices that have written `type` (HealthKit's source query), with their counts, as far as
+    /// `caller` may read: an app without read permission sees only its own, so denial looks like having written
+    /// nothing else. Logged as a query.
+    func sources(of type: HealthType, as caller: Caller) async throws -> [SourceSummary]
 }
 
 /// The key of the default priority in ``HealthStore/priorities()``: not a type identifier.

@@ -86,6 +86,9 @@ public enum HealthBusAPI {
             .init("Observe", inputs: [.init("types", .array(.string))], outputs: [.init("anchor", .int64)]),
             .init("StopObserving", inputs: [.init("types", .array(.string))]),
             .init(
+                "Sources", inputs: [.init("type", .string)],
+                outputs: [.init("sources", .array(.struct([.string, .string, .string, .uint32, .int64, .int64])))]),
+            .init(
                 "Priorities", outputs: [.init("priorities", .array(.struct([.string, .array(.string), .string])))]),
             .init(
                 "SetPriority",

@@ -41,6 +41,8 @@ extension HealthBusServer {
         case "StopObserving":
             stopObserving(try Self.typeList(arguments[0], "types"), sender: sender)
             return []
+        case "Sources":
+            return [try await sources(arguments[0], caller: caller)]
         case "Priorities":
             return [try await priorities(as: identity)]
         case "SetPriority":

@@ -20,6 +20,7 @@ public enum WearhouseCLI {
         SamplesCommand(),
         StatsCommand(),
         PriorityCommand(),
+        SourcesCommand(),
         ExportCommand(),
         ImportSamplesCommand(),
         DeleteCommand(),

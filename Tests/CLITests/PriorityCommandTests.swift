@@ -73,6 +73,29 @@ import Testing
         #expect(try priority(["show"]).stdout.hasPrefix("No priorities are set"))
     }
 
+    @Test func sourcesListsWhoWroteEachTypeWithItsRank() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let imported = try WearhouseRunner.run(
+            ["import-samples", "--store", store, "-"], stdin: Self.writes.joined(separator: "\n") + "\n")
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(try priority(["set", "stepCount", "com.example.watch", "--unranked", "exclude"]).status == 0)
+        let listed = try WearhouseRunner.run(["sources", "--store", store, "--type", "stepCount,heartRate"])
+        #expect(
+            listed.stdout == """
+                TYPE       SOURCE[DEVICE]            DEVICE NAME  COUNT  FIRST                     LAST                      RANK
+                stepCount  com.example.phone                      1      2025-03-30T10:13:20.000Z  2025-03-30T10:20:00.000Z  excluded
+                stepCount  com.example.watch[watch]               1      2025-03-30T10:05:00.000Z  2025-03-30T10:15:00.000Z  1
+                stepCount  wearhouse[footpod]                     1      2025-03-30T10:00:00.000Z  2025-03-30T10:10:00.000Z  excluded
+
+                """, "\(listed.stdout)")
+        let json = try WearhouseRunner.run(
+            ["sources", "--store", store, "--type", "stepCount", "--json", "--time-zone", "Europe/Berlin"])
+        let first = try WearhouseRunner.json(try #require(json.stdout.split(separator: "\n").first))
+        #expect(first["first"] as? String == "2025-03-30T12:13:20.000+02:00")
+        #expect(first["device"] is NSNull)
+        #expect(first["rank"] as? String == "excluded")
+    }
+
     @Test(arguments: [
         (["set", "heartRate", "wearhouse"], "heartRate is discrete: every source of it counts"),
         (["set", "stepCount", "a,,b"], "<sources>: entry 2 is empty"),

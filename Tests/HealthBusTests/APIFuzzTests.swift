@@ -20,7 +20,8 @@ import WearhouseClient
     static let types = HealthTypeCatalog.all.map(\.identifier)
     static let methods = [
         "Types", "Identity", "RequestAuthorization", "SaveSamples", "DeleteSamples", "QuerySamples", "Statistics",
-        "StatisticsCollection", "Changes", "Observe", "StopObserving", "Priorities", "SetPriority", "ResetPriority",
+        "StatisticsCollection", "Changes", "Observe", "StopObserving", "Sources", "Priorities", "SetPriority",
+        "ResetPriority",
     ]
 
     @Test func randomCallsFromRandomCallersBreakNothing() async throws {
@@ -105,7 +106,7 @@ import WearhouseClient
     /// The access-log operation a successful call leaves, if it reached the store.
     static func operation(_ member: String, _ reply: [DBusValue]) -> AccessLogEntry.Operation? {
         switch member {
-        case "QuerySamples": .query
+        case "QuerySamples", "Sources": .query
         case "Statistics": .statistics
         case "StatisticsCollection": (reply.first?.arrayElements?.isEmpty ?? true) ? nil : .statistics
         case "Changes": .changes
@@ -131,6 +132,13 @@ import WearhouseClient
                 }
                 let type = value.structMembers?.first?.stringValue ?? ""
                 #expect(readable(type) || own(sample.source.identifier), "\(context): \(type) of \(sample.source)")
+            }
+        case "Sources":
+            let type = arguments.first?.stringValue ?? ""
+            guard !readable(type) else { return }
+            for value in reply.first?.arrayElements ?? [] {
+                let source = value.structMembers?.first?.stringValue ?? ""
+                #expect(own(source), "\(context): the sources of \(type) name \(source)")
             }
         case "Statistics", "StatisticsCollection":
             let type = arguments.first?.stringValue ?? ""
@@ -258,6 +266,7 @@ struct Fuzzer {
         case "Changes":
             return (member, [.string(type()), .int64(pick([0, -1, 5, Int64.max])), .uint32(pick([0, 1, 10]))])
         case "Observe", "StopObserving": return (member, [types()])
+        case "Sources": return (member, [.string(type())])
         case "SetPriority", "ResetPriority":
             let target = DBusValue.string(pick(["stepCount", "activeEnergyBurned", "default", "heartRate", "zz", ""]))
             guard member == "SetPriority" else { return (member, [target]) }

@@ -331,4 +331,7 @@ struct FailingQueryStore: HealthStore {
         try await base.setPriority(of: type, priority)
     }
     func priorities() async throws -> [String: SourcePriority] { try await base.priorities() }
+    func sources(of type: HealthType, as caller: Caller) async throws -> [SourceSummary] {
+        try await base.sources(of: type, as: caller)
+    }
 }
