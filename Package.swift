@@ -84,7 +84,7 @@ let package = Package(
             name: "WearhouseCLI",
             dependencies: [
                 "Support", "GATT", "Health", "StoreEngine", "Stores", "SQLiteStore", "PostgresStore", "DBus", "BlueZ",
-                "Traces", "FakeDevices", "Gateway", "HealthBus",
+                "Traces", "FakeDevices", "Gateway", "HealthBus", "HealthWeb",
             ],
             swiftSettings: strict
         ),

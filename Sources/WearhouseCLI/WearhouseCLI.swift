@@ -22,6 +22,7 @@ public enum WearhouseCLI {
         ExportCommand(),
         ImportSamplesCommand(),
         DeleteCommand(),
+        WebCommand(),
         GrantCommand(),
         RevokeCommand(),
         AppsCommand(),
