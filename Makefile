@@ -20,7 +20,7 @@ DEB_PACKAGES := pkg-config libsqlite3-dev libsystemd-dev libpq-dev libudev-dev l
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test lint format fuzz fuzz-traces fuzz-smoke fuzz-build bench demo install uninstall clean
+.PHONY: all deps build test test-web venv lint format fuzz fuzz-traces fuzz-smoke fuzz-build bench demo install uninstall clean
 
 all: build
 
@@ -58,6 +58,22 @@ test: deps lint
 	test $$tests = 0 && test $$bench = 0
 	$(SWIFT) test --skip-build $(TEST_BUILD) --parallel --filter CLITests
 	$(SWIFT) test --skip-build $(TEST_BUILD) --parallel --skip '$(BLOCKING_SUITES)'
+	$(MAKE) --no-print-directory test-web
+
+# The Health app in a real browser (Tests/Web/browser_tests.py): Debian's chromium and chromium-driver, driven by
+# Selenium from .venv, against the real `wearhouse web` on temporary stores; screenshots in .build/screenshots/.
+# About 35 s. The venv sees Debian's Python packages (python3-dbus, for the D-Bus client the test runs).
+VENV := .venv
+$(VENV)/.selenium:
+	/usr/bin/python3 -m venv --system-site-packages $(VENV)
+	$(VENV)/bin/pip install -q selenium
+	@touch $@
+
+venv: deps $(VENV)/.selenium
+
+test-web: venv
+	$(SWIFT) build --product wearhouse $(TEST_BUILD)
+	$(VENV)/bin/python Tests/Web/browser_tests.py
 
 # Formatting: .swift-format (4 spaces, 120 columns); `make format` rewrites, `make lint` checks.
 SWIFT_FILES = $(shell git ls-files 'Sources/*.swift' 'Tests/*.swift' 'Fuzz/*.swift' 2>/dev/null || find Sources Tests Fuzz -name '*.swift')

@@ -23,7 +23,7 @@ struct WebApp: Sendable {
         var response: HTTPResponse
         switch gate.admit(request) {
         case .respond(let answer): response = answer
-        case .asset where request.path == "/favicon.svg":
+        case .asset where request.path.hasPrefix("/favicon"):
             response = HTTPResponse(status: 200, contentType: "image/svg+xml", text: WebStyle.icon)
         case .asset: response = HTTPResponse(status: 200, contentType: "text/css; charset=utf-8", text: WebStyle.css)
         case .allow(let session):
