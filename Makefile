@@ -140,9 +140,13 @@ bench: deps
 	@$(call RELEASE,wearhouse)
 	.build/release/Benchmarks $(BENCH_FLAGS) $(SCENARIO)
 
+# The demo keeps its store in .build/demo; the Health app is not started (it would keep `make demo` from ending):
+# the last line printed is the command that serves the demo store.
 demo: deps
 	$(SWIFT) build --product wearhouse
-	.build/debug/wearhouse demo
+	rm -rf .build/demo
+	.build/debug/wearhouse demo --dir .build/demo
+	@echo; echo "The Health app on the demo store: .build/debug/wearhouse web --store .build/demo/health.db"
 
 # Where the system files go. With PREFIX=/usr (a package), the distribution's directories; otherwise (the default
 # /usr/local) the unit goes where systemd looks for the administrator's units, and the rest under /etc, because
@@ -164,6 +168,7 @@ DBUSIFACEDIR  ?= $(PREFIX)/share/dbus-1/interfaces
 endif
 DOCDIR        ?= $(PREFIX)/share/doc/wearhouse
 INSTALLED := $(BINDIR)/wearhouse $(DESTDIR)$(UNITDIR)/wearhouse.service $(DESTDIR)$(SYSUSERSDIR)/wearhouse.conf \
+    $(DESTDIR)$(UNITDIR)/wearhouse-web.service $(DESTDIR)$(UNITDIR)/wearhouse-web.socket \
     $(DESTDIR)$(TMPFILESDIR)/wearhouse.conf $(DESTDIR)$(UDEVRULESDIR)/70-wearhouse.rules \
     $(DESTDIR)$(DBUSPOLICYDIR)/org.wearhouse.Health1.conf $(DESTDIR)$(DBUSIFACEDIR)/org.wearhouse.Health1.xml \
     $(DESTDIR)$(DOCDIR)/wearhouse.conf.example $(DESTDIR)$(DOCDIR)/app-api.md $(DESTDIR)$(DOCDIR)/todays_heart_rate.py
@@ -178,6 +183,10 @@ install: deps
 	install -m 0755 .build/release/wearhouse $(BINDIR)/wearhouse
 	sed 's|/usr/local/bin/wearhouse|$(PREFIX)/bin/wearhouse|g' Systemd/wearhouse.service > $(DESTDIR)$(UNITDIR)/wearhouse.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/wearhouse.service
+	sed 's|/usr/local/bin/wearhouse|$(PREFIX)/bin/wearhouse|g' Systemd/wearhouse-web.service \
+	    > $(DESTDIR)$(UNITDIR)/wearhouse-web.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/wearhouse-web.service
+	install -m 0644 Systemd/wearhouse-web.socket $(DESTDIR)$(UNITDIR)/wearhouse-web.socket
 	install -m 0644 Systemd/wearhouse.sysusers $(DESTDIR)$(SYSUSERSDIR)/wearhouse.conf
 	install -m 0644 Systemd/wearhouse.tmpfiles $(DESTDIR)$(TMPFILESDIR)/wearhouse.conf
 	install -m 0644 Udev/70-wearhouse.rules $(DESTDIR)$(UDEVRULESDIR)/70-wearhouse.rules
