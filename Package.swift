@@ -132,6 +132,7 @@ let package = Package(
             name: "CLITests",
             dependencies: ["wearhouse", "SQLiteStore", "Health", "DBus", "FakeDevices", "TestSupport"],
             swiftSettings: strict),
+        .testTarget(name: "HealthWebTests", dependencies: ["HealthWeb"], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "FakeDevicesTests", dependencies: ["Support", "FakeDevices", "GATT", "DBus", "BlueZ", "TestSupport"],

@@ -47,8 +47,8 @@ public final class SessionGate: Sendable {
     /// `hosts`: the `Host` header values accepted (`127.0.0.1:8710`, `localhost:8710`); empty accepts any (a Unix
     /// socket, where no browser of another site can reach). `now`: monotonic seconds (a manual clock in tests).
     public init(
-        hosts: Set<String>, assets: Set<String> = ["/style.css", "/favicon.svg", "/favicon.ico"], loginToken: String? = nil,
-        now: @escaping @Sendable () -> Double
+        hosts: Set<String>, assets: Set<String> = ["/style.css", "/favicon.svg", "/favicon.ico"],
+        loginToken: String? = nil, now: @escaping @Sendable () -> Double
     ) {
         self.loginToken = loginToken ?? Self.randomHex(bytes: 32)
         self.hosts = hosts

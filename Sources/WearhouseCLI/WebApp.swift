@@ -204,7 +204,7 @@ struct WebApp: Sendable {
         default: chart = WebChart.band(results, unit: type.canonicalUnit)
         }
         let sources = try await contributingSources(type, from: from, to: endDay, subjects: filter)
-        let samples = try await samplesTable(type, from: from, to: endDay, subjects: filter, page: pageNumber, session)
+
         let statistics = StatsCommand.render(
             results,
             type.aggregation == .cumulative
@@ -216,6 +216,9 @@ struct WebApp: Sendable {
                     ], byProvenance: false, unit: type.canonicalUnit)
         let localEnd = try StatisticsBuckets.localTime(at: endDay.adding(milliseconds: -1), in: timeZone)
         let dateText = String(localEnd.description.prefix(10))
+        let samples = try await samplesTable(
+            type, from: from, to: endDay, subjects: filter, page: pageNumber,
+            link: "/type/\(type.identifier)?range=\(range)&amp;date=\(dateText)", session)
         let tabs = Range.allCases.map { other in
             "<a class=\"tab\(other == range ? " current" : "")\" href=\"/type/\(type.identifier)?range=\(other)"
                 + "&amp;date=\(dateText)\">\(other)</a>"
@@ -260,7 +263,8 @@ struct WebApp: Sendable {
     }
 
     func samplesTable(
-        _ type: HealthType, from: Instant, to: Instant, subjects: [String]?, page: Int, _ session: SessionGate.Session
+        _ type: HealthType, from: Instant, to: Instant, subjects: [String]?, page: Int, link: String,
+        _ session: SessionGate.Session
     ) async throws -> String {
         var query = SampleQuery(
             type: type, from: from, to: to, subjects: subjects, ascending: false, limit: Self.pageSize)
@@ -297,8 +301,10 @@ struct WebApp: Sendable {
         }
         guard !rows.isEmpty else { return "<p class=\"empty\">No samples in this range.</p>" }
         var pager = ""
-        if page > 1 { pager += "<a href=\"?range=&amp;page=\(page - 1)\" class=\"prev\">newer</a> " }
-        if hasMore, page < Self.maximumPage { pager += "<a href=\"?page=\(page + 1)\" class=\"next\">older</a>" }
+        if page > 1 { pager += "<a href=\"\(link)&amp;page=\(page - 1)\" class=\"prev\">newer</a> " }
+        if hasMore, page < Self.maximumPage {
+            pager += "<a href=\"\(link)&amp;page=\(page + 1)\" class=\"next\">older</a>"
+        }
         return form("/delete/confirm", session, id: "samples") {
             "<input type=\"hidden\" name=\"type\" value=\"\(type.identifier)\"><table class=\"samples\"><tr><th></th>"
                 + "<th>Start</th><th>End</th><th>Value</th><th>Source (device)</th><th>Subject</th><th>Metadata</th></tr>"

@@ -232,6 +232,19 @@ def main():
 
         check("a heart rate added by the form shows in the day's chart and samples", add_heart_rate)
 
+        def paging():
+            driver.get(app.base + "/type/heartRate?range=week")
+            first = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "table.samples tr")]
+            assert len(first) == 51, len(first)  # the header and 50 samples
+            driver.find_element(By.CSS_SELECTOR, "a.next").click()
+            assert "range=week" in driver.current_url and "page=2" in driver.current_url, driver.current_url
+            assert "Page 2" in driver.page_source
+            second = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "table.samples tr")[1:]]
+            assert second and second[0] not in first, "page 2 repeats page 1"
+            assert not console_errors(driver)
+
+        check("the samples below a chart are paged, keeping the range", paging)
+
         def approve():
             driver.get(app.base + "/apps")
             assert app_id in driver.page_source, f"{app_id} is not listed"
