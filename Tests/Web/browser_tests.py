@@ -22,7 +22,8 @@ from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WEARHOUSE = os.path.join(ROOT, ".build", "debug", "wearhouse")
@@ -79,6 +80,12 @@ def browser():
     options.binary_location = "/usr/bin/chromium"
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def submit(driver, button):
+    """Clicks a form's button and waits until the next page replaced this one."""
+    button.click()
+    WebDriverWait(driver, 10).until(expected_conditions.staleness_of(button))
 
 
 def console_errors(driver):
@@ -218,7 +225,7 @@ def main():
             form.find_element(By.NAME, "value").send_keys("187")
             moment = (now - datetime.timedelta(minutes=90, seconds=30)).strftime("%Y-%m-%dT%H:%M:%S")
             driver.execute_script("arguments[0].value = arguments[1]", form.find_element(By.NAME, "start"), moment)
-            form.find_element(By.TAG_NAME, "button").click()
+            submit(driver, form.find_element(By.TAG_NAME, "button"))
             assert "/type/heartRate?" in driver.current_url, driver.current_url
             assert ">187<" in driver.page_source, "the new sample is not listed"
             titles = [t.get_attribute("textContent") for t in driver.find_elements(By.CSS_SELECTOR, "svg.chart title")]
@@ -236,7 +243,7 @@ def main():
             driver.get(app.base + "/type/heartRate?range=week")
             first = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "table.samples tr")]
             assert len(first) == 51, len(first)  # the header and 50 samples
-            driver.find_element(By.CSS_SELECTOR, "a.next").click()
+            submit(driver, driver.find_element(By.CSS_SELECTOR, "a.next"))
             assert "range=week" in driver.current_url and "page=2" in driver.current_url, driver.current_url
             assert "Page 2" in driver.page_source
             second = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "table.samples tr")[1:]]
@@ -248,7 +255,7 @@ def main():
         def approve():
             driver.get(app.base + "/apps")
             assert app_id in driver.page_source, f"{app_id} is not listed"
-            driver.find_element(By.CSS_SELECTOR, "button[value=approve]").click()
+            submit(driver, driver.find_element(By.CSS_SELECTOR, "button[value=approve]"))
             assert "Asks to read" not in driver.page_source, "still pending"
             assert readable() > 0, "the app still cannot read heart rate over D-Bus"
             driver.save_screenshot(os.path.join(SHOTS, "filled-apps-approved.png"))
@@ -266,10 +273,10 @@ def main():
             form = driver.find_element(By.ID, "delete-range")
             for name, value in [("from", start), ("to", end)]:
                 driver.execute_script("arguments[0].value = arguments[1]", form.find_element(By.NAME, name), value)
-            form.find_element(By.TAG_NAME, "button").click()
+            submit(driver, form.find_element(By.TAG_NAME, "button"))
             assert driver.find_element(By.ID, "count").text == "12", driver.page_source[:500]
             driver.save_screenshot(os.path.join(SHOTS, "filled-delete-confirmation.png"))
-            driver.find_element(By.CSS_SELECTOR, "#confirm button").click()
+            submit(driver, driver.find_element(By.CSS_SELECTOR, "#confirm button"))
             assert count(store, "stepCount", first, last) == 0
             assert count(store, "stepCount") == total - 12, "other samples went too"
             assert count(store, "heartRate", first, last) > 0, "another type's samples went"
