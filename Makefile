@@ -15,11 +15,12 @@ BENCH_FLAGS  ?=
 
 # Debian packages the build and the tests need. Each is installed only when missing.
 DEB_PACKAGES := pkg-config libsqlite3-dev libsystemd-dev libpq-dev libudev-dev libbluetooth-dev python3 dbus-daemon systemd tzdata bluez \
-    python3-dbus python3-gi libglib2.0-bin util-linux python3-dbusmock postgresql
+    python3-dbus python3-gi libglib2.0-bin util-linux python3-dbusmock postgresql libmicrohttpd-dev \
+    chromium chromium-driver python3-venv
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test lint format fuzz fuzz-traces fuzz-smoke fuzz-build bench demo install uninstall clean
+.PHONY: all deps build test test-web venv lint format fuzz fuzz-traces fuzz-smoke fuzz-build bench demo install uninstall clean
 
 all: build
 
@@ -57,6 +58,22 @@ test: deps lint
 	test $$tests = 0 && test $$bench = 0
 	$(SWIFT) test --skip-build $(TEST_BUILD) --parallel --filter CLITests
 	$(SWIFT) test --skip-build $(TEST_BUILD) --parallel --skip '$(BLOCKING_SUITES)'
+	$(MAKE) --no-print-directory test-web
+
+# The Health app in a real browser (Tests/Web/browser_tests.py): Debian's chromium and chromium-driver, driven by
+# Selenium from .venv, against the real `wearhouse web` on temporary stores; screenshots in .build/screenshots/.
+# About 35 s. The venv sees Debian's Python packages (python3-dbus, for the D-Bus client the test runs).
+VENV := .venv
+$(VENV)/.selenium:
+	/usr/bin/python3 -m venv --system-site-packages $(VENV)
+	$(VENV)/bin/pip install -q selenium
+	@touch $@
+
+venv: deps $(VENV)/.selenium
+
+test-web: venv
+	$(SWIFT) build --product wearhouse $(TEST_BUILD)
+	$(VENV)/bin/python Tests/Web/browser_tests.py
 
 # Formatting: .swift-format (4 spaces, 120 columns); `make format` rewrites, `make lint` checks.
 SWIFT_FILES = $(shell git ls-files 'Sources/*.swift' 'Tests/*.swift' 'Fuzz/*.swift' 2>/dev/null || find Sources Tests Fuzz -name '*.swift')
@@ -123,9 +140,13 @@ bench: deps
 	@$(call RELEASE,wearhouse)
 	.build/release/Benchmarks $(BENCH_FLAGS) $(SCENARIO)
 
+# The demo keeps its store in .build/demo; the Health app is not started (it would keep `make demo` from ending):
+# the last line printed is the command that serves the demo store.
 demo: deps
 	$(SWIFT) build --product wearhouse
-	.build/debug/wearhouse demo
+	rm -rf .build/demo
+	.build/debug/wearhouse demo --dir .build/demo
+	@echo; echo "The Health app on the demo store: .build/debug/wearhouse web --store .build/demo/health.db"
 
 # Where the system files go. With PREFIX=/usr (a package), the distribution's directories; otherwise (the default
 # /usr/local) the unit goes where systemd looks for the administrator's units, and the rest under /etc, because
@@ -147,6 +168,7 @@ DBUSIFACEDIR  ?= $(PREFIX)/share/dbus-1/interfaces
 endif
 DOCDIR        ?= $(PREFIX)/share/doc/wearhouse
 INSTALLED := $(BINDIR)/wearhouse $(DESTDIR)$(UNITDIR)/wearhouse.service $(DESTDIR)$(SYSUSERSDIR)/wearhouse.conf \
+    $(DESTDIR)$(UNITDIR)/wearhouse-web.service $(DESTDIR)$(UNITDIR)/wearhouse-web.socket \
     $(DESTDIR)$(TMPFILESDIR)/wearhouse.conf $(DESTDIR)$(UDEVRULESDIR)/70-wearhouse.rules \
     $(DESTDIR)$(DBUSPOLICYDIR)/org.wearhouse.Health1.conf $(DESTDIR)$(DBUSIFACEDIR)/org.wearhouse.Health1.xml \
     $(DESTDIR)$(DOCDIR)/wearhouse.conf.example $(DESTDIR)$(DOCDIR)/app-api.md $(DESTDIR)$(DOCDIR)/todays_heart_rate.py
@@ -161,6 +183,10 @@ install: deps
 	install -m 0755 .build/release/wearhouse $(BINDIR)/wearhouse
 	sed 's|/usr/local/bin/wearhouse|$(PREFIX)/bin/wearhouse|g' Systemd/wearhouse.service > $(DESTDIR)$(UNITDIR)/wearhouse.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/wearhouse.service
+	sed 's|/usr/local/bin/wearhouse|$(PREFIX)/bin/wearhouse|g' Systemd/wearhouse-web.service \
+	    > $(DESTDIR)$(UNITDIR)/wearhouse-web.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/wearhouse-web.service
+	install -m 0644 Systemd/wearhouse-web.socket $(DESTDIR)$(UNITDIR)/wearhouse-web.socket
 	install -m 0644 Systemd/wearhouse.sysusers $(DESTDIR)$(SYSUSERSDIR)/wearhouse.conf
 	install -m 0644 Systemd/wearhouse.tmpfiles $(DESTDIR)$(TMPFILESDIR)/wearhouse.conf
 	install -m 0644 Udev/70-wearhouse.rules $(DESTDIR)$(UDEVRULESDIR)/70-wearhouse.rules

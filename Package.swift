@@ -30,6 +30,7 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", providers: [.apt(["libpq-dev"])]),  // headers only: Sources/CLibPQ/shim.h
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
 
         // What several modules need once: the clock (system and manual), the seeded generator, backoff, the JSON
         // reader and writer, the byte cursor, the logger's model. Standard library (and Glibc, Synchronization) only.
@@ -66,6 +67,9 @@ let package = Package(
         .target(name: "HealthBus", dependencies: ["Support", "DBus", "Health"], swiftSettings: strict),
         // The Swift client of that API, for apps.
         .target(name: "WearhouseClient", dependencies: ["HealthBus", "DBus", "Health"], swiftSettings: strict),
+        // The web app's HTTP layer: `HTTPServer` (the one owner of a libmicrohttpd daemon), requests, responses,
+        // listen addresses, and the session rules (login token, cookie, CSRF, rate limit).
+        .target(name: "HealthWeb", dependencies: ["CMicroHTTPD"], swiftSettings: strict),
         // Sensor sessions, sample building, store writer, service lifecycle.
         .target(
             name: "Gateway",
@@ -80,7 +84,7 @@ let package = Package(
             name: "WearhouseCLI",
             dependencies: [
                 "Support", "GATT", "Health", "StoreEngine", "Stores", "SQLiteStore", "PostgresStore", "DBus", "BlueZ",
-                "Traces", "FakeDevices", "Gateway", "HealthBus",
+                "Traces", "FakeDevices", "Gateway", "HealthBus", "HealthWeb",
             ],
             swiftSettings: strict
         ),
@@ -128,6 +132,7 @@ let package = Package(
             name: "CLITests",
             dependencies: ["wearhouse", "SQLiteStore", "Health", "DBus", "FakeDevices", "TestSupport"],
             swiftSettings: strict),
+        .testTarget(name: "HealthWebTests", dependencies: ["HealthWeb"], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "FakeDevicesTests", dependencies: ["Support", "FakeDevices", "GATT", "DBus", "BlueZ", "TestSupport"],

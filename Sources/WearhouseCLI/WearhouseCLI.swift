@@ -24,6 +24,7 @@ public enum WearhouseCLI {
         ExportCommand(),
         ImportSamplesCommand(),
         DeleteCommand(),
+        WebCommand(),
         GrantCommand(),
         RevokeCommand(),
         AppsCommand(),

@@ -111,3 +111,30 @@ import Testing
             program, arguments, environment: ["PATH": "/usr/bin:/bin", "SYSTEMD_PAGER": "", "SYSTEMD_COLORS": "0"])
     }
 }
+
+/// The Health app's socket and service (`wearhouse web`), as `make install` renders them.
+@Suite struct WebUnitFilesTests {
+    @Test(.enabled(if: SystemdFilesTests.hasAnalyze)) func webUnitsVerifyAndAreHardened() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-web-unit-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let systemd = SystemdFilesTests.root.appendingPathComponent("Systemd")
+        let service = try String(contentsOf: systemd.appendingPathComponent("wearhouse-web.service"), encoding: .utf8)
+        #expect(service.contains("ExecStart=/usr/local/bin/wearhouse web "))
+        let socket = try String(contentsOf: systemd.appendingPathComponent("wearhouse-web.socket"), encoding: .utf8)
+        #expect(socket.contains("ListenStream=127.0.0.1:8710\n"), "the app is served on loopback only")
+        try service.replacingOccurrences(of: "/usr/local/bin/wearhouse", with: "/bin/true")
+            .write(to: directory.appendingPathComponent("wearhouse-web.service"), atomically: true, encoding: .utf8)
+        try socket.write(
+            to: directory.appendingPathComponent("wearhouse-web.socket"), atomically: true, encoding: .utf8)
+        let units = ["wearhouse-web.socket", "wearhouse-web.service"].map { directory.appendingPathComponent($0).path }
+        let verified = try runTool(SystemdFilesTests.analyze, ["verify"] + units)
+        #expect(verified.status == 0 && verified.stderr == "", "\(verified.stderr)")
+        let security = try runTool(
+            SystemdFilesTests.analyze, ["security", "--offline=true", "--threshold=20", "--no-pager", units[1]])
+        let marker = "Overall exposure level for wearhouse-web.service: "
+        let line = security.stdout.split(separator: "\n").first { $0.contains(marker) }
+        let exposure = line.flatMap { Double($0.components(separatedBy: marker)[1].prefix { $0 != " " }) }
+        #expect(exposure != nil && exposure! <= 2.0, "\(security.stdout)")
+    }
+}

@@ -1,0 +1,298 @@
+#!/usr/bin/env python3
+"""Browser tests of the Health app (`wearhouse web`): Debian's chromium, headless, driven by Selenium.
+
+Starts the real binary on temporary stores: an empty one, and one filled by `wearhouse import-samples` with a
+pending permission request made over D-Bus by a real client against the real service (`wearhouse run --api` on a
+private dbus-daemon). Every page must load without a console error; screenshots go to .build/screenshots/.
+Run by `make test-web`; prints "web: N passed, N failed".
+"""
+
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+import dbus
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+WEARHOUSE = os.path.join(ROOT, ".build", "debug", "wearhouse")
+SHOTS = os.path.join(ROOT, ".build", "screenshots")
+PAGES = ["/", "/type/heartRate", "/type/heartRate?range=week", "/type/heartRate?range=month",
+         "/type/heartRate?range=year", "/type/stepCount", "/type/stepCount?range=week", "/type/heartbeatSeries",
+         "/add", "/apps", "/sensors", "/export"]
+
+results = {"passed": 0, "failed": 0}
+
+
+def check(name, body):
+    started = time.monotonic()
+    try:
+        body()
+        results["passed"] += 1
+        print(f"  ok    {name} ({time.monotonic() - started:.1f} s)")
+    except Exception:  # every failure is reported, and the run goes on
+        results["failed"] += 1
+        print(f"  FAIL  {name}")
+        traceback.print_exc()
+
+
+def wearhouse(*arguments, check_status=True):
+    done = subprocess.run([WEARHOUSE, *arguments], capture_output=True, text=True, timeout=60)
+    if check_status and done.returncode != 0:
+        raise AssertionError(f"wearhouse {' '.join(arguments)}: {done.returncode}: {done.stderr}")
+    return done.stdout
+
+
+class WebApp:
+    """`wearhouse web` on `store`, on a free port, stopped with SIGTERM."""
+
+    def __init__(self, store):
+        self.process = subprocess.Popen(
+            [WEARHOUSE, "web", "--store", store, "--listen", "127.0.0.1:0", "--time-zone", "UTC"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.process.stdout.readline().strip()
+        if not line.startswith("http://"):
+            raise AssertionError(f"wearhouse web printed {line!r}: {self.process.stderr.read()}")
+        self.login = line
+        self.base = line.split("/?token=")[0]
+
+    def stop(self):
+        self.process.terminate()
+        assert self.process.wait(timeout=10) == 0, "wearhouse web did not stop cleanly"
+
+
+def browser():
+    options = Options()
+    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--window-size=1200,1000", "--no-first-run", "--disable-extensions"]:
+        options.add_argument(argument)
+    options.binary_location = "/usr/bin/chromium"
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def submit(driver, button):
+    """Clicks a form's button and waits until the next page replaced this one."""
+    button.click()
+    WebDriverWait(driver, 10).until(expected_conditions.staleness_of(button))
+
+
+def console_errors(driver):
+    return [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+
+
+def visit_every_page(driver, app, label):
+    for path in PAGES:
+        driver.get(app.base + path)
+        title = driver.title
+        assert "wearhouse" in title, f"{path}: title {title!r}: {driver.page_source[:300]}"
+        assert title.split(" ·")[0] not in ("Not possible", "Store error", "Not found"), f"{path}: {title}"
+        errors = console_errors(driver)
+        assert not errors, f"{path}: console errors {errors}"
+        name = path.strip("/").replace("/", "-").replace("?range=", "-") or "summary"
+        driver.save_screenshot(os.path.join(SHOTS, f"{label}-{name}.png"))
+
+
+def fill(store, now):
+    """Heart rate every minute for the last 30 hours, steps every 10 minutes from two sources (the phone's
+    overlapping the watch's), distance and energy; returns what was written per type."""
+    lines = []
+    start = now - datetime.timedelta(hours=30)
+    moment = start
+    while moment < now:
+        minutes = int((moment - start).total_seconds() // 60)
+        lines.append({"type": "heartRate", "start": moment.isoformat().replace("+00:00", "Z"),
+                      "value": 60 + minutes % 50, "source": "org.example.strap", "subject": "alice"})
+        if minutes % 10 == 0:
+            stamp = moment.isoformat().replace("+00:00", "Z")
+            end = (moment + datetime.timedelta(minutes=10)).isoformat().replace("+00:00", "Z")
+            for source, steps in [("org.example.watch", 120), ("org.example.phone", 100)]:
+                lines.append({"type": "stepCount", "start": stamp, "end": end, "value": steps, "source": source,
+                              "subject": "alice"})
+            lines.append({"type": "distanceWalkingRunning", "start": stamp, "end": end, "value": 80,
+                          "source": "org.example.watch", "subject": "alice"})
+            lines.append({"type": "activeEnergyBurned", "start": stamp, "end": end, "value": 4,
+                          "source": "org.example.watch", "subject": "alice"})
+        moment += datetime.timedelta(minutes=1)
+    path = store + ".ndjson"
+    with open(path, "w") as file:
+        file.write("\n".join(json.dumps(line) for line in lines) + "\n")
+    wearhouse("import-samples", path, "--store", store)
+
+
+def count(store, type_name, start=None, end=None):
+    """How many samples of the type start in [start, end) (all of them without a range)."""
+    listed = wearhouse("samples", "--type", type_name, "--format", "json", "--store", store)
+    samples = [json.loads(line) for line in listed.splitlines() if line.strip()]
+    if start is None:
+        return len(samples)
+    return len([s for s in samples if start <= parse(s["start"]) < end])
+
+
+def parse(text):
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def main():
+    if not os.access(WEARHOUSE, os.X_OK):
+        print(f"{WEARHOUSE} is missing: swift build --product wearhouse")
+        return 1
+    shutil.rmtree(SHOTS, ignore_errors=True)
+    os.makedirs(SHOTS)
+    folder = tempfile.mkdtemp(prefix="wearhouse-web-")
+    driver = browser()
+    processes = []
+    try:
+        # The empty store.
+        empty = os.path.join(folder, "empty.db")
+        app = WebApp(empty)
+        processes.append(app)
+
+        def login_once():
+            driver.get(app.base + "/")
+            assert "Not logged in" in driver.page_source, driver.page_source[:200]
+            driver.get(app.login)
+            assert driver.current_url == app.base + "/", driver.current_url
+            cookie = driver.get_cookie("wearhouse_session")
+            assert cookie and cookie["httpOnly"] and cookie.get("sameSite") == "Strict", cookie
+            driver.delete_all_cookies()
+            driver.get(app.login)
+            assert "not valid" in driver.page_source, "the login token was accepted twice"
+            driver.get_log("browser")  # the 401s above are console errors by design
+
+        check("the login token is exchanged for an HttpOnly, SameSite=Strict cookie, once", login_once)
+        app.stop()
+        processes.remove(app)
+        app = WebApp(empty)
+        processes.append(app)
+        driver.delete_all_cookies()
+        driver.get(app.login)
+        check("every page of an empty store loads without console errors", lambda: visit_every_page(driver, app, "empty"))
+        app.stop()
+        processes.remove(app)
+
+        # The filled store, with the real service on a private bus and an app asking for heart rate.
+        store = os.path.join(folder, "health.db")
+        now = datetime.datetime.now(datetime.timezone.utc).replace(second=0, microsecond=0)
+        fill(store, now)
+        daemon = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        processes.append(daemon)
+        address = daemon.stdout.readline().strip()
+        service = subprocess.Popen([WEARHOUSE, "run", "--store", store, "--bus", address, "--api", address],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        processes.append(service)
+        bus = dbus.bus.BusConnection(address)
+        deadline = time.monotonic() + 15
+        while not bus.name_has_owner("org.wearhouse.Health1"):
+            assert time.monotonic() < deadline and service.poll() is None, "the service did not take its name"
+            time.sleep(0.05)
+        health = dbus.Interface(bus.get_object("org.wearhouse.Health1", "/org/wearhouse/Health1"),
+                                "org.wearhouse.Health1")
+        app_id, _ = health.Identity()
+        _, pending = health.RequestAuthorization(["heartRate"], dbus.Array([], signature="s"))
+        assert pending, "the request is not pending"
+        since = int((now - datetime.timedelta(hours=2)).timestamp() * 1000)
+        until = int(now.timestamp() * 1000)
+
+        def readable():
+            return int(health.Statistics("heartRate", dbus.Int64(since), dbus.Int64(until), {}).get("count", 0))
+
+        assert readable() == 0, "the app reads heart rate before any grant"
+
+        app = WebApp(store)
+        processes.append(app)
+        driver.delete_all_cookies()
+        driver.get(app.login)
+        check("every page of a filled store loads without console errors",
+              lambda: visit_every_page(driver, app, "filled"))
+
+        def add_heart_rate():
+            driver.get(app.base + "/add")
+            form = driver.find_element(By.ID, "add")
+            Select(form.find_element(By.NAME, "type")).select_by_value("heartRate")
+            form.find_element(By.NAME, "value").send_keys("187")
+            moment = (now - datetime.timedelta(minutes=90, seconds=30)).strftime("%Y-%m-%dT%H:%M:%S")
+            driver.execute_script("arguments[0].value = arguments[1]", form.find_element(By.NAME, "start"), moment)
+            submit(driver, form.find_element(By.TAG_NAME, "button"))
+            assert "/type/heartRate?" in driver.current_url, driver.current_url
+            assert ">187<" in driver.page_source, "the new sample is not listed"
+            titles = [t.get_attribute("textContent") for t in driver.find_elements(By.CSS_SELECTOR, "svg.chart title")]
+            # the hour's band now reaches 187 from the imported values (60-109) below it
+            assert any("-187, avg" in t and not t.split(": ")[1].startswith("187") for t in titles), titles
+            listed = wearhouse("samples", "--type", "heartRate", "--format", "json", "--store", store)
+            entered = [json.loads(line) for line in listed.splitlines() if '"value":187' in line.replace(" ", "")]
+            assert entered and entered[0]["metadata"].get("wasUserEntered") is True, entered
+            assert not console_errors(driver)
+            driver.save_screenshot(os.path.join(SHOTS, "filled-added-heart-rate.png"))
+
+        check("a heart rate added by the form shows in the day's chart and samples", add_heart_rate)
+
+        def paging():
+            driver.get(app.base + "/type/heartRate?range=week")
+            first = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "table.samples tr")]
+            assert len(first) == 51, len(first)  # the header and 50 samples
+            submit(driver, driver.find_element(By.CSS_SELECTOR, "a.next"))
+            assert "range=week" in driver.current_url and "page=2" in driver.current_url, driver.current_url
+            assert "Page 2" in driver.page_source
+            second = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "table.samples tr")[1:]]
+            assert second and second[0] not in first, "page 2 repeats page 1"
+            assert not console_errors(driver)
+
+        check("the samples below a chart are paged, keeping the range", paging)
+
+        def approve():
+            driver.get(app.base + "/apps")
+            assert app_id in driver.page_source, f"{app_id} is not listed"
+            submit(driver, driver.find_element(By.CSS_SELECTOR, "button[value=approve]"))
+            assert "Asks to read" not in driver.page_source, "still pending"
+            assert readable() > 0, "the app still cannot read heart rate over D-Bus"
+            driver.save_screenshot(os.path.join(SHOTS, "filled-apps-approved.png"))
+
+        check("approving the pending request lets the app read over D-Bus", approve)
+
+        def delete_range():
+            first = (now - datetime.timedelta(hours=5)).replace(minute=0)
+            last = first + datetime.timedelta(hours=1)
+            start, end = first.strftime("%Y-%m-%dT%H:%M:%S"), last.strftime("%Y-%m-%dT%H:%M:%S")
+            inside = count(store, "stepCount", first, last)
+            total = count(store, "stepCount")
+            assert inside == 12, inside  # 6 ten-minute samples from each of two sources
+            driver.get(app.base + "/type/stepCount")
+            form = driver.find_element(By.ID, "delete-range")
+            for name, value in [("from", start), ("to", end)]:
+                driver.execute_script("arguments[0].value = arguments[1]", form.find_element(By.NAME, name), value)
+            submit(driver, form.find_element(By.TAG_NAME, "button"))
+            assert driver.find_element(By.ID, "count").text == "12", driver.page_source[:500]
+            driver.save_screenshot(os.path.join(SHOTS, "filled-delete-confirmation.png"))
+            submit(driver, driver.find_element(By.CSS_SELECTOR, "#confirm button"))
+            assert count(store, "stepCount", first, last) == 0
+            assert count(store, "stepCount") == total - 12, "other samples went too"
+            assert count(store, "heartRate", first, last) > 0, "another type's samples went"
+
+        check("deleting a range removes exactly the samples the confirmation counted", delete_range)
+    finally:
+        driver.quit()
+        for process in reversed(processes):
+            if isinstance(process, WebApp):
+                process.process.terminate()
+            else:
+                process.terminate()
+        shutil.rmtree(folder, ignore_errors=True)
+    print(f"web: {results['passed']} passed, {results['failed']} failed")
+    return 0 if results["failed"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
