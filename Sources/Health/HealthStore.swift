@@ -35,8 +35,8 @@ public protocol HealthStore: Sendable {
     func heartbeatSeries(_ query: SampleQuery, as caller: Caller) async throws -> HeartbeatSeriesPage
 
     /// Statistics per bucket (`docs/store-semantics.md`): merged sums for cumulative types,
-    /// count/avg/min/max/recent/twa for discrete ones, over the samples `caller` may read, filters applied before
-    /// the merge.
+    /// count/avg/min/max/recent/twa for discrete ones, time and count per value for categories
+    /// (``CategoryStatistics``), over the samples `caller` may read, filters applied before the merge.
     func statistics(_ query: StatisticsQuery, as caller: Caller) async throws -> [StatisticsResult]
 
     /// Deletes samples (quantity samples and heartbeat series) by id; returns how many were deleted. Each leaves a tombstone for ``changes(of:since:limit:as:)``.
@@ -157,16 +157,19 @@ public struct StatisticsResult: Hashable, Sendable {
     public var sources: [Provenance]
     /// Discrete types.
     public var discrete: DiscreteStatistics.Bucket?
+    /// Category types: time and count per value that occurs in the bucket (``CategoryStatistics``).
+    public var categories: [CategoryStatistics.Value]
 
     public init(
         bucket: StatisticsBucket, provenance: Provenance? = nil, sum: Double? = nil, sources: [Provenance] = [],
-        discrete: DiscreteStatistics.Bucket? = nil
+        discrete: DiscreteStatistics.Bucket? = nil, categories: [CategoryStatistics.Value] = []
     ) {
         self.bucket = bucket
         self.provenance = provenance
         self.sum = sum
         self.sources = sources
         self.discrete = discrete
+        self.categories = categories
     }
 }
 

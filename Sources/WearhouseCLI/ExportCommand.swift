@@ -50,7 +50,7 @@ struct ExportCommand: Command {
     func run(_ options: Options, console: Console) async -> ExitCode {
         await runStoreCommand(console) {
             let format = options.format
-            let types = options.types ?? HealthTypeCatalog.all
+            let types = options.types ?? HealthTypeCatalog.all.filter { $0.isSampleType || $0.kind == .series }
             let store = try StoreLocation.open(store: options.store, mustExist: true)
             var output = format == .csv ? Self.csvHeader : ""
             var count = 0
