@@ -81,6 +81,16 @@ public protocol HealthStore: Sendable {
 
     /// The type's priority list for the cumulative merge, highest first (`docs/store-semantics.md`, items 2-4).
     func setPriority(of type: HealthType, _ order: [Provenance]) async throws
+
+    /// The characteristics of `subject` (`nil`: the store's own person) that `caller` may read
+    /// (`docs/store-semantics.md`, item 26): all of them for the owner; for an app, those it has a read grant for,
+    /// the others absent exactly as if never set (no hint of denial). Logged as a query per characteristic type.
+    func characteristics(of subject: String?, as caller: Caller) async throws -> Characteristics
+
+    /// Sets the characteristic `type` of `subject` (`nil`: the store's own person) to `value`, or removes it with
+    /// `nil`. Only the owner writes characteristics: an app gets ``NotAuthorizedError`` whatever its grants.
+    func setCharacteristic(_ type: HealthType, to value: Characteristics.Value?, of subject: String?, as caller: Caller)
+        async throws
 }
 
 /// One page of a sample query.

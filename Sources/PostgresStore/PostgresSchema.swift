@@ -91,6 +91,13 @@ enum PostgresSchema {
             pending boolean NOT NULL, requested_ms bigint NOT NULL,
             PRIMARY KEY (app, type, direction));
         """,
+        // 3: characteristics per subject ('' is the store's own person), as the SQLite engine keeps them (its
+        // migration 12): an enumeration value's name or a date YYYY-MM-DD.
+        """
+        CREATE TABLE characteristics (
+            subject text NOT NULL, type text NOT NULL, value text NOT NULL, updated_ms bigint NOT NULL,
+            PRIMARY KEY (subject, type));
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

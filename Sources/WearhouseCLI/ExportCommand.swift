@@ -96,7 +96,8 @@ struct ExportCommand: Command {
     static func lines(_ sample: QuantitySample, format: Format) -> String {
         switch format {
         case .csv:
-            SamplesCommand.fields(sample).map { SamplesCommand.csvCell($0.value) }.joined(separator: ",") + "\n"
+            SamplesCommand.fields(sample, valueName: false).map { SamplesCommand.csvCell($0.value) }.joined(
+                separator: ",") + "\n"
         case .ndjson: FieldValue.object(openMHealth(sample)).json + "\n"
         case .fhir: FieldValue.object(fhirObservation(sample)).json + "\n"
         }

@@ -155,6 +155,9 @@ struct ImportSamplesCommand: Command {
             throw fail("\(type.identifier) is a \(type.kind.rawValue) type, which import-samples does not take")
         }
         if type.kind == .category {
+            if let unit = try fields.name("unit"), !unit.isEmpty {
+                throw fail("\(type.identifier) is a category and has no unit (found \(echo(unit)))")
+            }
             return .quantity(
                 QuantitySample(
                     id: id ?? UUID.timeOrdered(), type: type, start: start, end: end, startOffsetSeconds: offset,

@@ -26,6 +26,7 @@ public enum WearhouseCLI {
         RevokeCommand(),
         AppsCommand(),
         StoreCommand(),
+        MeCommand(),
         FakeBlueZCommand(),
         RecordCommand(),
         ReplayCommand(),
