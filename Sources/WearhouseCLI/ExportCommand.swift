@@ -234,6 +234,17 @@ struct ExportCommand: Command {
 
     /// An Open mHealth data point for a quantity sample.
     static func openMHealth(_ sample: QuantitySample) -> [Field] {
+        if sample.type.kind == .category {
+            // A category sample: its integer and its name, no unit (`category: {value, name}`).
+            return openMHealth(
+                Record(sample), schema: ("wearhouse", sample.type.identifier, "1.0"),
+                measure: Field(
+                    "category",
+                    .object([
+                        Field("value", .integer(Int64(sample.value))),
+                        Field("name", .string(SamplesCommand.categoryName(sample))),
+                    ])))
+        }
         let schema: (namespace: String, name: String, version: String, field: String, unit: String) =
             switch sample.type.identifier {
             case "heartRate": ("omh", "heart-rate", "2.0", "heart_rate", "beats/min")
