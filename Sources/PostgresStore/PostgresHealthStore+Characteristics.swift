@@ -14,7 +14,9 @@ extension PostgresHealthStore {
             for type in HealthTypeCatalog.types(of: .characteristic) {
                 let readable = try canRead(connection, caller, type)
                 if readable, let text = stored[type.identifier],
-                    let value = try? Characteristics.Value(parsing: text, for: type, today: Instant(milliseconds: Instant.supportedMilliseconds.upperBound))
+                    let value = try? Characteristics.Value(
+                        parsing: text, for: type, today: Instant(milliseconds: Instant.supportedMilliseconds.upperBound)
+                    )
                 {
                     result.values[type.identifier] = value
                 }

@@ -14,7 +14,8 @@ extension SQLiteHealthStore {
         for type in HealthTypeCatalog.types(of: .characteristic) {
             let readable = try canRead(caller, type)
             if readable, let text = stored[type.identifier],
-                let value = try? Characteristics.Value(parsing: text, for: type, today: Instant(milliseconds: Instant.supportedMilliseconds.upperBound))
+                let value = try? Characteristics.Value(
+                    parsing: text, for: type, today: Instant(milliseconds: Instant.supportedMilliseconds.upperBound))
             {
                 result.values[type.identifier] = value
             }

@@ -150,7 +150,8 @@ struct SamplesCommand: Command {
 
     /// `asleepDeep` for a sleep analysis sample of value 4 (its integer when the enumeration has no name for it).
     static func categoryName(_ sample: QuantitySample) -> String {
-        Int(exactly: sample.value).flatMap { sample.type.name(of: $0) } ?? DecodeCommand.textValue(.double(sample.value))
+        Int(exactly: sample.value).flatMap { sample.type.name(of: $0) }
+            ?? DecodeCommand.textValue(.double(sample.value))
     }
 
     /// The samples in `format`; `header`: CSV starts with its header line (a table always has one).
