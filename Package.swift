@@ -123,6 +123,7 @@ let package = Package(
             name: "StoreConformanceTests",
             dependencies: [
                 "Support", "SQLiteStore", "PostgresStore", "StoreEngine", "Stores", "Health", "TestSupport",
+                "HealthBus", "WearhouseClient", "DBus",
             ],
             swiftSettings: strict),
         .testTarget(

@@ -35,8 +35,8 @@ public protocol HealthStore: Sendable {
     func heartbeatSeries(_ query: SampleQuery, as caller: Caller) async throws -> HeartbeatSeriesPage
 
     /// Statistics per bucket (`docs/store-semantics.md`): merged sums for cumulative types,
-    /// count/avg/min/max/recent/twa for discrete ones, over the samples `caller` may read, filters applied before
-    /// the merge.
+    /// count/avg/min/max/recent/twa for discrete ones, time and count per value for categories
+    /// (``CategoryStatistics``), over the samples `caller` may read, filters applied before the merge.
     func statistics(_ query: StatisticsQuery, as caller: Caller) async throws -> [StatisticsResult]
 
     /// Deletes samples (quantity samples and heartbeat series) by id; returns how many were deleted. Each leaves a tombstone for ``changes(of:since:limit:as:)``.
@@ -91,6 +91,16 @@ public protocol HealthStore: Sendable {
     /// `caller` may read: an app without read permission sees only its own, so denial looks like having written
     /// nothing else. Logged as a query.
     func sources(of type: HealthType, as caller: Caller) async throws -> [SourceSummary]
+
+    /// The characteristics of `subject` (`nil`: the store's own person) that `caller` may read
+    /// (`docs/store-semantics.md`, item 26): all of them for the owner; for an app, those it has a read grant for,
+    /// the others absent exactly as if never set (no hint of denial). Logged as a query per characteristic type.
+    func characteristics(of subject: String?, as caller: Caller) async throws -> Characteristics
+
+    /// Sets the characteristic `type` of `subject` (`nil`: the store's own person) to `value`, or removes it with
+    /// `nil`. Only the owner writes characteristics: an app gets ``NotAuthorizedError`` whatever its grants.
+    func setCharacteristic(_ type: HealthType, to value: Characteristics.Value?, of subject: String?, as caller: Caller)
+        async throws
 }
 
 /// The key of the default priority in ``HealthStore/priorities()``: not a type identifier.
@@ -184,16 +194,19 @@ public struct StatisticsResult: Hashable, Sendable {
     public var sources: [Provenance]
     /// Discrete types.
     public var discrete: DiscreteStatistics.Bucket?
+    /// Category types: time and count per value that occurs in the bucket (``CategoryStatistics``).
+    public var categories: [CategoryStatistics.Value]
 
     public init(
         bucket: StatisticsBucket, provenance: Provenance? = nil, sum: Double? = nil, sources: [Provenance] = [],
-        discrete: DiscreteStatistics.Bucket? = nil
+        discrete: DiscreteStatistics.Bucket? = nil, categories: [CategoryStatistics.Value] = []
     ) {
         self.bucket = bucket
         self.provenance = provenance
         self.sum = sum
         self.sources = sources
         self.discrete = discrete
+        self.categories = categories
     }
 }
 

@@ -19,10 +19,21 @@
 /// `*` binding tighter than `/` follows HealthKit, where `mL/kg*min` is the usual spelling of the VO₂max unit.
 ///
 /// Names: `count`, `m`, `g`, `s`, `min`, `hr` (also `h`), `d`, `J`, `cal`, `Cal` (= `kcal`, the food calorie),
-/// `mi`, `ft`, `in`, `yd`, `%`, `Hz`, `mmHg`, `L`, `lb`, `oz`. Metric prefixes `f p n mc m c d da h k M G T`
-/// (`µ` is accepted for `mc`) apply to `m g s J cal L Hz` only. A name that matches exactly wins over a prefixed
-/// reading: `min` is minutes, `mi` is miles, `h` alone is hours, `d` alone is days, `mmHg` is millimetres of
-/// mercury. Whitespace and numbers outside an exponent are errors.
+/// `W`, `mi`, `ft`, `in`, `yd`, `%`, `Hz`, `mmHg`, `cmAq`, `atm`, `Pa`, `L`, `fl_oz_us`, `fl_oz_imp`, `pt_us`,
+/// `pt_imp`, `lb`, `oz`, `st`, `K`, `degC`, `degF`, `mol`, `IU`, `S`. Metric prefixes `f p n mc m c d da h k M G T`
+/// (`µ` is accepted for `mc`) apply to `m g s J cal W Pa L Hz mol S` only. A name that matches exactly wins over a
+/// prefixed reading: `min` is minutes, `mi` is miles, `h` alone is hours, `d` alone is days, `mmHg` is millimetres
+/// of mercury, `cmAq` centimetres of water. `mol<M>` (say `mmol<180.15588000005408>`, glucose) is a mole of a
+/// substance of molar mass M g/mol, and so a mass: `mmol<180.15588000005408>/L` converts to `mg/dL`. Whitespace
+/// and numbers outside an exponent or a molar mass are errors.
+///
+/// ## Temperatures
+///
+/// `K` is a unit like the others. `degC` and `degF` count from their own zeros (a value `v` is `(v + offset) ×
+/// scale` kelvin, offsets 273.15 and 459.67), so they stand alone: `degC/min` is an error
+/// (``UnitError/offsetUnitInCompound(_:)``), and ``conversionFactor(to:)`` between them throws, since no factor
+/// converts them. ``convert(_:to:)`` converts exactly: a `Double` is read as the shortest decimal that prints it
+/// (98.6 → 493/5), so 98.6 degF is exactly 37 degC.
 ///
 /// ## Dimensions
 ///
@@ -63,13 +74,28 @@ public struct HealthUnit: Hashable, Sendable, CustomStringConvertible {
         public var count: Int
         /// Percent: a ratio HealthKit keeps apart from `count`.
         public var percent: Int
+        /// Thermodynamic temperature (`K`, and `degC`, `degF` alone).
+        public var temperature: Int
+        /// Amount of substance without a molar mass (`mmol`); `mmol<180.15588000005408>` is a mass.
+        public var amount: Int
+        /// Electrical conductance (`S`, `mcS`), a base of its own here (no ampere).
+        public var conductance: Int
+        /// International units (`IU`): substance-specific, so convertible only to themselves.
+        public var internationalUnit: Int
 
-        public init(length: Int = 0, mass: Int = 0, time: Int = 0, count: Int = 0, percent: Int = 0) {
+        public init(
+            length: Int = 0, mass: Int = 0, time: Int = 0, count: Int = 0, percent: Int = 0, temperature: Int = 0,
+            amount: Int = 0, conductance: Int = 0, internationalUnit: Int = 0
+        ) {
             self.length = length
             self.mass = mass
             self.time = time
             self.count = count
             self.percent = percent
+            self.temperature = temperature
+            self.amount = amount
+            self.conductance = conductance
+            self.internationalUnit = internationalUnit
         }
 
         /// No dimension at all (`m/m`).
@@ -77,9 +103,13 @@ public struct HealthUnit: Hashable, Sendable, CustomStringConvertible {
 
         /// `length*time^-1`, `mass*length^2*time^-2`, or `none`.
         public var description: String {
-            let parts = [("length", length), ("mass", mass), ("time", time), ("count", count), ("percent", percent)]
-                .filter { $0.1 != 0 }
-                .map { $0.1 == 1 ? $0.0 : "\($0.0)^\($0.1)" }
+            let parts = [
+                ("length", length), ("mass", mass), ("time", time), ("count", count), ("percent", percent),
+                ("temperature", temperature), ("amount", amount), ("conductance", conductance),
+                ("internationalUnit", internationalUnit),
+            ]
+            .filter { $0.1 != 0 }
+            .map { $0.1 == 1 ? $0.0 : "\($0.0)^\($0.1)" }
             return parts.isEmpty ? "none" : parts.joined(separator: "*")
         }
 
@@ -91,9 +121,13 @@ public struct HealthUnit: Hashable, Sendable, CustomStringConvertible {
             }
             guard let length = term(length, other.length), let mass = term(mass, other.mass),
                 let time = term(time, other.time), let count = term(count, other.count),
-                let percent = term(percent, other.percent)
+                let percent = term(percent, other.percent), let temperature = term(temperature, other.temperature),
+                let amount = term(amount, other.amount), let conductance = term(conductance, other.conductance),
+                let internationalUnit = term(internationalUnit, other.internationalUnit)
             else { return nil }
-            return Dimension(length: length, mass: mass, time: time, count: count, percent: percent)
+            return Dimension(
+                length: length, mass: mass, time: time, count: count, percent: percent, temperature: temperature,
+                amount: amount, conductance: conductance, internationalUnit: internationalUnit)
         }
     }
 
@@ -104,6 +138,9 @@ public struct HealthUnit: Hashable, Sendable, CustomStringConvertible {
     /// The size of one of this unit in the base units m, g, s, count and % (`km` → 1000, `kcal` → 4184000,
     /// since 1 J = 1000 g·m²/s²).
     public let scale: Rational
+    /// Where the unit's zero lies, in the unit itself: a value `v` is `(v + offset) × scale` base units. Zero for
+    /// every unit but `degC` (273.15) and `degF` (459.67), which are allowed only alone.
+    public let offset: Rational
 
     /// Parses a HealthKit unit string.
     ///
@@ -117,6 +154,12 @@ public struct HealthUnit: Hashable, Sendable, CustomStringConvertible {
         self.description = node.canonical
         self.dimension = dimension
         self.scale = scale
+        if case .named(_, let unit) = node {
+            self.offset = unit.offset
+        } else {
+            if let unit = node.offsetUnit { throw .offsetUnitInCompound(unit) }
+            self.offset = .zero
+        }
     }
 
     /// Whether values in this unit can be converted to `other` (their dimensions are equal).
@@ -134,6 +177,10 @@ public struct HealthUnit: Hashable, Sendable, CustomStringConvertible {
                 from: description, fromDimension: dimension.description, to: other.description,
                 toDimension: other.dimension.description)
         }
+        if self == other { return .one }
+        guard offset == .zero, other.offset == .zero else {
+            throw .offsetConversion(from: description, to: other.description)
+        }
         do {
             return try scale.divided(by: other.scale)
         } catch {
@@ -149,6 +196,19 @@ public struct HealthUnit: Hashable, Sendable, CustomStringConvertible {
     /// - Throws: ``UnitError/incompatible(from:fromDimension:to:toDimension:)`` when the dimensions differ.
     public func convert(_ value: Double, to other: HealthUnit) throws(UnitError) -> Double {
         if self == other { return value }
+        if offset != .zero || other.offset != .zero {
+            guard isCompatible(with: other) else {
+                throw .incompatible(
+                    from: description, fromDimension: dimension.description, to: other.description,
+                    toDimension: other.dimension.description)
+            }
+            // A value written in decimal (98.6 degF) is taken as that decimal, so that the conversion is exact.
+            if let exact = Rational(decimal: value), let result = try? convertAffine(exact, to: other) {
+                return result.doubleValue
+            }
+            return (value + offset.doubleValue) * (scale.doubleValue / other.scale.doubleValue)
+                - other.offset.doubleValue
+        }
         do {
             return try conversionFactor(to: other).applied(to: value)
         } catch .overflow {
@@ -160,12 +220,25 @@ public struct HealthUnit: Hashable, Sendable, CustomStringConvertible {
     ///
     /// - Throws: as ``conversionFactor(to:)``, and ``UnitError/overflow(_:)`` when the result does not fit.
     public func convert(exactly value: Rational, to other: HealthUnit) throws(UnitError) -> Rational {
+        if self != other, offset != .zero || other.offset != .zero, isCompatible(with: other) {
+            do {
+                return try convertAffine(value, to: other)
+            } catch {
+                throw .overflow("\(value) \(description) in '\(other.description)'")
+            }
+        }
         let factor = try conversionFactor(to: other)
         do {
             return try value.multiplied(by: factor)
         } catch {
             throw .overflow("\(value) \(description) in '\(other.description)'")
         }
+    }
+
+    /// `(value + offset) × scale / other.scale − other.offset`, exactly.
+    private func convertAffine(_ value: Rational, to other: HealthUnit) throws(Rational.Error) -> Rational {
+        let base = try value.adding(offset).multiplied(by: scale.divided(by: other.scale))
+        return try base.adding(Rational(-other.offset.numerator, other.offset.denominator))
     }
 
     public static func == (lhs: HealthUnit, rhs: HealthUnit) -> Bool {
@@ -193,6 +266,12 @@ public enum UnitError: Error, Equatable, Sendable, CustomStringConvertible {
     case overflow(String)
     /// A conversion between units of different dimensions.
     case incompatible(from: String, fromDimension: String, to: String, toDimension: String)
+    /// `degC` or `degF` inside a product, quotient or power: their zero is not zero, so they stand alone.
+    case offsetUnitInCompound(String)
+    /// A plain factor asked between units with different zeros (`degF` to `degC`); convert values instead.
+    case offsetConversion(from: String, to: String)
+    /// A molar mass (`mol<180.15588000005408>`) that is not a positive decimal, or on a unit other than `mol`.
+    case molarMass(String, at: Int)
 
     public var description: String {
         switch self {
@@ -208,6 +287,12 @@ public enum UnitError: Error, Equatable, Sendable, CustomStringConvertible {
             "\(what) does not fit an exact 64-bit fraction"
         case .incompatible(let from, let fromDimension, let to, let toDimension):
             "cannot convert '\(from)' (\(fromDimension)) to '\(to)' (\(toDimension)): incompatible units"
+        case .offsetUnitInCompound(let unit):
+            "'\(unit)' counts from its own zero and cannot be part of a compound unit or a power; use K"
+        case .offsetConversion(let from, let to):
+            "'\(from)' to '\(to)' is no plain factor (the units have different zeros); convert the value instead"
+        case .molarMass(let text, let at):
+            "molar mass '\(text)' at character \(at) must be a positive decimal number of grams per mole after mol"
         }
     }
 }
@@ -220,6 +305,8 @@ private struct NamedUnit {
     let dimension: HealthUnit.Dimension
     let scale: Rational
     let prefixable: Bool
+    /// The unit's zero in its own values (`degC`: 273.15); see ``HealthUnit/offset``.
+    var offset: Rational = .zero
 }
 
 private enum UnitTable {
@@ -247,14 +334,49 @@ private enum UnitTable {
         NamedUnit(symbol: "Hz", dimension: .init(time: -1), scale: 1, prefixable: true),
         // Conventional millimetre of mercury: 133.322387415 Pa, and 1 Pa = 1000 g/(m·s²).
         NamedUnit(
-            symbol: "mmHg", dimension: .init(length: -1, mass: 1, time: -2),
+            symbol: "mmHg", dimension: pressure,
             scale: fraction(133_322_387_415, 1_000_000),
             prefixable: false),
         NamedUnit(symbol: "L", dimension: .init(length: 3), scale: fraction(1, 1000), prefixable: true),
         // International avoirdupois pound, 0.45359237 kg; the ounce is 1/16 of it.
         NamedUnit(symbol: "lb", dimension: .init(mass: 1), scale: fraction(45_359_237, 100_000), prefixable: false),
         NamedUnit(symbol: "oz", dimension: .init(mass: 1), scale: fraction(45_359_237, 1_600_000), prefixable: false),
+        // The stone: 14 lb, 6.35029318 kg.
+        NamedUnit(symbol: "st", dimension: .init(mass: 1), scale: fraction(635_029_318, 100_000), prefixable: false),
+        NamedUnit(symbol: "Pa", dimension: pressure, scale: 1000, prefixable: true),
+        // Centimetre of water, 98.0665 Pa, and the standard atmosphere, 101325 Pa.
+        NamedUnit(symbol: "cmAq", dimension: pressure, scale: fraction(196_133, 2), prefixable: false),
+        NamedUnit(symbol: "atm", dimension: pressure, scale: 101_325_000, prefixable: false),
+        NamedUnit(
+            symbol: "W", dimension: .init(length: 2, mass: 1, time: -3), scale: 1000, prefixable: true),
+        // US fluid ounce 29.5735295625 mL and pint 473.176473 mL; imperial 28.4130625 mL and 568.26125 mL.
+        NamedUnit(
+            symbol: "fl_oz_us", dimension: .init(length: 3), scale: fraction(295_735_295_625, 10_000_000_000_000_000),
+            prefixable: false),
+        NamedUnit(
+            symbol: "fl_oz_imp", dimension: .init(length: 3), scale: fraction(284_130_625, 10_000_000_000_000),
+            prefixable: false),
+        NamedUnit(
+            symbol: "pt_us", dimension: .init(length: 3), scale: fraction(473_176_473, 1_000_000_000_000),
+            prefixable: false),
+        NamedUnit(
+            symbol: "pt_imp", dimension: .init(length: 3), scale: fraction(56_826_125, 100_000_000_000),
+            prefixable: false),
+        // Temperatures: K is the base; degC and degF have their zeros at 273.15 K and 459.67 degF below 0 K's.
+        NamedUnit(symbol: "K", dimension: .init(temperature: 1), scale: 1, prefixable: false),
+        NamedUnit(
+            symbol: "degC", dimension: .init(temperature: 1), scale: 1, prefixable: false,
+            offset: fraction(27_315, 100)),
+        NamedUnit(
+            symbol: "degF", dimension: .init(temperature: 1), scale: fraction(5, 9), prefixable: false,
+            offset: fraction(45_967, 100)),
+        // A mole without a molar mass; `mol<M>` (M in g/mol) is made from it as a mass of scale M.
+        NamedUnit(symbol: "mol", dimension: .init(amount: 1), scale: 1, prefixable: true),
+        NamedUnit(symbol: "IU", dimension: .init(internationalUnit: 1), scale: 1, prefixable: false),
+        NamedUnit(symbol: "S", dimension: .init(conductance: 1), scale: 1, prefixable: true),
     ]
+
+    static let pressure = HealthUnit.Dimension(length: -1, mass: 1, time: -2)
 
     static let bySymbol: [String: NamedUnit] = Dictionary(uniqueKeysWithValues: units.map { ($0.symbol, $0) })
 
@@ -280,6 +402,16 @@ private enum UnitTable {
 // MARK: - Syntax tree
 
 private indirect enum UnitNode {
+    /// The first unit with an offset (`degC`) anywhere in the tree.
+    var offsetUnit: String? {
+        switch self {
+        case .named(_, let unit): unit.offset == .zero ? nil : unit.symbol
+        case .power(let base, _): base.offsetUnit
+        case .product(let factors): factors.lazy.compactMap(\.offsetUnit).first
+        case .quotient(let numerator, let denominator): numerator.offsetUnit ?? denominator.offsetUnit
+        }
+    }
+
     /// A named unit with an optional prefix (canonical prefix symbol and its power of ten).
     case named(prefix: (symbol: String, power: Int)?, unit: NamedUnit)
     case power(UnitNode, Int)
@@ -404,11 +536,28 @@ private struct UnitParser {
         }
         let start = index
         while let next = current, UnitParser.isSymbolCharacter(next) { index += 1 }
-        return try UnitParser.resolve(String(characters[start..<index]), at: start + 1)
+        let named = try UnitParser.resolve(String(characters[start..<index]), at: start + 1)
+        guard current == "<" else { return named }
+        let open = index
+        index += 1
+        var text = ""
+        while let next = current, next != ">", text.count < 40 {
+            text.append(next)
+            index += 1
+        }
+        guard current == ">" else { throw .molarMass("<" + text, at: open + 1) }
+        index += 1
+        guard case .named(let prefix, let unit) = named, unit.symbol == "mol",
+            text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+            let mass = Rational(decimalText: text), mass > .zero
+        else { throw .molarMass(text, at: open + 2) }
+        return .named(
+            prefix: prefix,
+            unit: NamedUnit(symbol: "mol<\(text)>", dimension: .init(mass: 1), scale: mass, prefixable: true))
     }
 
     private static func isSymbolCharacter(_ character: Character) -> Bool {
-        (character.isASCII && character.isLetter) || character == "%" || character == "\u{00B5}"
+        (character.isASCII && character.isLetter) || character == "%" || character == "_" || character == "\u{00B5}"
             || character == "\u{03BC}"
     }
 

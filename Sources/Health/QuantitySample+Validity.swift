@@ -38,7 +38,17 @@ extension QuantitySample {
     /// The part of the rule about times and value (shared with ``QuantitySeries``, whose samples are columns).
     public static func invalidityReason(start: Int64, end: Int64, value: Double, as type: HealthType) -> String? {
         if let reason = Instant.invalidityReason(start: start, end: end) { return reason }
+        guard type.isSampleType else {
+            return "\(type.identifier) is a \(type.kind.rawValue) type, not a quantity or category a sample can hold"
+        }
         guard value.isFinite else { return "value is not a finite number" }
+        if type.kind == .category {
+            guard let integer = Int(exactly: value), type.name(of: integer) != nil else {
+                return "\(type.identifier) value \(value) is not one of its values ("
+                    + type.values.map { "\($0.name) \($0.value)" }.joined(separator: ", ") + ")"
+            }
+            return nil
+        }
         if let range = type.validRange, !range.contains(value) {
             return "\(type.identifier) value \(value) \(type.canonicalUnit) is outside "
                 + "\(range.lowerBound)...\(range.upperBound)"

@@ -51,6 +51,59 @@ public struct Rational: Hashable, Sendable, Comparable, CustomStringConvertible,
         self.denominator = d
     }
 
+    /// The decimal `text` exactly (`"180.15588000005408"` → 1125974250000338/6250000000000): digits with at most
+    /// one `.`, an optional leading `-` and an optional exponent (`1e-5`); `nil` when it is not such a number or
+    /// does not fit 64-bit parts.
+    public init?(decimalText text: String) {
+        var digits: Int64 = 0
+        var scale = 0
+        var exponent = 0
+        var negative = false
+        var seenPoint = false
+        var seenDigit = false
+        var characters = Substring(text)
+        if characters.first == "-" {
+            negative = true
+            characters = characters.dropFirst()
+        }
+        var mantissa = characters
+        if let e = characters.firstIndex(where: { $0 == "e" || $0 == "E" }) {
+            mantissa = characters[..<e]
+            guard let power = Int(characters[characters.index(after: e)...]), (-40...40).contains(power) else {
+                return nil
+            }
+            exponent = power
+        }
+        for character in mantissa {
+            if character == "." {
+                guard !seenPoint else { return nil }
+                seenPoint = true
+                continue
+            }
+            guard let digit = character.wholeNumberValue, character.isASCII else { return nil }
+            seenDigit = true
+            let (shifted, o1) = digits.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = shifted.addingReportingOverflow(Int64(digit))
+            guard !o1, !o2 else { return nil }
+            digits = sum
+            if seenPoint { scale += 1 }
+        }
+        guard seenDigit else { return nil }
+        let power = exponent - scale
+        let ten: Rational = 10
+        guard let factor = try? ten.power(power),
+            let value = try? Rational(negative ? -digits : digits).multiplied(by: factor)
+        else { return nil }
+        self = value
+    }
+
+    /// `value` as the shortest decimal that prints it (`98.6` → 493/5), or `nil` when it is not finite or that
+    /// decimal does not fit 64-bit parts.
+    public init?(decimal value: Double) {
+        guard value.isFinite else { return nil }
+        self.init(decimalText: "\(value)")
+    }
+
     public init(integerLiteral value: Int64) {
         self.numerator = value
         self.denominator = 1

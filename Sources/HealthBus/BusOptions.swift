@@ -98,7 +98,9 @@ enum CursorWire {
 /// Statistics results as `a{sv}`: `start`, `end` (x, ms), `startOffset` (i, s), `unit` (s); for cumulative types
 /// `sum` (d) and `sources` (as); for discrete types `count` (x), `sum`, `average`, `minimum`, `maximum`,
 /// `mostRecent` (d), `mostRecentEnd` (x), `timeWeightedAverage` (d); with `separateBySource`, `source` (s) and
-/// `device` (s). A statistic without a value (an empty bucket) is left out.
+/// `device` (s); for category types `count` (x, samples) and `categories` (aa{sv}: per value that occurs, `value` (x),
+/// `name` (s), `milliseconds` (x, time in it within the bucket), `count` (x)), and an empty `unit`. A statistic
+/// without a value (an empty bucket) is left out.
 enum StatisticsWire {
     static func encode(_ result: StatisticsResult, type: HealthType, unit: HealthUnit?) -> DBusValue {
         let canonical = try? HealthUnit(type.canonicalUnit)
@@ -115,7 +117,16 @@ enum StatisticsWire {
             fields.append(("source", .string(provenance.source)))
             if let device = provenance.device { fields.append(("device", .string(device))) }
         }
-        if let discrete = result.discrete {
+        if type.kind == .category {
+            let values = result.categories.map { entry in
+                DBusValue.vardict(ordered: [
+                    ("value", .int64(Int64(entry.value))), ("name", .string(type.name(of: entry.value) ?? "")),
+                    ("milliseconds", .int64(entry.milliseconds)), ("count", .int64(Int64(entry.count))),
+                ])
+            }
+            fields.append(("count", .int64(Int64(result.categories.reduce(0) { $0 + $1.count }))))
+            fields.append(("categories", .array(.dictionary(key: .string, value: .variant), values)))
+        } else if let discrete = result.discrete {
             fields.append(("count", .int64(Int64(discrete.count))))
             let optional: [(String, Double?)] = [
                 ("sum", discrete.sum), ("average", discrete.average), ("minimum", discrete.minimum),

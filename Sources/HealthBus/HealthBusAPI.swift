@@ -24,7 +24,7 @@ public enum HealthBusAPI {
     /// The most buckets one `StatisticsCollection` call may ask for.
     public static let maximumBuckets = 10_000
     /// The most types one `Observe`, `StopObserving` or `RequestAuthorization` list may name (a type named twice
-    /// counts twice; the store knows 9).
+    /// counts twice).
     public static let maximumTypesPerCall = 64
     /// The most values one `sources`, `devices` or `subjects` filter may list.
     public static let maximumFilterValues = 1_000
@@ -85,6 +85,9 @@ public enum HealthBusAPI {
                 ]),
             .init("Observe", inputs: [.init("types", .array(.string))], outputs: [.init("anchor", .int64)]),
             .init("StopObserving", inputs: [.init("types", .array(.string))]),
+            .init(
+                "Characteristics", inputs: [.init("options", options)],
+                outputs: [.init("characteristics", options)]),
             .init(
                 "Sources", inputs: [.init("type", .string)],
                 outputs: [.init("sources", .array(.struct([.string, .string, .string, .uint32, .int64, .int64])))]),

@@ -61,7 +61,7 @@ public struct HealthBusError: Error, Hashable, Sendable, CustomStringConvertible
     static func unknownType(_ identifier: String) -> HealthBusError {
         HealthBusError(
             name: Name.unknownType,
-            message: "unknown type '\(clipped(identifier))'; the store knows "
-                + HealthTypeCatalog.all.map(\.identifier).joined(separator: ", ") + " (call Types for their units)")
+            message: "unknown type '\(clipped(identifier))'; the store knows \(HealthTypeCatalog.all.count) types "
+                + "with HealthKit's names (heartRate, stepCount, bodyMass, sleepAnalysis, ...): call Types for them")
     }
 }

@@ -41,6 +41,8 @@ extension HealthBusServer {
         case "StopObserving":
             stopObserving(try Self.typeList(arguments[0], "types"), sender: sender)
             return []
+        case "Characteristics":
+            return [try await characteristics(arguments[0], caller: caller)]
         case "Sources":
             return [try await sources(arguments[0], caller: caller)]
         case "Priorities":
@@ -54,6 +56,29 @@ extension HealthBusServer {
         default:
             throw HealthBusError.invalidArgument("\(call.member) is not a method of \(HealthBusAPI.interfaceName)")
         }
+    }
+
+    /// `Characteristics(options)`: the characteristics the app may read, by type identifier, as text (an
+    /// enumeration value's name, the date of birth `YYYY-MM-DD`), and `age` (u) in whole years where the app is
+    /// (option `timeZone`, default UTC) at `at` (x, ms; default now). What is not set, or not granted, is absent
+    /// alike. Option `subject` (s) names whose.
+    private func characteristics(_ argument: DBusValue, caller: Caller) async throws -> DBusValue {
+        let options = try BusOptions(argument, method: "Characteristics", allowed: ["subject", "timeZone", "at"])
+        let subject = try options.string("subject")
+        let zoneName = try options.string("timeZone") ?? "UTC"
+        guard let zone = TimeZone(identifier: zoneName) else {
+            throw HealthBusError.invalidArgument("timeZone '\(HealthBusError.clipped(zoneName))' is not an IANA zone")
+        }
+        let at = try options.instant("at") ?? Instant.now
+        let characteristics = try await store.characteristics(of: subject, as: caller)
+        var fields: [(String, DBusValue)] = []
+        for type in HealthTypeCatalog.types(of: .characteristic) {
+            if let value = characteristics.values[type.identifier] {
+                fields.append((type.identifier, .string(value.text(for: type))))
+            }
+        }
+        if let age = characteristics.age(at: at, timeZone: zone) { fields.append(("age", .uint32(UInt32(age)))) }
+        return .vardict(ordered: fields)
     }
 
     private func types() -> DBusValue {
@@ -281,6 +306,9 @@ extension HealthBusServer {
             throw .invalidArgument(
                 "heartbeatSeries has no statistics; ask for heartRate or heartRateVariabilitySDNN, or read the "
                     + "series with QuerySamples")
+        }
+        guard type.isSampleType else {
+            throw .invalidArgument("\(type.identifier) is a \(type.kind.rawValue) type and has no statistics")
         }
         return type
     }

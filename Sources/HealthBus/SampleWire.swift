@@ -38,11 +38,15 @@ public enum BusSample: Hashable, Sendable {
 /// | `metadata` | `a{sv}` | HealthKit metadata: strings, numbers (integers come back as `x`), booleans; a date as `a{sv}` `{date: x}` (ms), a quantity as `{value: d, unit: s}` |
 /// | `beats` | `a(ddb)` | heartbeat series only: offset from the start (ms), RR interval (ms), preceded by a gap |
 ///
-/// A heartbeat series carries its number of beats as the value, in `count` (ignored when saving).
+/// | `categoryValue` | `s` | category samples only: the value's name (`asleepDeep`); when saving, it may stand for the value |
+///
+/// A heartbeat series carries its number of beats as the value, in `count` (ignored when saving). A category
+/// sample (`sleepAnalysis`, ...) carries its enumeration's integer as the value, an empty unit and its name in
+/// `categoryValue`; when saving, either names the value.
 public enum SampleWire {
     /// The property keys a sample may carry.
     public static let propertyKeys: Set<String> = [
-        "id", "source", "sourceVersion", "device", "subject", "startOffset", "metadata", "beats",
+        "id", "source", "sourceVersion", "device", "subject", "startOffset", "metadata", "beats", "categoryValue",
     ]
     /// The keys of the `device` property, in the order of ``Device``'s fields.
     public static let deviceKeys = [
@@ -75,6 +79,11 @@ public enum SampleWire {
         if forSaving {
             let generated = sample.hasDerivedID || sample.metadata[MetadataKey.externalUUID] != nil
             properties.removeAll { $0.0 == "source" || ($0.0 == "id" && generated) }
+        }
+        if sample.type.kind == .category, let integer = Int(exactly: sample.value),
+            let name = sample.type.name(of: integer)
+        {
+            properties.append(("categoryValue", .string(name)))
         }
         properties.sort { $0.0 < $1.0 }
         return .struct([
@@ -273,11 +282,55 @@ public enum SampleWire {
         guard properties["beats"] == nil else {
             throw .invalidArgument("only heartbeatSeries samples have beats; \(identifier) has a value")
         }
-        let canonicalValue = try canonical(number, unit: unitText, of: type)
+        guard type.isSampleType else {
+            throw .invalidArgument(
+                "\(identifier) is a \(type.kind.rawValue) type, not a sample"
+                    + (type.kind == .characteristic ? "; apps read it with Characteristics and never write it" : ""))
+        }
+        let canonicalValue: Double
+        if type.kind == .category {
+            canonicalValue = try categoryValue(number, unit: unitText, name: properties["categoryValue"], of: type)
+        } else {
+            guard properties["categoryValue"] == nil else {
+                throw .invalidArgument("only category samples have a categoryValue; \(identifier) is a quantity")
+            }
+            canonicalValue = try canonical(number, unit: unitText, of: type)
+        }
         return .quantity(
             QuantitySample(
                 id: id, type: type, start: startInstant, end: endInstant, startOffsetSeconds: offset,
                 value: canonicalValue, source: source, device: device, subject: subject, metadata: metadata))
+    }
+
+    /// A category sample's integer: the `categoryValue` name when given, else `value`; either must be one of the
+    /// type's enumeration, and the unit empty.
+    static func categoryValue(_ value: Double, unit: String, name: DBusValue?, of type: HealthType)
+        throws(HealthBusError) -> Double
+    {
+        let allowed = type.values.map { "\($0.name) (\($0.value))" }.joined(separator: ", ")
+        guard unit.isEmpty else {
+            throw HealthBusError(
+                name: HealthBusError.Name.incompatibleUnit,
+                message: "\(type.identifier) is a category and has no unit (found '\(HealthBusError.clipped(unit))'); "
+                    + "give the value as an integer or a name in categoryValue: \(allowed)")
+        }
+        if let name {
+            let text = try string(name, "categoryValue")
+            guard let integer = type.value(named: text) else {
+                throw HealthBusError(
+                    name: HealthBusError.Name.invalidSample,
+                    message: "\(type.identifier) has no value '\(HealthBusError.clipped(text))'; it takes \(allowed); "
+                        + "nothing of the batch was written")
+            }
+            return Double(integer)
+        }
+        guard let integer = Int(exactly: value), type.name(of: integer) != nil else {
+            throw HealthBusError(
+                name: HealthBusError.Name.invalidSample,
+                message: "\(type.identifier) has no value \(value); it takes \(allowed); nothing of the batch was "
+                    + "written")
+        }
+        return Double(integer)
     }
 
     /// `value` in `unit` converted to the type's canonical unit; an empty unit means the canonical one.

@@ -91,8 +91,15 @@ enum PostgresSchema {
             pending boolean NOT NULL, requested_ms bigint NOT NULL,
             PRIMARY KEY (app, type, direction));
         """,
-        // 3: what the merge does with provenances missing from a type's priority list, as in the SQLite engine
-        // (its migration 12): a row per type whose priority is set, '*' the default; lists set before had gapFill.
+        // 3: characteristics per subject ('' is the store's own person), as the SQLite engine keeps them (its
+        // migration 12): an enumeration value's name or a date YYYY-MM-DD.
+        """
+        CREATE TABLE characteristics (
+            subject text NOT NULL, type text NOT NULL, value text NOT NULL, updated_ms bigint NOT NULL,
+            PRIMARY KEY (subject, type));
+        """,
+        // 4: what the merge does with provenances missing from a type's priority list, as in the SQLite engine
+        // (its migration 13): a row per type whose priority is set, '*' the default; lists set before had gapFill.
         """
         CREATE TABLE priority_policies (
             type text PRIMARY KEY, unranked text NOT NULL CHECK (unranked IN ('gapFill', 'exclude')));

@@ -153,7 +153,15 @@ enum SQLiteSchema {
         INSERT INTO counters (name, value)
             SELECT 'chunk_span', coalesce(max(end_ms - start_ms), 0) FROM series_chunks;
         """,
-        // 12: what the merge does with provenances missing from a type's priority list (`wearhouse priority`), one
+        // 12: characteristics (HealthKit's biological sex, blood type, date of birth, skin type) per subject ('' is
+        // the store's own person), as text: an enumeration value's name or a date YYYY-MM-DD
+        // (`docs/store-semantics.md`, item 26).
+        """
+        CREATE TABLE characteristics (
+            subject TEXT NOT NULL, type TEXT NOT NULL, value TEXT NOT NULL, updated_ms INTEGER NOT NULL,
+            PRIMARY KEY (subject, type)) STRICT, WITHOUT ROWID;
+        """,
+        // 13: what the merge does with provenances missing from a type's priority list (`wearhouse priority`), one
         // row per type whose priority is set (type '*': the default for the rest). Lists set before had gapFill.
         """
         CREATE TABLE priority_policies (

@@ -12,7 +12,8 @@ extension StatisticsQuery {
 
     /// Statistics per bucket from `samples` (all the caller may read in the range): merged sums for cumulative
     /// types (with `priority()`, the stored priority of the type, unless the query brings its own), or per provenance;
-    /// count/avg/min/max/recent/twa for discrete ones, per provenance when asked.
+    /// count/avg/min/max/recent/twa for discrete ones, time and count per value for categories, per provenance
+    /// when asked.
     public func sweep(
         _ samples: [StatisticsSample], priority storedPriority: () throws -> SourcePriority
     ) rethrows -> [StatisticsResult] {
@@ -49,6 +50,20 @@ extension StatisticsQuery {
             return zip(buckets, statistics.buckets(samples, borders: borders)).map {
                 StatisticsResult(bucket: $0.0, discrete: $0.1)
             }
+        case .category:
+            if separateBySource {
+                let byProvenance = Dictionary(grouping: samples, by: \.provenance)
+                return byProvenance.keys.sorted().flatMap { provenance in
+                    zip(buckets, CategoryStatistics.buckets(byProvenance[provenance] ?? [], borders: borders))
+                        .filter { !$0.1.isEmpty }
+                        .map { StatisticsResult(bucket: $0.0, provenance: provenance, categories: $0.1) }
+                }
+            }
+            return zip(buckets, CategoryStatistics.buckets(samples, borders: borders)).map {
+                StatisticsResult(bucket: $0.0, categories: $0.1)
+            }
+        case .notAggregated:
+            return []
         }
     }
 }

@@ -50,7 +50,7 @@ struct ExportCommand: Command {
     func run(_ options: Options, console: Console) async -> ExitCode {
         await runStoreCommand(console) {
             let format = options.format
-            let types = options.types ?? HealthTypeCatalog.all
+            let types = options.types ?? HealthTypeCatalog.all.filter { $0.isSampleType || $0.kind == .series }
             let store = try StoreLocation.open(store: options.store, mustExist: true)
             var output = format == .csv ? Self.csvHeader : ""
             var count = 0
@@ -96,7 +96,8 @@ struct ExportCommand: Command {
     static func lines(_ sample: QuantitySample, format: Format) -> String {
         switch format {
         case .csv:
-            SamplesCommand.fields(sample).map { SamplesCommand.csvCell($0.value) }.joined(separator: ",") + "\n"
+            SamplesCommand.fields(sample, valueName: false).map { SamplesCommand.csvCell($0.value) }.joined(
+                separator: ",") + "\n"
         case .ndjson: FieldValue.object(openMHealth(sample)).json + "\n"
         case .fhir: FieldValue.object(fhirObservation(sample)).json + "\n"
         }
@@ -233,6 +234,17 @@ struct ExportCommand: Command {
 
     /// An Open mHealth data point for a quantity sample.
     static func openMHealth(_ sample: QuantitySample) -> [Field] {
+        if sample.type.kind == .category {
+            // A category sample: its integer and its name, no unit (`category: {value, name}`).
+            return openMHealth(
+                Record(sample), schema: ("wearhouse", sample.type.identifier, "1.0"),
+                measure: Field(
+                    "category",
+                    .object([
+                        Field("value", .integer(Int64(sample.value))),
+                        Field("name", .string(SamplesCommand.categoryName(sample))),
+                    ])))
+        }
         let schema: (namespace: String, name: String, version: String, field: String, unit: String) =
             switch sample.type.identifier {
             case "heartRate": ("omh", "heart-rate", "2.0", "heart_rate", "beats/min")

@@ -151,6 +151,19 @@ struct ImportSamplesCommand: Command {
                     source: source,
                     device: device, subject: subject, metadata: metadata))
         }
+        guard type.isSampleType else {
+            throw fail("\(type.identifier) is a \(type.kind.rawValue) type, which import-samples does not take")
+        }
+        if type.kind == .category {
+            if let unit = try fields.name("unit"), !unit.isEmpty {
+                throw fail("\(type.identifier) is a category and has no unit (found \(echo(unit)))")
+            }
+            return .quantity(
+                QuantitySample(
+                    id: id ?? UUID.timeOrdered(), type: type, start: start, end: end, startOffsetSeconds: offset,
+                    value: Double(try categoryValue(object["value"], of: type)), source: source, device: device,
+                    subject: subject, metadata: metadata))
+        }
         guard let number = object["value"] as? NSNumber, !isJSONBoolean(number) else {
             throw fail("missing or non-numeric \"value\"")
         }
@@ -166,6 +179,28 @@ struct ImportSamplesCommand: Command {
             QuantitySample(
                 id: id ?? UUID.timeOrdered(), type: type, start: start, end: end, startOffsetSeconds: offset,
                 value: value, source: source, device: device, subject: subject, metadata: metadata))
+    }
+
+    /// A category's value: one of its names (`"asleepDeep"`) or integers (`4`), nothing else.
+    static func categoryValue(_ raw: Any?, of type: HealthType) throws(LineError) -> Int {
+        let allowed = type.values.map { "\($0.name) (\($0.value))" }.joined(separator: ", ")
+        if let name = raw as? String {
+            guard let value = type.value(named: name) else {
+                throw LineError(
+                    line: 0, message: "\(type.identifier) has no value \(echo(name)); it takes \(allowed)")
+            }
+            return value
+        }
+        guard let number = raw as? NSNumber, !isJSONBoolean(number) else {
+            throw LineError(
+                line: 0, message: "missing \"value\": \(type.identifier) takes a name or integer of \(allowed)")
+        }
+        guard let value = Int(exactly: number.doubleValue), type.name(of: value) != nil else {
+            throw LineError(
+                line: 0,
+                message: "\(type.identifier) has no value \(number.doubleValue); it takes \(allowed)")
+        }
+        return value
     }
 
     static func endText(_ instant: Instant) -> String { StoreArguments.format(instant, offsetSeconds: 0) }

@@ -124,14 +124,17 @@ struct SamplesCommand: Command {
         }
     }
 
-    static func fields(_ sample: QuantitySample) -> [Field] {
-        [
+    /// A sample's fields; a category sample's value is its integer and, with `valueName` (JSON, not CSV, whose
+    /// columns are fixed), its name in `value_name`; it has no unit.
+    static func fields(_ sample: QuantitySample, valueName: Bool = true) -> [Field] {
+        let category = sample.type.kind == .category
+        var fields = [
             Field("uuid", .string(sample.id.uuidString.lowercased())),
             Field("type", .string(sample.type.identifier)),
             Field("start", .string(StoreArguments.format(sample.start, offsetSeconds: sample.startOffsetSeconds))),
             Field("end", .string(StoreArguments.format(sample.end, offsetSeconds: sample.startOffsetSeconds))),
-            Field("value", .double(sample.value)),
-            Field("unit", .string(sample.type.canonicalUnit)),
+            category ? Field("value", .integer(Int64(sample.value))) : Field("value", .double(sample.value)),
+            Field("unit", category ? .null : .string(sample.type.canonicalUnit)),
             Field("source", .string(sample.source.identifier)),
             Field("source_version", sample.source.version.map { .string($0) } ?? .null),
             Field("device", sample.device.map { .string($0.key) } ?? .null),
@@ -139,6 +142,16 @@ struct SamplesCommand: Command {
             Field("subject", sample.subject.map { .string($0) } ?? .null),
             Field("metadata", sample.metadata.isEmpty ? .null : ExportCommand.metadata(sample.metadata)),
         ]
+        if category, valueName {
+            fields.insert(Field("value_name", .string(categoryName(sample))), at: 5)
+        }
+        return fields
+    }
+
+    /// `asleepDeep` for a sleep analysis sample of value 4 (its integer when the enumeration has no name for it).
+    static func categoryName(_ sample: QuantitySample) -> String {
+        Int(exactly: sample.value).flatMap { sample.type.name(of: $0) }
+            ?? DecodeCommand.textValue(.double(sample.value))
     }
 
     /// The samples in `format`; `header`: CSV starts with its header line (a table always has one).
@@ -149,7 +162,7 @@ struct SamplesCommand: Command {
         case .csv:
             return (header ? ExportCommand.csvHeader : "")
                 + samples.map { sample in
-                    fields(sample).map { csvCell($0.value) }.joined(separator: ",") + "\n"
+                    fields(sample, valueName: false).map { csvCell($0.value) }.joined(separator: ",") + "\n"
                 }.joined()
         case .table:
             guard !samples.isEmpty else { return "No samples.\n" }
@@ -158,7 +171,9 @@ struct SamplesCommand: Command {
                     StoreArguments.format(sample.start, offsetSeconds: sample.startOffsetSeconds),
                     sample.end == sample.start
                         ? "" : StoreArguments.format(sample.end, offsetSeconds: sample.startOffsetSeconds),
-                    "\(DecodeCommand.textValue(.double(sample.value))) \(sample.type.canonicalUnit)",
+                    sample.type.kind == .category
+                        ? categoryName(sample)
+                        : "\(DecodeCommand.textValue(.double(sample.value))) \(sample.type.canonicalUnit)",
                     sample.device?.name ?? sample.device?.key ?? "-", sample.subject ?? "-", sample.source.identifier,
                 ]
             }

@@ -78,6 +78,12 @@ struct StatsCommand: Command {
                 console.error("--from is after --to")
                 return .usage
             }
+            if type.kind == .category, options.statistics != nil {
+                console.error(
+                    "\(type.identifier) is a category: its statistics are the time and count of each value, "
+                        + "--statistic does not apply")
+                return .usage
+            }
             let statistics =
                 options.statistics
                 ?? (type.aggregation == .cumulative
@@ -90,7 +96,15 @@ struct StatsCommand: Command {
             let results =
                 type.aggregation == .series
                 ? try await Self.seriesCounts(query, in: store) : try await store.statistics(query, as: .owner)
-            if options.json {
+            if type.kind == .category {
+                if options.json {
+                    for result in results {
+                        console.out(FieldValue.object(Self.categoryFields(result, type)).json + "\n")
+                    }
+                } else {
+                    console.out(Self.renderCategories(results, type, byProvenance: options.bySource))
+                }
+            } else if options.json {
                 for result in results { console.out(FieldValue.object(Self.fields(result, statistics)).json + "\n") }
             } else {
                 console.out(
@@ -167,6 +181,56 @@ struct StatsCommand: Command {
             fields.append(Field("sources", .list(result.sources.map { .string($0.description) })))
         }
         return fields
+    }
+
+    /// A category bucket as JSON: the bucket, `count` (samples) and per value that occurs its `name`, `value`,
+    /// `hours` and `count`.
+    static func categoryFields(_ result: StatisticsResult, _ type: HealthType) -> [Field] {
+        var fields = [
+            Field(
+                "start",
+                .string(StoreArguments.format(result.bucket.start, offsetSeconds: result.bucket.startOffsetSeconds))),
+            Field(
+                "end", .string(StoreArguments.format(result.bucket.end, offsetSeconds: result.bucket.endOffsetSeconds))),
+            Field("duration_s", .double(result.bucket.durationSeconds)),
+        ]
+        if let provenance = result.provenance {
+            fields.append(Field("source", .string(provenance.source)))
+            fields.append(Field("device", provenance.device.map { .string($0) } ?? .null))
+        }
+        fields.append(Field("count", .int(result.categories.reduce(0) { $0 + $1.count })))
+        fields.append(
+            Field(
+                "values",
+                .list(
+                    result.categories.map { entry in
+                        .object([
+                            Field("name", .string(type.name(of: entry.value) ?? String(entry.value))),
+                            Field("value", .int(entry.value)), Field("hours", .double(entry.hours)),
+                            Field("count", .int(entry.count)),
+                        ])
+                    })))
+        return fields
+    }
+
+    /// A table of hours per value (one column per value that occurs) and the sample count, per bucket.
+    static func renderCategories(_ results: [StatisticsResult], _ type: HealthType, byProvenance: Bool) -> String {
+        guard !results.isEmpty else { return "No buckets.\n" }
+        let occurring = Set(results.flatMap { $0.categories.map(\.value) }).sorted()
+        var header = ["START"]
+        if byProvenance { header.append("SOURCE") }
+        header += occurring.map { "\(type.name(of: $0) ?? String($0)) (h)" } + ["COUNT"]
+        let rows = results.map { result in
+            var row = [StoreArguments.format(result.bucket.start, offsetSeconds: result.bucket.startOffsetSeconds)]
+            if byProvenance { row.append(result.provenance?.description ?? "-") }
+            for value in occurring {
+                row.append(
+                    result.categories.first { $0.value == value }.map { String(format: "%.2f", $0.hours) } ?? "-")
+            }
+            row.append(String(result.categories.reduce(0) { $0 + $1.count }))
+            return row
+        }
+        return table(header: header, rows: rows)
     }
 
     static func render(_ results: [StatisticsResult], _ statistics: [String], byProvenance: Bool, unit: String)

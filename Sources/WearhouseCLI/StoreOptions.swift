@@ -28,7 +28,7 @@ enum StoreOptions {
     {
         .value(
             "type", value: "type", path, kind: .choice(typeNames), required: true, help: help, format: \.identifier,
-            parse: healthType)
+            parse: sampleType)
     }
 
     /// `--type <type>`, `nil` when not given.
@@ -84,7 +84,20 @@ enum StoreOptions {
     /// The type named `name` (`heartRate`).
     static func healthType(_ name: String) throws(UsageError) -> HealthType {
         guard let type = HealthTypeCatalog.type(name) else {
-            throw UsageError("unknown type \(echo(name)); known: \(typeNames.joined(separator: ", "))")
+            throw UsageError(
+                "unknown type \(echo(name)); the \(typeNames.count) types have HealthKit's names (heartRate, "
+                    + "stepCount, bodyMass, sleepAnalysis, ...): see 'wearhouse types'")
+        }
+        return type
+    }
+
+    /// A type whose samples the store holds: a quantity, a category or heartbeat series.
+    static func sampleType(_ name: String) throws(UsageError) -> HealthType {
+        let type = try healthType(name)
+        guard type.isSampleType || type.kind == .series else {
+            throw UsageError(
+                "\(type.identifier) is a \(type.kind.rawValue) type, not one of samples"
+                    + (type.kind == .characteristic ? " (see 'wearhouse me')" : ""))
         }
         return type
     }

@@ -29,6 +29,7 @@ public enum WearhouseCLI {
         RevokeCommand(),
         AppsCommand(),
         StoreCommand(),
+        MeCommand(),
         FakeBlueZCommand(),
         RecordCommand(),
         ReplayCommand(),

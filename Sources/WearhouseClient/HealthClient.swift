@@ -168,6 +168,8 @@ public final class HealthClient: Sendable {
         /// With `separateBySource`: whose bucket this is.
         public var source: String?
         public var device: String?
+        /// Category types: time and count per value that occurs (hours asleep in each stage).
+        public var categories: [CategoryStatistics.Value]
 
         init(_ fields: [String: DBusValue]) {
             start = Instant(milliseconds: fields["start"]?.int64Value ?? 0)
@@ -184,6 +186,13 @@ public final class HealthClient: Sendable {
             sources = fields["sources"]?.stringArrayValue ?? []
             source = fields["source"]?.stringValue
             device = fields["device"]?.stringValue
+            categories = (fields["categories"]?.arrayElements ?? []).compactMap { element in
+                guard let entry = element.stringKeyedValue, let value = entry["value"]?.int64Value,
+                    let milliseconds = entry["milliseconds"]?.int64Value, let count = entry["count"]?.int64Value
+                else { return nil }
+                return CategoryStatistics.Value(
+                    value: Int(clamping: value), milliseconds: milliseconds, count: Int(clamping: count))
+            }
         }
     }
 
@@ -217,6 +226,58 @@ public final class HealthClient: Sendable {
             ])
         guard let buckets = reply.first?.arrayElements else { throw unexpected("StatisticsCollection") }
         return buckets.compactMap { $0.stringKeyedValue.map(Statistics.init) }
+    }
+
+    // MARK: Characteristics
+
+    /// The person's characteristics the app may read (HealthKit's `dateOfBirth()`, `biologicalSex()`, ...):
+    /// what is not set, or not granted, is absent alike; the age is ``Characteristics/age(at:timeZone:)``.
+    public func characteristics(subject: String? = nil) async throws -> Characteristics {
+        var options: [String: DBusValue] = [:]
+        if let subject { options["subject"] = .string(subject) }
+        let reply = try await call("Characteristics", [.vardict(options)])
+        guard let fields = reply.first?.stringKeyedValue else { throw unexpected("Characteristics") }
+        var result = Characteristics()
+        for type in HealthTypeCatalog.types(of: .characteristic) {
+            guard let text = fields[type.identifier]?.stringValue,
+                let value = try? Characteristics.Value(
+                    parsing: text, for: type, today: Instant(milliseconds: Instant.supportedMilliseconds.upperBound))
+            else { continue }
+            result.values[type.identifier] = value
+        }
+        return result
+    }
+
+    /// The date of birth (a calendar date at midnight), or `nil` when not set or not readable.
+    public func dateOfBirth(subject: String? = nil) async throws -> LocalDateTime? {
+        try await characteristics(subject: subject).dateOfBirth
+    }
+
+    /// The biological sex; `notSet` when not set or not readable.
+    public func biologicalSex(subject: String? = nil) async throws -> BiologicalSex {
+        try await characteristics(subject: subject).biologicalSex
+    }
+
+    /// The blood type; `notSet` when not set or not readable.
+    public func bloodType(subject: String? = nil) async throws -> BloodType {
+        try await characteristics(subject: subject).bloodType
+    }
+
+    /// The Fitzpatrick skin type; `notSet` when not set or not readable.
+    public func fitzpatrickSkinType(subject: String? = nil) async throws -> FitzpatrickSkinType {
+        try await characteristics(subject: subject).fitzpatrickSkinType
+    }
+
+    /// The age in whole years at `at` in `timeZone` (an IANA name), as the service counts it; `nil` without a
+    /// readable date of birth.
+    public func age(at: Instant = .now, timeZone: String = TimeZone.current.identifier, subject: String? = nil)
+        async throws -> Int?
+    {
+        var options: [String: DBusValue] = ["timeZone": .string(timeZone), "at": .int64(at.milliseconds)]
+        if let subject { options["subject"] = .string(subject) }
+        let reply = try await call("Characteristics", [.vardict(options)])
+        guard let fields = reply.first?.stringKeyedValue else { throw unexpected("Characteristics") }
+        return fields["age"]?.uint32Value.map { Int($0) }
     }
 
     /// What changed since an anchor.

@@ -294,6 +294,14 @@ struct FailingQueryStore: HealthStore {
     func save(_ samples: [QuantitySample], as caller: Caller) async throws -> [WriteOutcome] {
         try await base.save(samples, as: caller)
     }
+    func characteristics(of subject: String?, as caller: Caller) async throws -> Characteristics {
+        try await base.characteristics(of: subject, as: caller)
+    }
+    func setCharacteristic(
+        _ type: HealthType, to value: Characteristics.Value?, of subject: String?, as caller: Caller
+    ) async throws {
+        try await base.setCharacteristic(type, to: value, of: subject, as: caller)
+    }
     func save(_ series: [HeartbeatSeriesSample], as caller: Caller) async throws -> [WriteOutcome] {
         try await base.save(series, as: caller)
     }

@@ -7,7 +7,7 @@ import Testing
     // MARK: Parsing
 
     @Test func everyCatalogUnitParsesToItself() throws {
-        for type in HealthTypeCatalog.all {
+        for type in HealthTypeCatalog.all where !type.canonicalUnit.isEmpty {
             let unit = try HealthUnit(type.canonicalUnit)
             #expect(unit.description == type.canonicalUnit, "\(type)")
         }
@@ -353,5 +353,98 @@ import Testing
         #expect(try ten.power(18) == Rational(1_000_000_000_000_000_000))
         // Large parts still compare correctly.
         #expect(try Rational(Int64.max, 3) > Rational(Int64.max - 1, 3))
+    }
+
+    // MARK: Temperatures, moles, and the other units of the HealthKit catalog
+
+    @Test func temperaturesConvertExactlyThroughTheirZeros() throws {
+        let fahrenheit = try HealthUnit("degF")
+        let celsius = try HealthUnit("degC")
+        let kelvin = try HealthUnit("K")
+        #expect(try fahrenheit.convert(98.6, to: celsius) == 37)
+        #expect(try celsius.convert(37, to: fahrenheit) == 98.6)
+        #expect(try celsius.convert(0, to: kelvin) == 273.15)
+        #expect(try kelvin.convert(0, to: fahrenheit) == -459.67)
+        #expect(try fahrenheit.convert(-40, to: celsius) == -40)
+        #expect(try fahrenheit.convert(exactly: Rational(986, 10), to: celsius) == 37)
+        #expect(try celsius.convert(exactly: 100, to: fahrenheit) == 212)
+        // No factor converts degF to degC; the same unit still converts with 1.
+        #expect(throws: UnitError.offsetConversion(from: "degF", to: "degC")) {
+            try fahrenheit.conversionFactor(to: celsius)
+        }
+        #expect(try celsius.conversionFactor(to: celsius) == 1)
+        #expect(try kelvin.conversionFactor(to: HealthUnit("K")) == 1)
+    }
+
+    @Test(arguments: ["degC/min", "degF^2", "kg*degC", "(degC)/s"])
+    func offsetTemperaturesStandAlone(text: String) {
+        #expect(throws: UnitError.self) { try HealthUnit(text) }
+        do {
+            _ = try HealthUnit(text)
+        } catch {
+            #expect(error.description.contains("cannot be part of a compound unit"))
+        }
+    }
+
+    @Test func kelvinCombinesLikeAnyUnit() throws {
+        #expect(try HealthUnit("K/min").dimension == HealthUnit.Dimension(time: -1, temperature: 1))
+    }
+
+    @Test func glucoseConvertsBetweenMolesAndMassWithItsMolarMass() throws {
+        let molar = try HealthUnit("mmol<180.15588000005408>/L")
+        #expect(molar.description == "mmol<180.15588000005408>/L")
+        #expect(try HealthUnit(molar.description) == molar)
+        let mass = try HealthUnit("mg/dL")
+        #expect(molar.isCompatible(with: mass))
+        let glucose = try mass.convert(100, to: molar)
+        #expect(abs(glucose - 5.5507) < 0.00005)
+        #expect(abs(try molar.convert(glucose, to: mass) - 100) < 1e-9)
+        // Without a molar mass a mole is an amount, not a mass.
+        #expect(!(try HealthUnit("mmol/L")).isCompatible(with: mass))
+        for bad in ["mmol<>/L", "mmol<-1>/L", "mmol<1.2.3>/L", "mmol<180", "g<18>", "mmol<0>/L"] {
+            #expect(throws: UnitError.self, "\(bad)") { try HealthUnit(bad) }
+        }
+    }
+
+    @Test func stoneIsFourteenPounds() throws {
+        #expect(try HealthUnit("st").convert(1, to: HealthUnit("lb")) == 14)
+        #expect(try HealthUnit("st").convert(1, to: HealthUnit("kg")) == 6.35029318)
+    }
+
+    @Test(arguments: [
+        ("kJ", "Cal", 4.184, 1.0),
+        ("Cal", "kcal", 1.0, 1.0),
+        ("L", "mL", 1.0, 1000.0),
+        ("fl_oz_us", "mL", 1.0, 29.5735295625),
+        ("pt_us", "fl_oz_us", 1.0, 16.0),
+        ("pt_imp", "fl_oz_imp", 1.0, 20.0),
+        ("kPa", "Pa", 1.0, 1000.0),
+        ("cmAq", "Pa", 1.0, 98.0665),
+        ("atm", "kPa", 1.0, 101.325),
+        ("mmHg", "kPa", 750.0615, 99.99995),
+        ("S", "mcS", 1.0, 1_000_000.0),
+        ("W", "kcal/hr", 1.0, 0.8604206500956023),
+        ("IU", "IU", 3.0, 3.0),
+    ])
+    func catalogUnitsConvert(from: String, to: String, value: Double, expected: Double) throws {
+        let result = try HealthUnit(from).convert(value, to: HealthUnit(to))
+        #expect(abs(result - expected) <= abs(expected) * 1e-6, "\(value) \(from) = \(result) \(to)")
+    }
+
+    @Test func internationalUnitsAndSiemensConvertToNothingElse() throws {
+        #expect(!(try HealthUnit("IU")).isCompatible(with: try HealthUnit("mg")))
+        #expect(!(try HealthUnit("mcS")).isCompatible(with: try HealthUnit("count")))
+        #expect(try HealthUnit("mcS").dimension.description == "conductance")
+    }
+
+    @Test func decimalsReadExactly() {
+        #expect(Rational(decimal: 98.6) == (try? Rational(493, 5)))
+        #expect(
+            Rational(decimalText: "180.15588000005408") == (try? Rational(18_015_588_000_005_408, 100_000_000_000_000)))
+        #expect(Rational(decimal: 1e-5) == (try? Rational(1, 100_000)))
+        #expect(Rational(decimal: .infinity) == nil)
+        #expect(Rational(decimalText: "1.2.3") == nil)
+        #expect(Rational(decimalText: "") == nil)
+        #expect(Rational(decimal: 1e300) == nil)
     }
 }

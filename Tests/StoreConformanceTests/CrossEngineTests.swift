@@ -100,10 +100,27 @@ import Testing
         outcomes.append(try await store.save(series, as: .owner))
         outcomes.append(try await store.save(series, as: .owner))
 
-        // Deletions: every 97th heart rate, every 50th step sample, some series.
+        // Sleep stages from two sources (category samples), overlapping each other, written twice.
+        var sleep: [QuantitySample] = []
+        for source in [Self.gateway, Self.logger] {
+            var start = Int64(random.next() % 3_600)
+            while start < 3 * 86_400 {
+                let length = Int64(60 + random.next() % 5_400)
+                sleep.append(
+                    sample(
+                        .sleepAnalysis, start, start + length, Double(random.next() % 6), source: source, device: nil,
+                        subject: random.next() % 4 == 0 ? "bob" : "alice"))
+                start += length + Int64(random.next() % 1_800)
+            }
+        }
+        outcomes.append(try await store.save(sleep, as: .owner))
+        outcomes.append(try await store.save(sleep, as: .owner))
+
+        // Deletions: every 97th heart rate, every 50th step sample, every 7th sleep sample, some series.
         let doomed =
             stride(from: 0, to: heartRates.count, by: 97).map { heartRates[$0].id }
-            + stride(from: 0, to: steps.count, by: 50).map { steps[$0].id } + [series[3].id, series[40].id]
+            + stride(from: 0, to: steps.count, by: 50).map { steps[$0].id }
+            + stride(from: 0, to: sleep.count, by: 7).map { sleep[$0].id } + [series[3].id, series[40].id]
         _ = try await store.delete(doomed, as: .owner)
         return outcomes
     }
@@ -194,6 +211,9 @@ import Testing
             StatisticsQuery(type: .heartRate, buckets: berlin, separateBySource: true),
             StatisticsQuery(type: .heartRate, buckets: berlin, exact: true),
             StatisticsQuery(type: .heartRate, buckets: hours, subjects: ["bob"]),
+            StatisticsQuery(type: .sleepAnalysis, buckets: hours),
+            StatisticsQuery(type: .sleepAnalysis, buckets: berlin, separateBySource: true),
+            StatisticsQuery(type: .sleepAnalysis, buckets: berlin, subjects: ["bob"]),
         ]
         for query in statistics {
             let expected = try await sqlite.statistics(query, as: .owner)
@@ -211,11 +231,13 @@ import Testing
                 #expect(a.discrete?.mostRecent == b.discrete?.mostRecent)
                 #expect(a.discrete?.mostRecentEnd == b.discrete?.mostRecentEnd)
                 #expect(nearlyEqual(a.discrete?.timeWeightedAverage, b.discrete?.timeWeightedAverage))
+                #expect(a.categories == b.categories)
             }
+            if query.type == .sleepAnalysis { #expect(expected.contains { !$0.categories.isEmpty }) }
         }
 
         // Changes: the same samples added and deleted (the order of one batch's samples may differ).
-        for type in [HealthType.heartRate, .stepCount, .heartbeatSeries] {
+        for type in [HealthType.heartRate, .stepCount, .sleepAnalysis, .heartbeatSeries] {
             let expected = try await sqlite.changes(of: type, since: nil, limit: 1_000_000, as: .owner)
             let actual = try await postgres.changes(of: type, since: nil, limit: 1_000_000, as: .owner)
             #expect(Set(actual.added) == Set(expected.added))

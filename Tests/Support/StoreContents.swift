@@ -9,7 +9,7 @@ public struct StoreContents: Equatable, Sendable {
 
     public static func of(_ store: any HealthStore) async throws -> StoreContents {
         var quantities: [QuantitySample] = []
-        for type in HealthTypeCatalog.all where type != .heartbeatSeries {
+        for type in HealthTypeCatalog.all where type.isSampleType {
             var cursor: SampleCursor?
             repeat {
                 let page = try await store.samples(SampleQuery(type: type, limit: 1000, cursor: cursor), as: .owner)
