@@ -68,6 +68,7 @@ struct WebApp: Sendable {
         case ("POST", "apps") where parts.count == 2: return try await changeGrants(parts[1], request)
         case ("GET", "sensors"): return try await sensorsPage(session)
         case ("POST", "sensors") where parts.count == 2: return try await changeSensor(parts[1], request)
+        case ("POST", "priority") where parts.count == 2: return try await changePriority(parts[1], request)
         case ("GET", "export") where parts.count == 1: return exportPage(session)
         case ("GET", "export") where parts.count == 2 && parts[1] == "download": return try download(request)
         default:
@@ -204,6 +205,7 @@ struct WebApp: Sendable {
         default: chart = WebChart.band(results, unit: type.canonicalUnit)
         }
         let sources = try await contributingSources(type, from: from, to: endDay, subjects: filter)
+        let priority = try await priorityForm(type, session)
 
         let statistics = StatsCommand.render(
             results,
@@ -228,7 +230,8 @@ struct WebApp: Sendable {
                 + tabs + "</nav><form method=\"get\" action=\"/type/\(type.identifier)\"><input type=\"hidden\" "
                 + "name=\"range\" value=\"\(range)\"><label>Ending <input type=\"date\" name=\"date\" value=\""
                 + "\(dateText)\"></label> <button>Go</button></form>" + chart
-                + "<h2>Sources</h2>" + sources + "<h2>Statistics</h2><pre class=\"stats\">\(html(statistics))</pre>"
+                + "<h2>Sources</h2>" + sources + priority
+                + "<h2>Statistics</h2><pre class=\"stats\">\(html(statistics))</pre>"
                 + (type.aggregation == .series ? "" : "<p><a href=\"/add?type=\(type.identifier)\">Add data</a></p>")
                 + "<h2>Samples</h2>" + samples + deleteRangeForm(type, from: from, to: endDay, session)
         }
@@ -257,7 +260,8 @@ struct WebApp: Sendable {
             return "<tr><td>\(html(result.provenance?.description ?? "-"))</td><td>\(html(value))</td></tr>"
         }
         let total = merged.map {
-            "<p>Merged total (overlaps counted once, by priority): <strong>\(format($0.sum ?? 0))</strong></p>"
+            "<p>Merged total (overlaps counted once, by priority): <strong id=\"merged-total\">\(format($0.sum ?? 0))"
+                + "</strong></p>"
         }
         return "<table><tr><th>Source (device)</th><th>Unmerged</th></tr>" + rows.joined() + "</table>" + (total ?? "")
     }

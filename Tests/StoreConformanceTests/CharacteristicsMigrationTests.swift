@@ -43,7 +43,7 @@ import Testing
             try old.execute(
                 "INSERT INTO grants (app, type, read, share) VALUES ('\(Self.app)', 'dateOfBirth', 1, 0)")
         }
-        try await Self.checkMigrated(try SQLiteHealthStore(path: path), version: 12)
+        try await Self.checkMigrated(try SQLiteHealthStore(path: path), version: SQLiteSchema.migrations.count)
     }
 
     @Test func aSchema2PostgreSQLStoreMigrates() async throws {
@@ -56,6 +56,7 @@ import Testing
                 + PostgresSchema.migrations.prefix(2).joined(separator: "\n")
                 + "INSERT INTO grants (app, type, read, share) VALUES ('\(Self.app)', 'dateOfBirth', true, false);",
             database: name)
-        try await Self.checkMigrated(try openStore(.postgresql(url: location)), version: 3)
+        try await Self.checkMigrated(
+            try openStore(.postgresql(url: location)), version: PostgresSchema.migrations.count)
     }
 }

@@ -262,6 +262,33 @@ def main():
 
         check("approving the pending request lets the app read over D-Bus", approve)
 
+        def reorder_sources():
+            def rank(order):
+                driver.get(app.base + "/type/stepCount")
+                form = driver.find_element(By.ID, "priority")
+                entries = [e.get_attribute("value") for e in form.find_elements(By.NAME, "entry")]
+                assert sorted(entries) == ["org.example.phone[]", "org.example.watch[]"], entries
+                for entry, field in zip(entries, form.find_elements(By.NAME, "rank")):
+                    field.clear()
+                    field.send_keys(str(order.index(entry) + 1))
+                submit(driver, form.find_element(By.CSS_SELECTOR, "button[value=set]"))
+                assert driver.current_url.startswith(app.base + "/type/stepCount"), driver.current_url
+                assert not console_errors(driver)
+                shown = json.loads(wearhouse("priority", "show", "--json", "--store", store))
+                assert shown["stepCount"]["order"] == order, shown
+                return float(driver.find_element(By.ID, "merged-total").text.replace(",", ""))
+
+            # Both sources counted the same ten minutes: the one ranked first gives the day's total.
+            phone_first = rank(["org.example.phone[]", "org.example.watch[]"])
+            watch_first = rank(["org.example.watch[]", "org.example.phone[]"])
+            driver.save_screenshot(os.path.join(SHOTS, "filled-priority.png"))
+            # (the page shows whole steps: the day's first and last samples may be cut by its borders)
+            assert phone_first > 0 and abs(watch_first - phone_first * 1.2) <= 2, (phone_first, watch_first)
+            submit(driver, driver.find_element(By.CSS_SELECTOR, "#priority button[value=reset]"))
+            assert "stepCount" not in json.loads(wearhouse("priority", "show", "--json", "--store", store))
+
+        check("reordering the sources changes the daily step total as the merge says", reorder_sources)
+
         def delete_range():
             first = (now - datetime.timedelta(hours=5)).replace(minute=0)
             last = first + datetime.timedelta(hours=1)
