@@ -27,6 +27,7 @@ public enum WearhouseCLI {
         AppsCommand(),
         StoreCommand(),
         FakeBlueZCommand(),
+        PeripheralHostCommand(),
         RecordCommand(),
         ReplayCommand(),
         ImportCommand(),

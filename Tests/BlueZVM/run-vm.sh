@@ -10,7 +10,7 @@ set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 KDIR=${BVM_KERNEL_DIR:-$ROOT/.build/bluez-vm/kernel}
-SCENARIOS=$HERE/scenarios.sh; OUT=$ROOT/.build/bluez-vm/out; TIMEOUT=280; CTRLS=2; MEM=768
+SCENARIOS=$HERE/scenarios.sh; OUT=$ROOT/.build/bluez-vm/out; TIMEOUT=420; CTRLS=2; MEM=768
 while getopts "s:o:T:n:m:" option; do case $option in
     s) SCENARIOS=$OPTARG;; o) OUT=$OPTARG;; T) TIMEOUT=$OPTARG;; n) CTRLS=$OPTARG;; m) MEM=$OPTARG;;
     *) echo "usage: run-vm.sh [-s SCENARIOS] [-o OUTDIR] [-T timeout_s] [-n controllers] [-m MiB]" >&2; exit 2;;

@@ -20,14 +20,129 @@ address() {
 # stack: both controllers are there and powered, and wearhouse's doctor finds bluetoothd through the real bus.
 scenario_stack() {
     [ -x "$WEARHOUSE" ] || { fail stack "no wearhouse binary at $WEARHOUSE (swift build --product wearhouse)"; return; }
-    CENTRAL=$(address hci0); PERIPHERAL=$(address hci1)
     [ -n "$CENTRAL" ] && [ -n "$PERIPHERAL" ] || { fail stack "adapters hci0/hci1 have no address"; return; }
     "$WEARHOUSE" doctor --json > "$OUT/doctor.json" 2> "$OUT/doctor.err"
     grep -q "$CENTRAL" "$OUT/doctor.json" || { fail stack "wearhouse doctor does not list adapter $CENTRAL"; return; }
     pass stack
 }
 
+# Waits up to $2 tenths of a second for the shell condition $1.
+wait_for() {
+    i=0
+    until eval "$1"; do i=$((i + 1)); [ $i -ge "$2" ] && return 1; sleep 0.1; done
+}
+STORE=/run/tmp/health.db
+LEDGERS=""
+PERIPHERAL_PID=""
+# Starts the simulated sensor on hci1 (its sent values into a new ledger) and waits until bluetoothd took it.
+start_peripheral() {  # $1: a name for its files; the rest: peripheral-host options
+    name=$1; shift
+    ledger=$OUT/sent-$name.jsonl
+    LEDGERS="$LEDGERS $ledger"
+    "$WEARHOUSE" peripheral-host --adapter hci1 --sent "$ledger" "$@" > "$OUT/peripheral-$name.log" 2>&1 &
+    PERIPHERAL_PID=$!
+    wait_for "grep -q 'peripheral-host ready' '$OUT/peripheral-$name.log' || ! kill -0 $PERIPHERAL_PID" 300 \
+        && kill -0 $PERIPHERAL_PID
+}
+# The sensor stops sending (SIGSTOP) until resume_peripheral: what it sent before is what must be stored.
+pause_peripheral() { kill -STOP "$PERIPHERAL_PID"; }
+resume_peripheral() { kill -CONT "$PERIPHERAL_PID"; }
+stop_peripheral() {  # $1: the signal
+    [ -n "$PERIPHERAL_PID" ] && kill "-${1:-TERM}" "$PERIPHERAL_PID" 2>/dev/null && wait "$PERIPHERAL_PID" 2>/dev/null
+    PERIPHERAL_PID=""
+}
+GATEWAY_PID=""
+start_gateway() {  # $1: a name for its log
+    "$WEARHOUSE" run --config /dev/null --store "$STORE" --adapter "$CENTRAL" \
+        --set service.status-interval=1 > "$OUT/run-$1.log" 2>&1 &
+    GATEWAY_PID=$!
+}
+stop_gateway() {
+    kill -TERM "$GATEWAY_PID" 2>/dev/null; wait "$GATEWAY_PID"; status=$?; GATEWAY_PID=""; return $status
+}
+# How many heart rates are stored now.
+stored_count() { "$WEARHOUSE" samples --store "$STORE" --type heartRate --format json 2>/dev/null | grep -c .; }
+sent_count() { cat $LEDGERS 2>/dev/null | grep -c 2a37; }
+# Stored equals sent: the sensor pauses, the gateway gets what was in flight and stops (SIGTERM), then every
+# ledger so far is compared with the whole store.
+compare_store() {  # $1: the scenario
+    pause_peripheral
+    wait_for '[ "$(stored_count)" -ge "$(sent_count)" ]' 100
+    stop_gateway || { resume_peripheral; echo "wearhouse run exited $status on SIGTERM"; return 1; }
+    resume_peripheral
+    "$WEARHOUSE" samples --store "$STORE" --type heartRate --format json > "$OUT/stored-$1.jsonl" 2>> "$OUT/errors.log"
+    python3 "$RIG/compare.py" "$1" "$OUT/stored-$1.jsonl" $LEDGERS
+}
+
+# scan: the gateway's scan over the real stack finds the simulated chest strap by its address.
+scenario_scan() {
+    start_peripheral strap --kind chestStrap --seed 7 || { fail scan "the peripheral host never got ready"; return; }
+    "$WEARHOUSE" scan --adapter "$CENTRAL" --duration 6 --json > "$OUT/scan.jsonl" 2> "$OUT/scan.err"
+    grep -q "$PERIPHERAL" "$OUT/scan.jsonl" || { fail scan "wearhouse scan did not find $PERIPHERAL"; return; }
+    pass scan
+}
+
+# pair: Just Works pairing (--pair) through wearhouse's agent, enrolled in the store, bonded in bluetoothd.
+scenario_pair() {
+    "$WEARHOUSE" pair "$PERIPHERAL" --pair --adapter "$CENTRAL" --store "$STORE" --subject alice --json \
+        > "$OUT/pair.json" 2> "$OUT/pair.err" || { fail pair "wearhouse pair exited $?: $(tail -2 "$OUT/pair.err")"; return; }
+    "$WEARHOUSE" sensors --store "$STORE" --json > "$OUT/sensors.jsonl" 2>&1
+    grep -q "$PERIPHERAL" "$OUT/sensors.jsonl" || { fail pair "the store does not list $PERIPHERAL"; return; }
+    pass pair
+}
+
+# stream: the gateway as a service streams the strap; after SIGTERM the store holds exactly what was sent.
+scenario_stream() {
+    start_gateway stream
+    wait_for '[ "$(stored_count)" -ge 5 ]' 600 || { stop_gateway; fail stream "fewer than 5 heart rates stored in 60 s"; return; }
+    compare_store stream || { fail stream "stored differs from sent"; return; }
+    pass stream
+}
+
+# Waits until $1 more heart rates than now are stored (the gateway streams again).
+stored_grows() {
+    target=$(( $(stored_count) + $1 ))
+    wait_for '[ "$(stored_count)" -ge '$target' ]' 900
+}
+
+# link-loss: the sensor's controller is powered off and on again (btmgmt) while the gateway streams; it reconnects.
+scenario_link_loss() {
+    start_gateway link-loss
+    stored_grows 3 || { stop_gateway; fail link-loss "no streaming before the link loss"; return; }
+    btmgmt --index 1 power off > "$OUT/btmgmt.log" 2>&1
+    sleep 3
+    btmgmt --index 1 power on >> "$OUT/btmgmt.log" 2>&1
+    stored_grows 3 || { stop_gateway; fail link-loss "no heart rate stored after the controller came back"; return; }
+    compare_store link-loss || { fail link-loss "stored differs from sent"; return; }
+    pass link-loss
+}
+
+# sensor-restart: the peripheral host is killed (SIGKILL) mid-stream and started again; the gateway reconnects.
+scenario_sensor_restart() {
+    start_gateway sensor-restart
+    stored_grows 3 || { stop_gateway; fail sensor-restart "no streaming before the kill"; return; }
+    stop_peripheral KILL
+    start_peripheral strap-again --kind chestStrap --seed 8 || { stop_gateway; fail sensor-restart "no new peripheral host"; return; }
+    stored_grows 3 || { stop_gateway; fail sensor-restart "no heart rate stored from the new peripheral host"; return; }
+    compare_store sensor-restart || { fail sensor-restart "stored differs from sent"; return; }
+    pass sensor-restart
+}
+
+# bluetoothd-restart: bluetoothd is killed and started again mid-stream; the peripheral host registers with the
+# new one, the gateway connects again.
+scenario_bluetoothd_restart() {
+    start_gateway bluetoothd-restart
+    stored_grows 3 || { stop_gateway; fail bluetoothd-restart "no streaming before the restart"; return; }
+    kill "$(cat /run/bluetoothd.pid)"; wait_for '! kill -0 $(cat /run/bluetoothd.pid) 2>/dev/null' 100
+    /run/tmp/bluetoothd-start || { stop_gateway; fail bluetoothd-restart "bluetoothd did not come back"; return; }
+    stored_grows 3 || { stop_gateway; fail bluetoothd-restart "no heart rate stored after bluetoothd restarted"; return; }
+    compare_store bluetoothd-restart || { fail bluetoothd-restart "stored differs from sent"; return; }
+    pass bluetoothd-restart
+}
+
 echo "scenarios: wearhouse $($WEARHOUSE --version 2>&1)"
-for scenario in ${WEARHOUSE_VM_SCENARIOS:-stack}; do "scenario_$scenario"; done
+CENTRAL=$(address hci0); PERIPHERAL=$(address hci1)
+for scenario in ${WEARHOUSE_VM_SCENARIOS:-stack scan pair stream link_loss sensor_restart bluetoothd_restart}; do
+    "scenario_$scenario"; done
 echo "bluez-vm: $PASSED passed, $FAILED failed"
 [ $FAILED = 0 ] && [ $PASSED -gt 0 ]
