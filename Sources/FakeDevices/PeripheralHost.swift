@@ -45,6 +45,10 @@ public actor PeripheralHost {
     var registeredWith: String?
     /// How often the application was registered (more than once: bluetoothd restarted).
     public private(set) var registrations = 0
+    /// Devices on our adapter that bluetoothd says are connected (its `Device1.Connected`, from signals), and when
+    /// one last connected or disconnected.
+    var connected: Set<String> = []
+    var lastConnectionChange: ContinuousClock.Instant?
     /// Errors met in scheduled work (nobody to throw them to).
     public private(set) var errors: [String] = []
     let ledger: FileHandle?
@@ -109,6 +113,20 @@ public actor PeripheralHost {
     /// Runs the peripheral with the wall clock, delivering what it sends, and re-advertises while nobody is
     /// connected, until the calling task is cancelled.
     public func run(tick: Duration = .milliseconds(100)) async {
+        let rule =
+            "type='signal',sender='org.bluez',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',"
+            + "path_namespace='\(adapterPath)'"
+        let watch: Task<Void, Never>?
+        do {
+            let subscription = try await bus.subscribe(toRule: rule)
+            watch = Task { [weak self] in
+                for await signal in subscription { await self?.deviceChanged(signal) }
+            }
+        } catch {
+            errors.append("watching connections: \(error)")
+            watch = nil
+        }
+        defer { watch?.cancel() }
         let clock = ContinuousClock()
         var lastAdvertisement = clock.now
         while !Task.isCancelled {
@@ -130,8 +148,12 @@ public actor PeripheralHost {
 
     // MARK: Serving
 
+    /// Runs the peripheral to `time`; what it sends reaches a central only while one is connected and subscribed
+    /// (bluetoothd keeps a bonded central's subscription across its disconnections, and sends nothing meanwhile).
     func advance(to time: Duration) {
-        for emission in peripheral.advance(to: time) where subscribed.contains(emission.characteristic) {
+        let emissions = peripheral.advance(to: time)
+        guard !connected.isEmpty else { return }
+        for emission in emissions where subscribed.contains(emission.characteristic) {
             guard let path = paths[emission.characteristic] else { continue }
             do {
                 try bus.assumeIsolated { bus in
@@ -272,6 +294,8 @@ public actor PeripheralHost {
         let owner = try? await bus.nameOwner("org.bluez", timeout: .seconds(5))
         if owner != registeredWith {
             registeredWith = nil
+            connected = []
+            lastConnectionChange = nil
             for uuid in subscribed { if let path = paths[uuid] { setNotifying(false, at: path) } }
             subscribed = []
             guard owner != nil else { return }
@@ -289,14 +313,40 @@ public actor PeripheralHost {
         await readvertiseUnlessConnected()
     }
 
-    /// Registers the advertisement again when no device on our adapter is connected.
+    /// A device on our adapter connected or disconnected, or the adapter was powered on or off.
+    func deviceChanged(_ signal: DBusSignal) {
+        guard signal.arguments.count >= 2, let interface = signal.arguments[0].stringValue,
+            let changed = signal.arguments[1].stringKeyedValue
+        else { return }
+        switch (interface, changed["Connected"], changed["Powered"]) {
+        case ("org.bluez.Device1", .boolean(let isConnected)?, _):
+            if isConnected { connected.insert(signal.path) } else { connected.remove(signal.path) }
+        case ("org.bluez.Adapter1", _, .boolean(let powered)?) where signal.path == adapterPath:
+            if !powered { connected = [] }
+        default:
+            return
+        }
+        lastConnectionChange = .now
+    }
+
+    /// Registers the advertisement again when no device on our adapter is connected, nor connected or
+    /// disconnected in the last 2 s. Removing the advertisement just as a central connects made btvirt's link
+    /// break a few seconds later, so the state comes from signals (a `GetManagedObjects` reply can be a second
+    /// old under TCG), and the first poll only fills it in.
     private func readvertiseUnlessConnected() async {
         do {
-            let objects = try await bus.managedObjects(destination: "org.bluez", timeout: .seconds(5))
-            let connected = objects.contains { path, interfaces in
-                path.hasPrefix(adapterPath + "/") && interfaces["org.bluez.Device1"]?["Connected"] == .boolean(true)
+            if lastConnectionChange == nil {
+                let objects = try await bus.managedObjects(destination: "org.bluez", timeout: .seconds(5))
+                for (path, interfaces) in objects
+                where path.hasPrefix(adapterPath + "/")
+                    && interfaces["org.bluez.Device1"]?["Connected"] == .boolean(true)
+                {
+                    connected.insert(path)
+                }
+                lastConnectionChange = .now - .seconds(60)
             }
-            guard !connected else { return }
+            guard connected.isEmpty, let last = lastConnectionChange, ContinuousClock.now - last > .seconds(2)
+            else { return }
             let manager = "org.bluez.LEAdvertisingManager1"
             let advertisement: [DBusValue] = [.objectPath(Self.advertisementPath)]
             _ = try? await bus.call(
