@@ -54,6 +54,12 @@ public actor PeripheralHost {
     let ledger: FileHandle?
     let start = ContinuousClock.now
 
+    /// While a file exists at this path, the sensor sends nothing (it lost contact, as a strap taken off): the rig
+    /// stops the stream this way to compare what was sent with what was stored. bluetoothd's calls are still
+    /// answered (a stopped process would leave bluetoothd's reads to time out, and 5.66 then crashed).
+    public var pauseFile: String?
+    public func setPauseFile(_ path: String?) { pauseFile = path }
+
     /// Between two registrations of the advertisement while nobody is connected.
     public var readvertiseInterval: Duration = .seconds(1)
 
@@ -153,6 +159,7 @@ public actor PeripheralHost {
     func advance(to time: Duration) {
         let emissions = peripheral.advance(to: time)
         guard !connected.isEmpty else { return }
+        if let pauseFile, FileManager.default.fileExists(atPath: pauseFile) { return }
         for emission in emissions where subscribed.contains(emission.characteristic) {
             guard let path = paths[emission.characteristic] else { continue }
             do {

@@ -31,6 +31,7 @@ struct PeripheralHostCommand: Command {
         var seed = 1
         var sent: String?
         var duration: Duration?
+        var pauseFile: String?
     }
 
     let syntax = CommandSyntax<Options>(options: [
@@ -42,6 +43,9 @@ struct PeripheralHostCommand: Command {
         .integer("seed", in: 0...Int(Int32.max), \.seed, help: "The simulation's seed, when no scenario is given."),
         .text("sent", value: "file", \.sent, kind: .path, help: "Write every value sent here (JSON lines)."),
         .seconds("duration", in: anySeconds, \.duration, help: "Stop after this many seconds."),
+        .text(
+            "pause-file", value: "file", \.pauseFile, kind: .path,
+            help: "Send nothing while this file exists (the sensor lost contact)."),
     ])
 
     func run(_ options: Options, console: Console) async -> ExitCode {
@@ -72,6 +76,7 @@ struct PeripheralHostCommand: Command {
             console.error("cannot serve the sensor on \(options.adapter): \(error)")
             return .unavailable
         }
+        await host.setPauseFile(options.pauseFile)
         console.out("peripheral-host ready \(await host.adapterAddress)\n")
         let running = Task { await host.run() }
         if let duration = options.duration {

@@ -3,7 +3,9 @@
 the gateway stored (`wearhouse samples --type heartRate --format json`, JSON lines): the same heart rates in the
 same order, none lost, none doubled. Prints one line; exit 0 when they agree.
 
-usage: compare.py NAME SAMPLES.jsonl LEDGER.jsonl [LEDGER.jsonl ...]
+usage: compare.py NAME SKIP_SENT SKIP_STORED SAMPLES.jsonl LEDGER.jsonl [LEDGER.jsonl ...]
+(the first SKIP_SENT heart rates of the ledgers and the SKIP_STORED oldest stored ones belong to earlier
+scenarios and are left out)
 """
 import collections
 import json
@@ -32,9 +34,10 @@ def stored_heart_rates(path):
 
 
 def main():
-    name, samples, ledgers = sys.argv[1], sys.argv[2], sys.argv[3:]
-    sent = sent_heart_rates(ledgers)
-    stored = stored_heart_rates(samples)
+    name, skip_sent, skip_stored, samples, ledgers = (
+        sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5:])
+    sent = sent_heart_rates(ledgers)[skip_sent:]
+    stored = stored_heart_rates(samples)[skip_stored:]
     missing = collections.Counter(sent) - collections.Counter(stored)
     extra = collections.Counter(stored) - collections.Counter(sent)
     lost, doubled = sum(missing.values()), sum(extra.values())
