@@ -126,7 +126,11 @@ sent_grows() {
 scenario_link_loss() {
     start_gateway link-loss
     sent_grows 3 || { stop_gateway; fail link-loss "no streaming before the link loss"; return; }
-    drop_link || { stop_gateway; fail link-loss "Disconnect failed"; return; }
+    # A value handed to bluetoothd just as the link goes never reaches the air (seen: 1 in 10): the sensor
+    # pauses first, so that what it sent is what the central could receive.
+    pause_peripheral
+    drop_link || { resume_peripheral; stop_gateway; fail link-loss "Disconnect failed"; return; }
+    resume_peripheral
     sent_grows 3 || { stop_gateway; fail link-loss "no heart rate stored after the controller came back"; return; }
     compare_store link-loss || { fail link-loss "stored differs from sent"; return; }
     pass link-loss
@@ -180,7 +184,7 @@ scenario_fidelity() {
 
 echo "scenarios: wearhouse $($WEARHOUSE --version 2>&1)"
 CENTRAL=$(address hci0); PERIPHERAL=$(address hci1)
-for scenario in ${WEARHOUSE_VM_SCENARIOS:-stack scan pair stream link_loss sensor_restart bluetoothd_restart fidelity}; do
+for scenario in ${WEARHOUSE_VM_SCENARIOS:-stack scan pair stream link_loss bluetoothd_restart fidelity sensor_restart}; do
     "scenario_$scenario"
 done
 echo "bluez-vm: $PASSED passed, $FAILED failed"
