@@ -31,6 +31,7 @@ public enum WearhouseCLI {
         StoreCommand(),
         MeCommand(),
         FakeBlueZCommand(),
+        PeripheralHostCommand(),
         RecordCommand(),
         ReplayCommand(),
         ImportCommand(),

@@ -153,6 +153,25 @@ import Testing
         }
     }
 
+    /// bluetoothd 5.66 answers `Disconnect` on a device that is not connected with success, and changes nothing
+    /// (the BlueZ VM's fidelity scenario checks the real one).
+    @Test func disconnectingADeviceThatIsNotConnectedSucceeds() async throws {
+        try await FakeBlueZFixture.run(Self.scenario) { fixture in
+            try await fixture.connectAndResolve(Self.strapPath)
+            try await fixture.call(Self.strapPath, "org.bluez.Device1", "Disconnect")
+            _ = try await fixture.log.wait("Connected=false") {
+                $0.contains { $0.changes("Connected", to: .boolean(false)) }
+            }
+            fixture.log.clear()
+            let reply = try await fixture.call(Self.strapPath, "org.bluez.Device1", "Disconnect")
+            #expect(reply.isEmpty)
+            let connected = try await fixture.client.getProperty(
+                "Connected", interface: "org.bluez.Device1", path: Self.strapPath, destination: "org.bluez")
+            #expect(connected == .boolean(false))
+            #expect(!fixture.log.all.contains { $0.member == "PropertiesChanged" })
+        }
+    }
+
     @Test func notificationsAreOnePropertiesChangedEachRepeatsIncluded() async throws {
         try await FakeBlueZFixture.run(Self.scenario) { fixture in
             try await fixture.connectAndResolve(Self.strapPath)

@@ -1,0 +1,465 @@
+internal import BlueZ
+public import DBus
+internal import Foundation
+public import GATT
+
+/// Serves one simulated peripheral through a real bluetoothd: its services as a GATT application
+/// (`GattManager1.RegisterApplication`) and its advertisement (`LEAdvertisingManager1.RegisterAdvertisement`) on
+/// one adapter, so that a central on another controller reaches it over the air (the BlueZ VM rig,
+/// docs/bluez-vm.md).
+///
+/// Objects, below ``applicationPath``: `service<N>` (GattService1) and `service<N>/char<M>`
+/// (GattCharacteristic1), and `advertisement` (LEAdvertisement1). bluetoothd calls `ReadValue`, `WriteValue`,
+/// `StartNotify` and `StopNotify` on them when the central does over ATT; a value the peripheral sends on a
+/// characteristic bluetoothd subscribed to becomes `PropertiesChanged(Value)`, which bluetoothd notifies (or
+/// indicates) to the central. Every such value is also appended to the ledger: what was sent, for the rig to
+/// compare with what the gateway stored.
+///
+/// btvirt's emulated air delivers an advertising report only when a scanner or an advertiser is enabled, never
+/// again (docs/bluez-vm.md): while no central is connected, the advertisement is registered again every
+/// ``readvertiseInterval``.
+public actor PeripheralHost {
+    /// Where the application's objects live.
+    public static let applicationPath = "/org/wearhouse/peripheral"
+    /// The advertisement's object.
+    public static let advertisementPath = applicationPath + "/advertisement"
+    /// The sensor's pairing agent.
+    public static let agentPath = applicationPath + "/agent"
+
+    let bus: DBusConnection
+    /// `/org/bluez/hciN`.
+    public let adapterPath: String
+    var peripheral: any SimulatedPeripheral
+    /// Characteristic object path → its UUID, and back.
+    var paths: [BluetoothUUID: String] = [:]
+    var uuids: [String: BluetoothUUID] = [:]
+    /// Characteristics bluetoothd subscribed to (a central enabled notifications or indications).
+    var subscribed: Set<BluetoothUUID> = []
+    /// What was sent to subscribed centrals, oldest first.
+    public private(set) var sent: [PeripheralEmission] = []
+    /// How often the advertisement was registered again.
+    public private(set) var readvertisements = 0
+    /// The adapter's address, as bluetoothd says (the address centrals see).
+    public private(set) var adapterAddress = ""
+    /// The unique name of the bluetoothd we registered with; another one means it restarted.
+    var registeredWith: String?
+    /// How often the application was registered (more than once: bluetoothd restarted).
+    public private(set) var registrations = 0
+    /// Devices on our adapter that bluetoothd says are connected (its `Device1.Connected`, from signals), and when
+    /// one last connected or disconnected.
+    var connected: Set<String> = []
+    var lastConnectionChange: ContinuousClock.Instant?
+    /// Errors met in scheduled work (nobody to throw them to).
+    public private(set) var errors: [String] = []
+    let ledger: FileHandle?
+    let start = ContinuousClock.now
+
+    /// While a file exists at this path, the sensor sends nothing (it lost contact, as a strap taken off): the rig
+    /// stops the stream this way to compare what was sent with what was stored. bluetoothd's calls are still
+    /// answered (a stopped process would leave bluetoothd's reads to time out, and 5.66 then crashed).
+    public var pauseFile: String?
+    public func setPauseFile(_ path: String?) { pauseFile = path }
+
+    /// Between two registrations of the advertisement while nobody is connected.
+    public var readvertiseInterval: Duration = .seconds(1)
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { bus.unownedExecutor }
+
+    init(bus: DBusConnection, adapterPath: String, peripheral: any SimulatedPeripheral, ledger: FileHandle?) {
+        self.bus = bus
+        self.adapterPath = adapterPath
+        self.peripheral = peripheral
+        self.ledger = ledger
+    }
+
+    /// Connects to `address` (bluetoothd's bus), serves `peripheral` and registers it on `adapter` (`hci1`).
+    ///
+    /// - Parameter ledgerPath: a file that gets one JSON line per value sent:
+    ///   `{"at":1.234,"characteristic":"2a37","value":"0648","indication":false}` (seconds since start).
+    /// - Throws: ``DBusError`` when the bus cannot be reached or bluetoothd refuses a registration (its error
+    ///   name and message), ``FakeBlueZError`` for an adapter name that is not `hciN` or a ledger that cannot
+    ///   be opened.
+    public static func start(
+        on address: DBusAddress, adapter: String, peripheral: any SimulatedPeripheral, ledgerPath: String?
+    ) async throws -> PeripheralHost {
+        guard adapter.hasPrefix("hci"), adapter.count <= 8,
+            adapter.dropFirst(3).allSatisfy({ $0.isASCII && $0.isNumber }),
+            adapter.count > 3
+        else { throw FakeBlueZError(message: "the adapter must be named hciN, not '\(adapter)'") }
+        var ledger: FileHandle?
+        if let ledgerPath {
+            guard FileManager.default.createFile(atPath: ledgerPath, contents: nil),
+                let handle = FileHandle(forWritingAtPath: ledgerPath)
+            else { throw FakeBlueZError(message: "cannot write the ledger \(ledgerPath)") }
+            ledger = handle
+        }
+        let bus = try await DBusConnection.connect(to: address)
+        let host = PeripheralHost(
+            bus: bus, adapterPath: "/org/bluez/" + adapter, peripheral: peripheral, ledger: ledger)
+        do {
+            try await host.exportObjects()
+            try await host.exportAgent()
+            try await host.register()
+        } catch {
+            await bus.close()
+            throw error
+        }
+        return host
+    }
+
+    /// Unregisters (best effort) and closes the connection: bluetoothd drops the application with it.
+    public func stop() async {
+        _ = try? await bus.call(
+            "org.bluez", path: adapterPath, interface: "org.bluez.GattManager1", member: "UnregisterApplication",
+            arguments: [.objectPath(Self.applicationPath)], timeout: .seconds(5))
+        await bus.close()
+        try? ledger?.close()
+    }
+
+    /// Runs the peripheral with the wall clock, delivering what it sends, and re-advertises while nobody is
+    /// connected, until the calling task is cancelled.
+    public func run(tick: Duration = .milliseconds(100)) async {
+        let rule =
+            "type='signal',sender='org.bluez',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',"
+            + "path_namespace='\(adapterPath)'"
+        let watch: Task<Void, Never>?
+        do {
+            let subscription = try await bus.subscribe(toRule: rule)
+            watch = Task { [weak self] in
+                for await signal in subscription { await self?.deviceChanged(signal) }
+            }
+        } catch {
+            errors.append("watching connections: \(error)")
+            watch = nil
+        }
+        defer { watch?.cancel() }
+        let clock = ContinuousClock()
+        var lastAdvertisement = clock.now
+        while !Task.isCancelled {
+            do {
+                try await clock.sleep(for: tick)
+            } catch {
+                return
+            }
+            advance(to: clock.now - start)
+            if clock.now - lastAdvertisement >= readvertiseInterval {
+                lastAdvertisement = clock.now
+                await keepRegistered()
+            }
+        }
+    }
+
+    /// What the peripheral measured and sent, subscribed or not.
+    public var groundTruth: GroundTruth { peripheral.groundTruth }
+
+    // MARK: Serving
+
+    /// Runs the peripheral to `time`; what it sends reaches a central only while one is connected and subscribed
+    /// (bluetoothd keeps a bonded central's subscription across its disconnections, and sends nothing meanwhile).
+    func advance(to time: Duration) {
+        let emissions = peripheral.advance(to: time)
+        guard !connected.isEmpty else { return }
+        if let pauseFile, FileManager.default.fileExists(atPath: pauseFile) { return }
+        for emission in emissions where subscribed.contains(emission.characteristic) {
+            guard let path = paths[emission.characteristic] else { continue }
+            do {
+                try bus.assumeIsolated { bus in
+                    try bus.updateProperties(
+                        ["Value": .bytes(emission.value)], interface: Self.characteristicInterface.name, path: path)
+                }
+            } catch {
+                errors.append("notify \(emission.characteristic): \(error)")
+                continue
+            }
+            sent.append(emission)
+            record(emission, at: time)
+        }
+    }
+
+    private func record(_ emission: PeripheralEmission, at time: Duration) {
+        guard let ledger else { return }
+        let seconds = Double(time.components.seconds) + Double(time.components.attoseconds) / 1e18
+        let line =
+            "{\"at\":\(String(format: "%.3f", seconds)),\"characteristic\":\"\(emission.characteristic.shortDescription)\","
+            + "\"value\":\"\(emission.value.map { String(format: "%02x", $0) }.joined())\","
+            + "\"indication\":\(emission.isIndication)}\n"
+        ledger.write(Data(line.utf8))
+    }
+
+    private func exportObjects() throws {
+        let services = peripheral.services
+        let identity = peripheral.identity
+        try bus.assumeIsolated { bus in
+            try bus.export(Self.applicationPath, interfaces: [], objectManager: true)
+        }
+        for (serviceIndex, service) in services.enumerated() {
+            let servicePath = "\(Self.applicationPath)/service\(serviceIndex)"
+            var characteristicPaths: [String] = []
+            for (index, characteristic) in service.characteristics.enumerated() {
+                let path = "\(servicePath)/char\(index)"
+                characteristicPaths.append(path)
+                paths[characteristic.uuid] = path
+                uuids[path] = characteristic.uuid
+            }
+            try bus.assumeIsolated { bus in
+                try bus.export(
+                    servicePath,
+                    interfaces: [
+                        DBusExportedInterface(
+                            Self.serviceInterface,
+                            properties: [
+                                "UUID": .string(service.uuid.description), "Primary": .boolean(true),
+                                "Characteristics": .objectPaths(characteristicPaths),
+                            ])
+                    ])
+            }
+            for (index, characteristic) in service.characteristics.enumerated() {
+                let path = characteristicPaths[index]
+                try bus.assumeIsolated { bus in
+                    try bus.export(
+                        path,
+                        interfaces: [
+                            DBusExportedInterface(
+                                Self.characteristicInterface,
+                                properties: [
+                                    "UUID": .string(characteristic.uuid.description),
+                                    "Service": .objectPath(servicePath),
+                                    "Flags": .strings(FakeBlueZ.flags(characteristic.properties)),
+                                    "Notifying": .boolean(false),
+                                ],
+                                methodHandler: handler { $0.handleCharacteristic($1) })
+                        ])
+                }
+            }
+        }
+        try bus.assumeIsolated { bus in
+            try bus.export(
+                Self.advertisementPath,
+                interfaces: [
+                    DBusExportedInterface(
+                        Self.advertisementInterface,
+                        properties: [
+                            "Type": .string("peripheral"),
+                            "ServiceUUIDs": .strings(identity.advertisedServices.map(\.description)),
+                            "LocalName": .string(identity.name), "Discoverable": .boolean(true),
+                        ],
+                        methodHandler: { _, _ in .empty })
+                ])
+        }
+    }
+
+    /// The sensor's side of a pairing. One bluetoothd serves both ends in the rig, and for the end that did not
+    /// call `Pair` it asks the default agent, with `RequestAuthorization` even for Just Works (the kernel asks for
+    /// confirmation of every Just Works pairing of LE Secure Connections). A real sensor decides by itself; here
+    /// the host's agent, kept the default one (``keepRegistered()``), accepts what a sensor without input or
+    /// display would. The central's end still asks the agent of whoever called `Pair` (wearhouse's).
+    private func exportAgent() throws {
+        try bus.assumeIsolated { bus in
+            try bus.export(
+                Self.agentPath,
+                interfaces: [
+                    DBusExportedInterface(
+                        PairingAgent.interface,
+                        methodHandler: { _, call in
+                            switch call.member {
+                            case "RequestPinCode", "RequestPasskey":
+                                .error(name: "org.bluez.Error.Rejected", message: "A sensor has no keypad")
+                            default:
+                                .empty
+                            }
+                        })
+                ])
+        }
+    }
+
+    private func register() async throws {
+        let owner = try await bus.nameOwner("org.bluez", timeout: .seconds(5))
+        adapterAddress =
+            try await bus.getProperty(
+                "Address", interface: "org.bluez.Adapter1", path: adapterPath, destination: "org.bluez"
+            ).stringValue ?? ""
+        try await bus.setProperty(
+            "Alias", to: .string(peripheral.identity.name), interface: "org.bluez.Adapter1", path: adapterPath,
+            destination: "org.bluez")
+        _ = try await bus.call(
+            "org.bluez", path: adapterPath, interface: "org.bluez.GattManager1", member: "RegisterApplication",
+            arguments: [.objectPath(Self.applicationPath), .vardict([:])], timeout: .seconds(20))
+        _ = try await bus.call(
+            "org.bluez", path: adapterPath, interface: "org.bluez.LEAdvertisingManager1",
+            member: "RegisterAdvertisement", arguments: [.objectPath(Self.advertisementPath), .vardict([:])],
+            timeout: .seconds(20))
+        _ = try await bus.call(
+            "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1", member: "RegisterAgent",
+            arguments: [.objectPath(Self.agentPath), .string("NoInputNoOutput")], timeout: .seconds(5))
+        registeredWith = owner
+        registrations += 1
+    }
+
+    /// Registers with a new bluetoothd (the old one's subscriptions went with it); then re-advertises unless
+    /// connected.
+    private func keepRegistered() async {
+        let owner = try? await bus.nameOwner("org.bluez", timeout: .seconds(5))
+        if owner != registeredWith {
+            registeredWith = nil
+            connected = []
+            lastConnectionChange = nil
+            for uuid in subscribed { if let path = paths[uuid] { setNotifying(false, at: path) } }
+            subscribed = []
+            guard owner != nil else { return }
+            do {
+                try await register()
+            } catch {
+                errors.append("registering again: \(error)")
+                return
+            }
+        }
+        // Back on top of bluetoothd's default agents: `wearhouse pair` pushes its own agent there when it starts.
+        _ = try? await bus.call(
+            "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1", member: "RequestDefaultAgent",
+            arguments: [.objectPath(Self.agentPath)], timeout: .seconds(5))
+        await readvertiseUnlessConnected()
+    }
+
+    /// A device on our adapter connected or disconnected, or the adapter was powered on or off.
+    func deviceChanged(_ signal: DBusSignal) {
+        guard signal.arguments.count >= 2, let interface = signal.arguments[0].stringValue,
+            let changed = signal.arguments[1].stringKeyedValue
+        else { return }
+        switch (interface, changed["Connected"], changed["Powered"]) {
+        case ("org.bluez.Device1", .boolean(let isConnected)?, _):
+            if isConnected { connected.insert(signal.path) } else { connected.remove(signal.path) }
+        case ("org.bluez.Adapter1", _, .boolean(let powered)?) where signal.path == adapterPath:
+            if !powered { connected = [] }
+        default:
+            return
+        }
+        lastConnectionChange = .now
+    }
+
+    /// Registers the advertisement again when no device on our adapter is connected, nor connected or
+    /// disconnected in the last 2 s. Removing the advertisement just as a central connects made btvirt's link
+    /// break a few seconds later, so the state comes from signals (a `GetManagedObjects` reply can be a second
+    /// old under TCG), and the first poll only fills it in.
+    private func readvertiseUnlessConnected() async {
+        do {
+            if lastConnectionChange == nil {
+                let objects = try await bus.managedObjects(destination: "org.bluez", timeout: .seconds(5))
+                for (path, interfaces) in objects
+                where path.hasPrefix(adapterPath + "/")
+                    && interfaces["org.bluez.Device1"]?["Connected"] == .boolean(true)
+                {
+                    connected.insert(path)
+                }
+                lastConnectionChange = .now - .seconds(60)
+            }
+            guard connected.isEmpty, let last = lastConnectionChange, ContinuousClock.now - last > .seconds(2)
+            else { return }
+            let manager = "org.bluez.LEAdvertisingManager1"
+            let advertisement: [DBusValue] = [.objectPath(Self.advertisementPath)]
+            _ = try? await bus.call(
+                "org.bluez", path: adapterPath, interface: manager, member: "UnregisterAdvertisement",
+                arguments: advertisement, timeout: .seconds(5))
+            _ = try await bus.call(
+                "org.bluez", path: adapterPath, interface: manager, member: "RegisterAdvertisement",
+                arguments: advertisement + [.vardict([:])], timeout: .seconds(5))
+            readvertisements += 1
+        } catch {
+            // bluetoothd going away: keepRegistered() registers with the next one.
+            errors.append("re-advertising: \(error)")
+        }
+    }
+
+    // MARK: Calls from bluetoothd
+
+    nonisolated func handler(
+        _ route: @escaping @Sendable (isolated PeripheralHost, DBusMethodCall) -> DBusReply
+    ) -> DBusMethodHandler {
+        { [weak self] _, call in
+            guard let self else { return .error(name: "org.bluez.Error.Failed", message: "Shutting down") }
+            return self.assumeIsolated { route($0, call) }
+        }
+    }
+
+    func handleCharacteristic(_ call: DBusMethodCall) -> DBusReply {
+        guard let uuid = uuids[call.path] else {
+            return .error(name: "org.bluez.Error.Failed", message: "No such characteristic")
+        }
+        switch call.member {
+        case "ReadValue":
+            do throws(ATTError) {
+                return .values([.bytes(try peripheral.read(uuid))])
+            } catch {
+                return Self.reply(to: error)
+            }
+        case "WriteValue":
+            guard let value = call.arguments.first?.bytesValue else {
+                return .error(name: "org.bluez.Error.InvalidArguments", message: "Invalid arguments")
+            }
+            do throws(ATTError) {
+                try peripheral.write(value, to: uuid)
+                return .empty
+            } catch {
+                return Self.reply(to: error)
+            }
+        case "StartNotify":
+            subscribed.insert(uuid)
+            setNotifying(true, at: call.path)
+            return .empty
+        case "StopNotify":
+            subscribed.remove(uuid)
+            setNotifying(false, at: call.path)
+            return .empty
+        default:
+            return .error(name: "org.freedesktop.DBus.Error.UnknownMethod", message: "Unknown method")
+        }
+    }
+
+    private func setNotifying(_ notifying: Bool, at path: String) {
+        do {
+            try bus.assumeIsolated { bus in
+                try bus.updateProperties(
+                    ["Notifying": .boolean(notifying)], interface: Self.characteristicInterface.name, path: path)
+            }
+        } catch {
+            errors.append("Notifying at \(path): \(error)")
+        }
+    }
+
+    /// The error bluetoothd turns into the same ATT error code (its `org.bluez.Error.*` mapping for GATT
+    /// applications): NotPermitted is read/write not permitted, NotAuthorized insufficient authorization,
+    /// NotSupported request not supported, Failed an application error.
+    static func reply(to error: ATTError) -> DBusReply {
+        switch error {
+        case .readNotPermitted, .writeNotPermitted:
+            .error(name: "org.bluez.Error.NotPermitted", message: error.description)
+        case .insufficientAuthentication, .insufficientEncryption:
+            .error(name: "org.bluez.Error.NotAuthorized", message: error.description)
+        case .requestNotSupported:
+            .error(name: "org.bluez.Error.NotSupported", message: error.description)
+        default:
+            .error(name: "org.bluez.Error.Failed", message: error.description)
+        }
+    }
+
+    // MARK: Interfaces of a GATT application (bluetoothd's org.bluez.GattManager1 documentation)
+
+    static let serviceInterface = DBusInterface(
+        name: "org.bluez.GattService1",
+        properties: [.init("UUID", .string), .init("Primary", .boolean), .init("Characteristics", .array(.objectPath))])
+
+    static let characteristicInterface = DBusInterface(
+        name: "org.bluez.GattCharacteristic1",
+        methods: FakeBlueZ.valueMethods + [.init("StartNotify"), .init("StopNotify")],
+        properties: [
+            .init("UUID", .string), .init("Service", .objectPath), .init("Flags", .array(.string)),
+            .init("Value", .array(.byte)), .init("Notifying", .boolean),
+        ])
+
+    static let advertisementInterface = DBusInterface(
+        name: "org.bluez.LEAdvertisement1",
+        methods: [.init("Release")],
+        properties: [
+            .init("Type", .string), .init("ServiceUUIDs", .array(.string)), .init("LocalName", .string),
+            .init("Discoverable", .boolean),
+        ])
+}
