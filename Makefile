@@ -128,6 +128,7 @@ bench: deps
 demo: deps
 	$(SWIFT) build --product wearhouse
 	.build/debug/wearhouse demo
+	@echo "The binary for the lines above: $(CURDIR)/.build/debug/wearhouse (\`make install\` puts wearhouse on the PATH)"
 
 # Where the system files go. With PREFIX=/usr (a package), the distribution's directories; otherwise (the default
 # /usr/local) the unit goes where systemd looks for the administrator's units, and the rest under /etc, because
