@@ -37,7 +37,8 @@ deps:
 build: deps
 	$(SWIFT) build
 
-# Lint and the fuzz pass come first, so that the test runner's summary is the last line. A smoke run of the
+# Lint, the fuzz pass and the package test (Tests/Package/test-deb.sh, on the tests' debug binary) come first, so
+# that the test runner's summary is the last line. A smoke run of the
 # benchmarks (the smallest sizes from the debug build: every scenario and its peers still run; `make bench`
 # measures) goes side by side with the first test process, whose suites mostly wait on the PostgreSQL server.
 # The tests run in three processes: the suites that wait on other processes (the PostgreSQL server, the
@@ -51,6 +52,7 @@ TEST_BUILD := -debug-info-format none
 test: deps lint
 	$(MAKE) --no-print-directory fuzz-smoke
 	$(SWIFT) build --build-tests $(TEST_BUILD)
+	$(MAKE) --no-print-directory test-deb
 	@.build/debug/Benchmarks --smoke > .build/bench-smoke.log 2>&1 & bench=$$!; \
 	$(SWIFT) test --skip-build $(TEST_BUILD) --parallel --filter 'StoreConformanceTests|PostgresStoreTests'; \
 	tests=$$?; wait $$bench; bench=$$?; \

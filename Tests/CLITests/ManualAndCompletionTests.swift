@@ -1,5 +1,7 @@
 import Foundation
 import Gateway
+import Health
+import SQLiteStore
 import TestSupport
 import Testing
 
@@ -18,7 +20,7 @@ import Testing
 
     @Test func typeIdentifiersCompleteAfterType() throws {
         #expect(try complete("samples", "--type", "heart").starts(with: ["heartRate", "heartbeatSeries"]))
-        #expect(try complete("stats", "--type=step") == ["--type=stepCount"])
+        #expect(try complete("stats", "--type=stepCo") == ["--type=stepCount"])
         #expect(try complete("samples", "--types", "").isEmpty)  // no such option: nothing to offer
     }
 
@@ -33,19 +35,16 @@ import Testing
         #expect(try complete("samples", "--store", "") == [":files"])
     }
 
-    @Test func sensorAddressesCompleteFromTheStore() throws {
+    @Test func sensorAddressesCompleteFromTheStore() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("complete-\(UUID())")
         defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let store = folder.appendingPathComponent("health.db").path
-        let enrolled = try WearhouseRunner.run([
-            "pair", "C0:FF:EE:00:00:01", "--store", store, "--bus", "unix:path=/nonexistent",
-        ])
-        guard enrolled.status == 0 else {
-            // pair needs bluetoothd; without it the store has no sensor, and the completion offers none.
-            #expect(try complete("forget", "--store", store, "C0").isEmpty)
-            return
-        }
+        try await SQLiteHealthStore(path: store).register(
+            RegisteredSensor(address: "C0:FF:EE:00:00:01", subject: "alice", enrolledAt: Instant.now))
         #expect(try complete("forget", "--store", store, "C0") == ["C0:FF:EE:00:00:01"])
+        #expect(try complete("forget", "--store", store, "AA").isEmpty)
+        #expect(try complete("forget", "--store=\(store)", "").contains("C0:FF:EE:00:00:01"))
     }
 
     @Test func manPagesCoverEveryCommandAndRenderWithoutWarnings() throws {

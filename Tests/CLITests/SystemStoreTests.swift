@@ -70,4 +70,44 @@ import Testing
         #expect(result.stderr.contains("permission denied: \(store)"), "\(result.stderr)")
         #expect(!result.stderr.contains("unable to open database file"))
     }
+
+    /// A store in a set-group-ID folder that only its group may read (as the package makes /var/lib/wearhouse):
+    /// its files are made 0640 in that group, and a member who may not write them runs every reading command.
+    @Test(.enabled(if: getuid() == 0, "runs the binary as nobody, which needs root"))
+    func membersOfTheStoresGroupRead() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = directory.appendingPathComponent("state")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        chmod(directory.path, 0o755)
+        #expect(chown(folder.path, 0, Self.nogroup) == 0)
+        chmod(folder.path, 0o2750)
+        let store = folder.appendingPathComponent("health.db").path
+        let line = #"{"type":"heartRate","start":"2025-03-30T00:00:00Z","value":61,"source":"test"}"#
+        #expect(try WearhouseRunner.run(["import-samples", "--store", store, "-"], stdin: line + "\n").status == 0)
+        for file in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
+            var info = stat()
+            #expect(stat(folder.path + "/" + file, &info) == 0)
+            #expect(info.st_mode & 0o777 == 0o640 && info.st_gid == Self.nogroup, "\(file)")
+        }
+        let member = ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+        for command in [
+            ["sensors"], ["store", "check"], ["samples", "--type", "heartRate", "--format", "csv"],
+            ["stats", "--type", "heartRate", "--interval", "1d", "--from", "2025-03-30", "--to", "2025-03-31"],
+            ["export", "--format", "csv", "--type", "heartRate"],
+        ] {
+            let result = try WearhouseRunner.runTool(
+                member[0], Array(member.dropFirst()) + [WearhouseRunner.executable.path] + command + ["--store", store])
+            #expect(result.status == 0, "\(command): \(result.stderr)")
+            #expect(!result.stderr.contains("warning"), "\(command): \(result.stderr)")
+        }
+        let listed = try WearhouseRunner.runTool(
+            member[0],
+            Array(member.dropFirst()) + [
+                WearhouseRunner.executable.path, "samples", "--type", "heartRate", "--format", "csv", "--store", store,
+            ])
+        #expect(listed.stdout.contains(",61"))
+    }
+
+    /// The group id of `nogroup`, which stands in for `wearhouse`.
+    static let nogroup: gid_t = getgrnam("nogroup")?.pointee.gr_gid ?? 65534
 }

@@ -49,7 +49,7 @@ check "systemd-analyze verify" systemd-analyze verify /usr/lib/systemd/system/we
 check "enabled, not started" test -L /etc/systemd/system/multi-user.target.wants/wearhouse.service
 check "the wearhouse user" getent passwd wearhouse
 check "the wearhouse group" getent group wearhouse
-check "/var/lib/wearhouse" bash -c '[ "$(stat -c %U:%G:%a /var/lib/wearhouse)" = wearhouse:wearhouse:750 ] ||
+check "/var/lib/wearhouse" bash -c '[ "$(stat -c %U:%G:%a /var/lib/wearhouse)" = wearhouse:wearhouse:2750 ] ||
     { stat -c %U:%G:%a /var/lib/wearhouse; exit 1; }'
 check "/etc/wearhouse/wearhouse.conf" bash -c '[ "$(stat -c %U:%G:%a /etc/wearhouse/wearhouse.conf)" = root:wearhouse:640 ] ||
     { stat -c %U:%G:%a /etc/wearhouse/wearhouse.conf; exit 1; }'
