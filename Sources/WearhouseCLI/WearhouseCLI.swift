@@ -66,7 +66,7 @@ public enum WearhouseCLI {
                 }
                 info = subcommand
             }
-            console.out(info.help)
+            console.out(info.help + (info.options.contains { $0.name == "store" } ? StoreLocation.helpNote() : ""))
             return .success
         default:
             guard let command = command(named: first) else {
