@@ -16,11 +16,13 @@ BENCH_FLAGS  ?=
 # Debian packages the build and the tests need. Each is installed only when missing.
 DEB_PACKAGES := pkg-config libsqlite3-dev libsystemd-dev libpq-dev libudev-dev libbluetooth-dev python3 dbus-daemon systemd tzdata bluez \
     python3-dbus python3-gi libglib2.0-bin util-linux python3-dbusmock postgresql libmicrohttpd-dev \
-    chromium chromium-driver python3-venv
+    chromium chromium-driver python3-venv dpkg-dev init-system-helpers groff-base man-db bash-completion zsh fish \
+    lintian sqlite3
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-web test-bluez venv lint format fuzz fuzz-traces fuzz-smoke fuzz-build bench demo install uninstall clean
+.PHONY: all deps build test test-web test-bluez venv lint format fuzz fuzz-traces fuzz-smoke fuzz-build bench demo \
+    install uninstall clean deb test-deb
 
 all: build
 
@@ -36,7 +38,8 @@ deps:
 build: deps
 	$(SWIFT) build
 
-# Lint and the fuzz pass come first, so that the test runner's summary is the last line. A smoke run of the
+# Lint, the fuzz pass and the package test (Tests/Package/test-deb.sh, on the tests' debug binary) come first, so
+# that the test runner's summary is the last line. A smoke run of the
 # benchmarks (the smallest sizes from the debug build: every scenario and its peers still run; `make bench`
 # measures) goes side by side with the first test process, whose suites mostly wait on the PostgreSQL server.
 # The tests run in three processes: the suites that wait on other processes (the PostgreSQL server, the
@@ -50,6 +53,7 @@ TEST_BUILD := -debug-info-format none
 test: deps lint
 	$(MAKE) --no-print-directory fuzz-smoke
 	$(SWIFT) build --build-tests $(TEST_BUILD)
+	$(MAKE) --no-print-directory test-deb
 	@.build/debug/Benchmarks --smoke > .build/bench-smoke.log 2>&1 & bench=$$!; \
 	$(SWIFT) test --skip-build $(TEST_BUILD) --parallel --filter 'StoreConformanceTests|PostgresStoreTests'; \
 	tests=$$?; wait $$bench; bench=$$?; \
@@ -157,6 +161,7 @@ demo: deps
 	rm -rf .build/demo
 	.build/debug/wearhouse demo --dir .build/demo
 	@echo; echo "The Health app on the demo store: .build/debug/wearhouse web --store .build/demo/health.db"
+	@echo "The binary for the lines above: $(CURDIR)/.build/debug/wearhouse (\`make install\` puts wearhouse on the PATH)"
 
 # Where the system files go. With PREFIX=/usr (a package), the distribution's directories; otherwise (the default
 # /usr/local) the unit goes where systemd looks for the administrator's units, and the rest under /etc, because
@@ -177,20 +182,51 @@ DBUSPOLICYDIR ?= /etc/dbus-1/system.d
 DBUSIFACEDIR  ?= $(PREFIX)/share/dbus-1/interfaces
 endif
 DOCDIR        ?= $(PREFIX)/share/doc/wearhouse
-INSTALLED := $(BINDIR)/wearhouse $(DESTDIR)$(UNITDIR)/wearhouse.service $(DESTDIR)$(SYSUSERSDIR)/wearhouse.conf \
+MANDIR        ?= $(PREFIX)/share/man
+BASHCOMPDIR   ?= $(PREFIX)/share/bash-completion/completions
+FISHCOMPDIR   ?= $(PREFIX)/share/fish/vendor_completions.d
+# Debian's zsh reads vendor-completions under /usr and site-functions under /usr/local.
+ifeq ($(PREFIX),/usr)
+ZSHCOMPDIR    ?= /usr/share/zsh/vendor-completions
+else
+ZSHCOMPDIR    ?= $(PREFIX)/share/zsh/site-functions
+endif
+DOCS := README.md docs/app-api.md docs/bluez.md docs/gatt-policy.md docs/store-semantics.md docs/trace-format.md \
+    docs/sqlite-export.md docs/sql.md docs/healthkit-types.md docs/bluez-vm.md
+INSTALLED = $(BINDIR)/wearhouse $(DESTDIR)$(UNITDIR)/wearhouse.service $(DESTDIR)$(SYSUSERSDIR)/wearhouse.conf \
     $(DESTDIR)$(UNITDIR)/wearhouse-web.service $(DESTDIR)$(UNITDIR)/wearhouse-web.socket \
     $(DESTDIR)$(TMPFILESDIR)/wearhouse.conf $(DESTDIR)$(UDEVRULESDIR)/70-wearhouse.rules \
     $(DESTDIR)$(DBUSPOLICYDIR)/org.wearhouse.Health1.conf $(DESTDIR)$(DBUSIFACEDIR)/org.wearhouse.Health1.xml \
-    $(DESTDIR)$(DOCDIR)/wearhouse.conf.example $(DESTDIR)$(DOCDIR)/app-api.md $(DESTDIR)$(DOCDIR)/todays_heart_rate.py
+    $(DESTDIR)$(DOCDIR)/wearhouse.conf.example $(DESTDIR)$(DOCDIR)/todays_heart_rate.py $(DESTDIR)$(DOCDIR)/LICENSE \
+    $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(wildcard $(DOCS)))) \
+    $(DESTDIR)$(BASHCOMPDIR)/wearhouse $(DESTDIR)$(ZSHCOMPDIR)/_wearhouse $(DESTDIR)$(FISHCOMPDIR)/wearhouse.fish \
+    $(wildcard $(DESTDIR)$(MANDIR)/man1/wearhouse*.1.gz) $(DESTDIR)$(MANDIR)/man5/wearhouse.conf.5.gz
 
-# The release binary, the unit (ExecStart rewritten for PREFIX), sysusers, tmpfiles, udev rules, the D-Bus policy
-# and the example configuration (never over an existing /etc/wearhouse/wearhouse.conf; mode 0640, group wearhouse:
-# it may hold a PostgreSQL password).
+# The binary `make install` installs: empty builds the release binary; the package test passes the debug binary
+# that the tests' build made (INSTALL_BINARY=.build/debug/wearhouse), which saves a release build in `make test`.
+INSTALL_BINARY ?=
+SOURCE_BINARY = $(or $(INSTALL_BINARY),.build/release/wearhouse)
+# The man pages and completion scripts, written by the binary from its commands' declarations (`wearhouse __man`,
+# `wearhouse __completion`), so that they cover every command it has.
+GENERATED := .build/generated
+
+# The binary (stripped: the symbol table is of no use without the debug information, which is not installed), the
+# unit (ExecStart rewritten for PREFIX), sysusers, tmpfiles, udev rules, the D-Bus policy, man pages, completions,
+# docs and the example configuration (never over an existing /etc/wearhouse/wearhouse.conf; mode 0640, group
+# wearhouse: it may hold a PostgreSQL password).
 install: deps
+ifeq ($(INSTALL_BINARY),)
 	@$(call RELEASE,wearhouse)
+endif
+	rm -rf $(GENERATED) && mkdir -p $(GENERATED)/man
+	$(SOURCE_BINARY) __man $(GENERATED)/man Systemd/wearhouse.conf.example
+	gzip -9n $(GENERATED)/man/*
+	for shell in bash zsh fish; do $(SOURCE_BINARY) __completion $$shell > $(GENERATED)/wearhouse.$$shell || exit 1; done
 	install -d $(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
-	    $(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(DBUSPOLICYDIR) $(DESTDIR)$(DBUSIFACEDIR) $(DESTDIR)$(DOCDIR)
-	install -m 0755 .build/release/wearhouse $(BINDIR)/wearhouse
+	    $(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(DBUSPOLICYDIR) $(DESTDIR)$(DBUSIFACEDIR) $(DESTDIR)$(DOCDIR) \
+	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
+	    $(DESTDIR)$(FISHCOMPDIR)
+	install -m 0755 -s $(SOURCE_BINARY) $(BINDIR)/wearhouse
 	sed 's|/usr/local/bin/wearhouse|$(PREFIX)/bin/wearhouse|g' Systemd/wearhouse.service > $(DESTDIR)$(UNITDIR)/wearhouse.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/wearhouse.service
 	sed 's|/usr/local/bin/wearhouse|$(PREFIX)/bin/wearhouse|g' Systemd/wearhouse-web.service \
@@ -203,21 +239,67 @@ install: deps
 	install -m 0644 Systemd/org.wearhouse.Health1.conf $(DESTDIR)$(DBUSPOLICYDIR)/org.wearhouse.Health1.conf
 	install -m 0644 Systemd/wearhouse.conf.example $(DESTDIR)$(DOCDIR)/wearhouse.conf.example
 	install -m 0644 Systemd/org.wearhouse.Health1.xml $(DESTDIR)$(DBUSIFACEDIR)/org.wearhouse.Health1.xml
-	install -m 0644 docs/app-api.md $(DESTDIR)$(DOCDIR)/app-api.md
+	install -m 0644 $(wildcard $(DOCS)) LICENSE $(DESTDIR)$(DOCDIR)/
 	install -m 0755 examples/todays_heart_rate.py $(DESTDIR)$(DOCDIR)/todays_heart_rate.py
+	install -m 0644 $(GENERATED)/man/*.1.gz $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(GENERATED)/man/*.5.gz $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 $(GENERATED)/wearhouse.bash $(DESTDIR)$(BASHCOMPDIR)/wearhouse
+	install -m 0644 $(GENERATED)/wearhouse.zsh $(DESTDIR)$(ZSHCOMPDIR)/_wearhouse
+	install -m 0644 $(GENERATED)/wearhouse.fish $(DESTDIR)$(FISHCOMPDIR)/wearhouse.fish
 	install -d $(DESTDIR)/etc/wearhouse
 	[ -e $(DESTDIR)/etc/wearhouse/wearhouse.conf ] || \
 	    install -m 0640 Systemd/wearhouse.conf.example $(DESTDIR)/etc/wearhouse/wearhouse.conf
 	chmod o= $(DESTDIR)/etc/wearhouse/wearhouse.conf
-	chgrp wearhouse $(DESTDIR)/etc/wearhouse/wearhouse.conf 2>/dev/null || \
+	[ -n "$(DESTDIR)" ] || chgrp wearhouse /etc/wearhouse/wearhouse.conf 2>/dev/null || \
 	    echo "note: systemd-tmpfiles --create gives wearhouse.conf to group wearhouse once systemd-sysusers made it"
 	@echo "Installed:" && for f in $(INSTALLED) $(DESTDIR)/etc/wearhouse/wearhouse.conf; do echo "  $$f"; done
 	@[ -n "$(DESTDIR)" ] || echo "Next: systemd-sysusers; systemd-tmpfiles --create; udevadm control --reload;" \
 	    "systemctl reload dbus; systemctl daemon-reload; systemctl enable --now wearhouse"
+	@[ -n "$(DESTDIR)" ] || { case ":$$PATH:" in *":$(PREFIX)/bin:"*) \
+	    echo "wearhouse is on your PATH: $(PREFIX)/bin/wearhouse";; \
+	    *) echo "wearhouse is $(PREFIX)/bin/wearhouse; $(PREFIX)/bin is not on your PATH";; esac; }
 
 # Leaves /etc/wearhouse/wearhouse.conf and the store in /var/lib/wearhouse alone.
 uninstall:
 	rm -f $(INSTALLED)
+
+# The Debian package, for this machine's architecture: a staged `make install PREFIX=/usr` packed by dpkg-dev's
+# own tools (dpkg-shlibdeps for the library dependencies, dpkg-gencontrol for the control file from debian/control
+# and debian/changelog, dpkg-deb), with the maintainer scripts of debian/. No dpkg-buildpackage: the Swift
+# toolchain is not a Debian package, so build dependencies could not be declared, and `make install` stays the one
+# place that says where each file goes. `make deb` packs the release binary; `make test-deb` the debug one.
+DEB_VERSION := $(shell dpkg-parsechangelog -S Version 2>/dev/null)
+DEB_ARCH    := $(shell dpkg --print-architecture 2>/dev/null)
+DEB_OUT     ?= .build/deb
+DEB_STAGE    = $(DEB_OUT)/stage
+DEB_FILE     = $(DEB_OUT)/wearhouse_$(DEB_VERSION)_$(DEB_ARCH).deb
+# xz for the package; the test's package is gzip -1 (its debug binary is large, and it is unpacked at once).
+DEB_COMPRESS ?= -Zxz
+# The debug binary links the toolchain's Swift libraries, which no Debian package provides.
+DEB_SHLIBDEPS_FLAGS ?=
+deb: deps
+	rm -rf $(DEB_STAGE) && mkdir -p $(DEB_STAGE)/DEBIAN
+	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(DEB_STAGE) PREFIX=/usr
+	rm $(DEB_STAGE)/usr/share/doc/wearhouse/LICENSE
+	install -m 0644 debian/copyright $(DEB_STAGE)/usr/share/doc/wearhouse/copyright
+	gzip -9nc debian/changelog > $(DEB_STAGE)/usr/share/doc/wearhouse/changelog.Debian.gz
+	units="$$(cd $(DEB_STAGE)/usr/lib/systemd/system && ls)"; for script in postinst prerm postrm; do \
+	    sed "s|#UNITS#|$$(echo $$units)|" debian/$$script > $(DEB_STAGE)/DEBIAN/$$script && \
+	    chmod 0755 $(DEB_STAGE)/DEBIAN/$$script || exit 1; done
+	cd $(DEB_STAGE) && find etc -type f | sed 's|^|/|' > DEBIAN/conffiles
+	dpkg-shlibdeps $(DEB_SHLIBDEPS_FLAGS) -T$(DEB_OUT)/substvars -e$(DEB_STAGE)/usr/bin/wearhouse
+	dpkg-gencontrol -pwearhouse -P$(DEB_STAGE) -T$(DEB_OUT)/substvars -f$(DEB_OUT)/files
+	dpkg-deb --root-owner-group $(DEB_COMPRESS) --build $(DEB_STAGE) $(DEB_FILE)
+	@echo "Package: $(DEB_FILE) ($$(du -k $(DEB_FILE) | cut -f1) KB; binary $$(du -k $(DEB_STAGE)/usr/bin/wearhouse | cut -f1) KB)"
+	@echo "Check it with: lintian $(DEB_FILE)"
+
+# Installs the package on this machine (root, or sudo), checks what it installed, purges it and checks nothing is
+# left (Tests/Package/test-deb.sh). Packs the debug binary of the tests' build.
+test-deb:
+	$(SWIFT) build --product wearhouse $(TEST_BUILD)
+	$(MAKE) --no-print-directory deb INSTALL_BINARY=.build/debug/wearhouse DEB_OUT=.build/deb-test \
+	    DEB_COMPRESS="-Zgzip -z1" DEB_SHLIBDEPS_FLAGS="--ignore-missing-info --warnings=0"
+	$(SUDO) Tests/Package/test-deb.sh .build/deb-test/wearhouse_$(DEB_VERSION)_$(DEB_ARCH).deb
 
 clean:
 	rm -rf .build .fuzz .bench

@@ -87,6 +87,14 @@ public actor PostgresHealthStore: HealthStore {
     }
 
     static func migrate(_ connection: PostgresConnection) throws(PostgresError) {
+        // A store whose schema is current opens without DDL or locks, so that a role that may only SELECT (a
+        // dashboard's, a reader's) opens it. Outside a transaction, a failed probe (no such table yet) leaves the
+        // session usable for the migration below.
+        if let rows = try? connection.query("SELECT version FROM wearhouse_schema"), rows.count == 1,
+            rows.int64(0, 0) == Int64(PostgresSchema.currentVersion)
+        {
+            return
+        }
         try connection.query("SELECT pg_advisory_lock($1)", ["\(PostgresSchema.migrationLock)"])
         defer { _ = try? connection.query("SELECT pg_advisory_unlock($1)", ["\(PostgresSchema.migrationLock)"]) }
         try connection.run("CREATE TABLE IF NOT EXISTS wearhouse_schema (version integer NOT NULL)")
@@ -230,6 +238,10 @@ public actor PostgresHealthStore: HealthStore {
         let id = try upsertID(
             connection, select: "SELECT id FROM types WHERE identifier = $1",
             insert: "INSERT INTO types (identifier) VALUES ($1) RETURNING id", [identifier])
+        // The unit that samples_v shows (a type the store first sees after migration 3 has none yet).
+        if let unit = HealthTypeCatalog.type(identifier)?.canonicalUnit {
+            try connection.query("UPDATE types SET unit = $2 WHERE id = $1 AND unit IS NULL", ["\(id)", unit])
+        }
         typeIDs[identifier] = id
         return id
     }
@@ -355,12 +367,18 @@ public actor PostgresHealthStore: HealthStore {
         _ connection: PostgresConnection, _ caller: Caller, _ operation: AccessLogEntry.Operation, type: String?,
         count: Int, denied: Bool
     ) throws {
-        try connection.query(
-            "INSERT INTO access_log (at_ms, caller, operation, type, count, denied) VALUES ($1, $2, $3, $4, $5, $6)",
-            [
-                "\(now().milliseconds)", caller.description, operation.rawValue, type, "\(count)",
-                denied ? "true" : "false",
-            ])
+        do {
+            try connection.query(
+                "INSERT INTO access_log (at_ms, caller, operation, type, count, denied) VALUES ($1, $2, $3, $4, $5, $6)",
+                [
+                    "\(now().milliseconds)", caller.description, operation.rawValue, type, "\(count)",
+                    denied ? "true" : "false",
+                ])
+        } catch {
+            // insufficient_privilege: a role that may only read (docs/sql.md) cannot log its own reads; an app's
+            // calls, which the service serves as a role that may write, are always logged.
+            guard caller == .owner, error.sqlState == "42501" else { throw error }
+        }
     }
 
     public func setAuthorization(app: String, _ grants: [TypeAuthorization]) throws {

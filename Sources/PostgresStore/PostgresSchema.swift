@@ -1,3 +1,5 @@
+import Health
+
 /// The PostgreSQL schema and its forward migrations. The table `wearhouse_schema` holds the version; migrations
 /// run under a session advisory lock (several gateways may start at once against one database), each in its own
 /// transaction, so a store is always at one version or the next.
@@ -105,7 +107,28 @@ enum PostgresSchema {
             type text PRIMARY KEY, unranked text NOT NULL CHECK (unranked IN ('gapFill', 'exclude')));
         INSERT INTO priority_policies (type, unranked) SELECT DISTINCT type, 'gapFill' FROM priorities;
         """,
+        // 5: what other tools read (docs/sql.md): each type's unit, and samples_v, one row per quantity sample
+        // with times as timestamptz, names instead of ids, no device or subject as NULL, metadata as jsonb.
+        """
+        ALTER TABLE types ADD COLUMN unit text;
+        UPDATE types SET unit = CASE identifier \(unitCases) END;
+        CREATE VIEW samples_v AS
+        SELECT to_timestamp(s.start_ms / 1000.0) AS time, to_timestamp(s.end_ms / 1000.0) AS end_time,
+            t.identifier AS type, s.value, t.unit, src.identifier AS source, NULLIF(src.version, '') AS source_version,
+            d.key AS device, d.name AS device_name, sub.name AS subject, s.metadata::jsonb AS metadata,
+            s.start_offset_s AS utc_offset_seconds, s.uuid
+        FROM samples s
+        JOIN types t ON t.id = s.type_id
+        JOIN sources src ON src.id = s.source_id
+        LEFT JOIN devices d ON d.id = s.device_id
+        LEFT JOIN subjects sub ON sub.id = s.subject_id;
+        """,
     ]
+
+    /// `WHEN 'heartRate' THEN 'count/min' ...` for every type of the catalog (migration 3 fills `types.unit`).
+    static var unitCases: String {
+        HealthTypeCatalog.all.map { "WHEN '\($0.identifier)' THEN '\($0.canonicalUnit)'" }.joined(separator: " ")
+    }
 
     static var currentVersion: Int { migrations.count }
 }

@@ -32,6 +32,13 @@ final class SQLiteConnection {
         sqlite3_busy_timeout(db, Self.busyTimeoutMilliseconds)
     }
 
+    /// Keeps the WAL file (and its index) when the last connection closes (SQLITE_FCNTL_PERSIST_WAL), so that
+    /// users who may read the store but not write its folder can still open it after the writer stopped.
+    func keepWALFiles() {
+        var on: Int32 = 1
+        _ = sqlite3_file_control(handle, "main", SQLITE_FCNTL_PERSIST_WAL, &on)
+    }
+
     deinit {
         statementCache.removeAll()  // finalize every statement before the connection closes
         sqlite3_close_v2(handle)

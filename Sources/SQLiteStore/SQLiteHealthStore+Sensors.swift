@@ -115,12 +115,7 @@ extension SQLiteHealthStore: SensorRegistry {
 
     public func sensorStatuses() throws -> [SensorStatus] {
         defer { sideConnection?.resetCachedStatements() }
-        let statement = try accessLogConnection.cached(
-            """
-            SELECT address, state, battery, last_sample_ms, notifications, samples, malformed, dropped, reconnects,
-                updated_ms
-            FROM sensor_status ORDER BY address
-            """)
+        guard let statement = try statusStatement() else { return [] }
         var statuses: [SensorStatus] = []
         while try statement.step() {
             statuses.append(
@@ -133,6 +128,23 @@ extension SQLiteHealthStore: SensorRegistry {
                     updatedAt: Instant(milliseconds: statement.int64(9))))
         }
         return statuses
+    }
+
+    /// The side file's status query; `nil` when this user may only read the side file and SQLite cannot open it
+    /// for reading (SQLITE_READONLY: a reader may not create its WAL index while no writer has it open, that is
+    /// while the service is stopped; the statuses are the service's).
+    private func statusStatement() throws -> SQLiteStatement? {
+        do {
+            return try accessLogConnection.cached(
+                """
+                SELECT address, state, battery, last_sample_ms, notifications, samples, malformed, dropped, reconnects,
+                    updated_ms
+                FROM sensor_status ORDER BY address
+                """)
+        } catch {
+            if sideIsReadOnly, error.code & 0xff == 8 { return nil }
+            throw error
+        }
     }
 
     public func registryVersion() throws -> Int64 {

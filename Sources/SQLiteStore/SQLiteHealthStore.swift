@@ -5,8 +5,11 @@ internal import StoreEngine
 /// The default store engine: one SQLite file in WAL mode with durable commits.
 ///
 /// Every call runs on the store's own serial executor (a dispatch queue), never on the cooperative pool.
-/// Readers in other processes may read while this one writes (WAL). The file is created with mode 0600; an
-/// existing store whose files allow more than ``widestMode`` is made 0600 again when it opens.
+/// Readers in other processes may read while this one writes (WAL). The file is created with mode 0600, or 0640
+/// in a folder that its group may read and others may not (the service's `/var/lib/wearhouse`, mode 0750, group
+/// `wearhouse`: the group's members read the store); an existing store whose files allow more than ``widestMode``
+/// is made 0600 again when it opens. A user who may read the store but not write it (such a member) opens it
+/// for reading, its side file too.
 public actor SQLiteHealthStore: HealthStore {
     private let executor: StoreExecutor
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
@@ -15,6 +18,8 @@ public actor SQLiteHealthStore: HealthStore {
     /// The side file beside the store (`<path>-access`): the access log and the sensor statuses; `nil` when it
     /// cannot be opened (``accessLogProblem``).
     let sideConnection: SQLiteConnection?
+    /// Whether this user may only read the side file (a member of the store's group): its reads go unlogged.
+    let sideIsReadOnly: Bool
     /// Why the side file cannot be used (it is not a database, say), naming it; `nil` when it can. The store works
     /// without it: what needs the file (an app's logged call, the access log, sensor statuses) fails with this
     /// message, and the owner's reads go unlogged (the command line warns).
@@ -72,14 +77,16 @@ public actor SQLiteHealthStore: HealthStore {
         path: String, durability: Durability = .full, now: @escaping @Sendable () -> Instant = { Instant.now },
         accessLogEntries: Int = SQLiteHealthStore.accessLogMaximumEntries
     ) throws {
+        let directory = (path as NSString).deletingLastPathComponent
         if !FileManager.default.fileExists(atPath: path) {
             // Create it private before SQLite does (SQLite gives its -wal and -shm files the same mode).
-            let directory = (path as NSString).deletingLastPathComponent
             if !directory.isEmpty {
                 try FileManager.default.createDirectory(
                     atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             }
-            guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+            guard
+                FileManager.default.createFile(
+                    atPath: path, contents: nil, attributes: [.posixPermissions: Self.creationMode(in: directory)])
             else {
                 throw SQLiteError(code: 14, operation: "open", message: "cannot create \(path)")
             }
@@ -89,23 +96,30 @@ public actor SQLiteHealthStore: HealthStore {
         for file in Self.files(of: path) { Self.restrictMode(of: file) }
         let connection = try SQLiteConnection(path: path)
         try connection.execute("PRAGMA journal_mode = WAL")
+        connection.keepWALFiles()
         try connection.execute(durability == .full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
         try Self.migrate(connection)
         let accessPath = path + "-access"
         if !FileManager.default.fileExists(atPath: accessPath) {
             _ = FileManager.default.createFile(
-                atPath: accessPath, contents: nil, attributes: [.posixPermissions: 0o600])
+                atPath: accessPath, contents: nil, attributes: [.posixPermissions: Self.creationMode(in: directory)])
         }
         // A damaged side file must not take the store down with it: the store opens, and what needs the side
-        // file says which file is at fault.
+        // file says which file is at fault. A reader who may not write it (a member of the store's group) reads it.
         do {
-            let side = try SQLiteConnection(path: accessPath)
-            try side.execute("PRAGMA journal_mode = WAL")
-            try side.execute(SQLiteSchema.sideSchema)
+            let readOnly = access(accessPath, W_OK) != 0 && access(accessPath, R_OK) == 0
+            let side = try SQLiteConnection(path: accessPath, readOnly: readOnly)
+            if !readOnly {
+                try side.execute("PRAGMA journal_mode = WAL")
+                side.keepWALFiles()
+                try side.execute(SQLiteSchema.sideSchema)
+            }
             sideConnection = side
+            sideIsReadOnly = readOnly
             accessLogProblem = nil
         } catch {
             sideConnection = nil
+            sideIsReadOnly = false
             accessLogProblem =
                 "the access log \(accessPath) cannot be used (\(error.message)); the store itself is fine: move the "
                 + "file away and it is made anew"
@@ -120,6 +134,16 @@ public actor SQLiteHealthStore: HealthStore {
     /// The most a store file's mode allows: the owner reads and writes, the group (the store directory's, the
     /// service's group `wearhouse` under the shipped unit) at most reads, others nothing.
     public static let widestMode = 0o640
+
+    /// The mode of a new store file in `directory`: 0640 when the folder's group may read it and others may not
+    /// (a deliberate group of readers), else 0600.
+    static func creationMode(in directory: String) -> Int {
+        let folder = directory.isEmpty ? "." : directory
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: folder),
+            let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue
+        else { return 0o600 }
+        return mode & 0o050 == 0o050 && mode & 0o007 == 0 ? 0o640 : 0o600
+    }
 
     /// The store's files: the database, its side file (the access log) and their WAL and shared-memory files.
     public nonisolated static func files(of path: String) -> [String] {
@@ -369,9 +393,10 @@ public actor SQLiteHealthStore: HealthStore {
             try statement.step()
             return
         }
-        guard let side = sideConnection else {
-            // The owner's own reads go unlogged while the side file is broken (the command line says so); an
-            // app's call is refused, naming the file.
+        guard let side = sideConnection, !sideIsReadOnly else {
+            // The owner's own reads go unlogged while the side file is broken (the command line says so) or may
+            // only be read (a member of the store's group, who cannot write the log); an app's call is refused,
+            // naming the file.
             if case .owner = caller { return }
             _ = try accessLogConnection
             return

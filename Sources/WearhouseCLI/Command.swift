@@ -39,7 +39,9 @@ extension Command {
             return .usage
         }
         guard case .options(let options) = parsed else {
-            console.out(info(path: path).help)
+            let info = info(path: path)
+            let store = info.options.contains { $0.name == "store" } ? StoreLocation.helpNote() : ""
+            console.out(info.help + store)
             return .success
         }
         let status = await run(options, console: console)

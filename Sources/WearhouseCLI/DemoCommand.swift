@@ -11,6 +11,19 @@ import SQLiteStore
 /// `wearhouse pair` for each (one strap needs pairing, two sensors are found by discovery), the real `wearhouse
 /// run` for a while, stopped with SIGTERM; then what the store holds, checked against what the sensors sent.
 struct DemoCommand: Command {
+    /// How the "Try:" lines name this program: `wearhouse` when the PATH finds this very binary, else its absolute
+    /// path (after `make demo`, the build's binary is not on the PATH).
+    static var program: String {
+        let own = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        for folder in path.split(separator: ":") {
+            let candidate = URL(fileURLWithPath: String(folder) + "/wearhouse")
+            guard FileManager.default.isExecutableFile(atPath: candidate.path) else { continue }
+            return candidate.resolvingSymlinksInPath().path == own ? "wearhouse" : own
+        }
+        return own
+    }
+
     let name = "demo"
     let abstract = "Run the gateway against simulated sensors on a private bus and show what it stored."
 
@@ -152,14 +165,15 @@ struct DemoCommand: Command {
         do {
             let store = try SQLiteHealthStore(path: storePath)
             let problems = try await summarize(store: store, fake: fake, console: console)
+            let program = Self.program
             console.out(
                 """
 
                 The store is \(storePath). Try:
-                  wearhouse sensors --store \(storePath)
-                  wearhouse samples --store \(storePath) --type heartRate --subject alice --limit 5
-                  wearhouse stats --store \(storePath) --type heartRate --interval 5m --statistic min,avg,max
-                  wearhouse export --store \(storePath) --format fhir --type heartRate --out hr.fhir.ndjson
+                  \(program) sensors --store \(storePath)
+                  \(program) samples --store \(storePath) --type heartRate --subject alice --limit 5
+                  \(program) stats --store \(storePath) --type heartRate --interval 5m --statistic min,avg,max
+                  \(program) export --store \(storePath) --format fhir --type heartRate --out hr.fhir.ndjson
 
                 """)
             guard problems.isEmpty else {

@@ -16,5 +16,7 @@ public struct ExitCode: Equatable, Sendable {
     /// An internal error.
     public static let software = ExitCode(70)
     public static let ioError = ExitCode(74)
+    /// Permission denied (a store the user may not read).
+    public static let noPermission = ExitCode(77)
     public static let config = ExitCode(78)
 }

@@ -17,13 +17,16 @@ struct ExportCommand: Command {
         'wearhouse import-samples' reads it back into the same samples. fhir: one R4 Observation a line, LOINC
         8867-4 for heart rate and 55423-8 for steps, UCUM units, the sample id as identifier urn:uuid:<id>, a
         heartbeat series' beats as components. csv: the columns of 'samples --format csv' plus the metadata as
-        JSON; a heartbeat series gives one row per beat (its RR interval in ms at the beat's instant).
+        JSON; a heartbeat series gives one row per beat (its RR interval in ms at the beat's instant). sqlite: a
+        database of one row per sample (tables types, samples and heartbeats; times as ISO text and epoch
+        milliseconds, metadata as JSON text) that sqlite3, Datasette or pandas read as it is
+        (docs/sqlite-export.md); needs --out.
         """
     }
 
     /// What `--format` names.
     enum Format: String, CaseIterable, Sendable {
-        case csv, ndjson, fhir
+        case csv, ndjson, fhir, sqlite
     }
 
     struct Options: CommandOptions {
@@ -38,7 +41,9 @@ struct ExportCommand: Command {
     }
 
     let syntax = CommandSyntax<Options>(options: [
-        .choice("format", \.format, required: true, help: "What to write: CSV, Open mHealth NDJSON or FHIR R4 NDJSON."),
+        .choice(
+            "format", \.format, required: true,
+            help: "What to write: CSV, Open mHealth NDJSON, FHIR R4 NDJSON or a SQLite database (needs --out)."),
         StoreOptions.types("type", \.types, help: "Comma-separated types (default: all)."),
         StoreOptions.time("from", \.from, help: "Range start."),
         StoreOptions.time("to", \.to, help: "Range end (exclusive)."), StoreOptions.timeZone(\.timeZone),
@@ -52,6 +57,19 @@ struct ExportCommand: Command {
             let format = options.format
             let types = options.types ?? HealthTypeCatalog.all.filter { $0.isSampleType || $0.kind == .series }
             let store = try StoreLocation.open(store: options.store, mustExist: true)
+            if format == .sqlite {
+                guard let path = options.out else {
+                    console.error("--format sqlite needs --out <file>")
+                    return .usage
+                }
+                let query = SampleQuery(
+                    type: .heartRate, from: StoreOptions.instant(options.from, in: options.timeZone),
+                    to: StoreOptions.instant(options.to, in: options.timeZone), subjects: options.subjects,
+                    limit: 10_000)
+                let count = try await Self.exportSQLite(from: store, types: types, query: query, to: path)
+                console.err("exported \(count) samples to \(path)\n")
+                return .success
+            }
             var output = format == .csv ? Self.csvHeader : ""
             var count = 0
             for type in types {
@@ -100,6 +118,7 @@ struct ExportCommand: Command {
                 separator: ",") + "\n"
         case .ndjson: FieldValue.object(openMHealth(sample)).json + "\n"
         case .fhir: FieldValue.object(fhirObservation(sample)).json + "\n"
+        case .sqlite: ""  // written by exportSQLite, not as lines
         }
     }
 
@@ -154,6 +173,7 @@ struct ExportCommand: Command {
             }.joined()
         case .ndjson: return FieldValue.object(openMHealth(series)).json + "\n"
         case .fhir: return FieldValue.object(fhirObservation(series)).json + "\n"
+        case .sqlite: return ""  // written by exportSQLite, not as lines
         }
     }
 

@@ -7,6 +7,8 @@ public enum OptionKind: Sendable, Equatable {
     case text
     /// A file or folder (completions offer paths).
     case path
+    /// A sensor's Bluetooth address (completions offer the store's sensors).
+    case sensor
     /// A whole number within the range.
     case integer(ClosedRange<Int>)
     /// A number of seconds within the range, fractions allowed.
@@ -48,7 +50,7 @@ public struct PositionalInfo: Sendable, Equatable {
     /// What the argument is called in usage and help (`file` in `<file>`).
     public let name: String
     public let help: String
-    /// ``OptionKind/text``, ``OptionKind/path`` or ``OptionKind/choice(_:)``.
+    /// ``OptionKind/text``, ``OptionKind/path``, ``OptionKind/sensor`` or ``OptionKind/choice(_:)``.
     public let kind: OptionKind
     public let isRequired: Bool
     /// Whether it takes every remaining argument.

@@ -36,7 +36,9 @@ struct PairCommand: Command {
     }
 
     let syntax = CommandSyntax<Options>(
-        positionals: [.required("address|name", \.target, help: "The sensor's Bluetooth address, or its name.")],
+        positionals: [
+            .required("address|name", \.target, kind: .sensor, help: "The sensor's Bluetooth address, or its name.")
+        ],
         options: [
             .text("subject", value: "name", \.subject, help: "Who wears the sensor."),
             .text("label", value: "text", \.label, help: "A name for people ('Bike strap')."),
@@ -211,7 +213,9 @@ struct ForgetCommand: Command {
 
     let syntax = CommandSyntax<Options>(
         positionals: [
-            .required("address", \.address, help: "The sensor's Bluetooth address (AA:BB:CC:DD:EE:FF).") {
+            .required(
+                "address", \.address, kind: .sensor, help: "The sensor's Bluetooth address (AA:BB:CC:DD:EE:FF)."
+            ) {
                 text throws(UsageError) in
                 guard let normalized = RegisteredSensor.normalizedAddress(text) else {
                     throw UsageError("\(echo(text)) is not a Bluetooth address (AA:BB:CC:DD:EE:FF)")

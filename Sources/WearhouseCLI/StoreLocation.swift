@@ -1,4 +1,5 @@
 import Foundation
+import Gateway
 import Health
 import SQLiteStore
 import StoreEngine
@@ -7,17 +8,63 @@ import Support
 
 /// Where the store is: `--store PATH`, `sqlite:PATH` or `postgresql://...` (any libpq URL: host, port, user,
 /// password, `sslmode`, `host=/run/postgresql` for peer authentication), else `$WEARHOUSE_STORE`, else the
-/// per-user default `$XDG_DATA_HOME/wearhouse/health.db` (`~/.local/share/wearhouse/health.db`).
+/// per-user default `$XDG_DATA_HOME/wearhouse/health.db` (`~/.local/share/wearhouse/health.db`) when it exists,
+/// else the system service's store (`[store] url` of `/etc/wearhouse/wearhouse.conf`, or of `$WEARHOUSE_CONFIG`)
+/// when that file exists, else the per-user default (created by the commands that write).
 enum StoreLocation {
     struct Failure: Error {
         var message: String
         var code: ExitCode
     }
 
-    /// The store URL `--store` gives (`store`), else `$WEARHOUSE_STORE`, else the default path.
+    /// The store URL `--store` gives (`store`), else `$WEARHOUSE_STORE`, else the default (``resolved(_:)``).
     static func url(_ store: String?) -> String {
+        resolved(store).url
+    }
+
+    /// The store URL, and why it is that one: `--store`, `$WEARHOUSE_STORE`, the per-user store, or the system
+    /// configuration's (its path in `origin`).
+    static func resolved(_ store: String?) -> (url: String, origin: String) {
         let environment = ProcessInfo.processInfo.environment
-        return store ?? environment["WEARHOUSE_STORE"] ?? defaultPath(environment)
+        if let store { return (store, "--store") }
+        if let store = environment["WEARHOUSE_STORE"], !store.isEmpty { return (store, "$WEARHOUSE_STORE") }
+        let user = defaultPath(environment)
+        let files = FileManager.default
+        if files.fileExists(atPath: user) { return (user, "the per-user store") }
+        let config =
+            environment["WEARHOUSE_CONFIG"].flatMap { $0.isEmpty ? nil : $0 } ?? GatewayConfiguration.defaultPath
+        guard files.fileExists(atPath: config) else { return (user, "the per-user store, not created yet") }
+        // A configuration the user may not read (mode 0640, group wearhouse) names the service's default store.
+        let url = (try? GatewayConfiguration.load(path: config))?.store.url ?? GatewayConfiguration.defaultStoreURL
+        return (url, "[store] url of \(config), since \(user) does not exist")
+    }
+
+    /// The line `--help` adds for a command that takes `--store`: which store it would use now, and why.
+    static func helpNote() -> String {
+        let (url, origin) = resolved(nil)
+        let shown = (try? StoreURL(parsing: url))?.description ?? url
+        return "\nSTORE: without --store, this command uses \(shown) (\(origin)).\n"
+    }
+
+    /// Why a SQLite store at `path` cannot be opened when the cause is the file's (or a folder's) permissions:
+    /// `permission denied: PATH (add yourself to the wearhouse group)` when group wearhouse may read it.
+    static func permissionProblem(_ path: String) -> String? {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        var folders: [String] = []
+        var folder = (absolute as NSString).deletingLastPathComponent
+        while folder != "/" && !folder.isEmpty {
+            folders.insert(folder, at: 0)
+            folder = (folder as NSString).deletingLastPathComponent
+        }
+        for candidate in folders + [absolute] {
+            guard FileManager.default.fileExists(atPath: candidate) else { return nil }
+            let mode = candidate == absolute ? R_OK : X_OK
+            guard access(candidate, mode) != 0, errno == EACCES else { continue }
+            let group = (try? FileManager.default.attributesOfItem(atPath: candidate))?[.groupOwnerAccountName]
+            let hint = (group as? String) == "wearhouse" ? " (add yourself to the wearhouse group)" : ""
+            return "permission denied: \(candidate)\(hint)"
+        }
+        return nil
     }
 
     /// The store `--store` (`store`) and the environment name, parsed.
@@ -40,6 +87,9 @@ enum StoreLocation {
     /// SQLite store.
     static func open(store: String?, mustExist: Bool) throws(Failure) -> any HealthStoreEngine {
         let url = try parsed(store)
+        if case .sqlite(let path) = url, let problem = permissionProblem(path) {
+            throw Failure(message: problem, code: .noPermission)
+        }
         do throws(StoreOpenError) {
             let store = try openStore(url, mustExist: mustExist)
             if let problem = (store as? SQLiteHealthStore)?.accessLogProblem {

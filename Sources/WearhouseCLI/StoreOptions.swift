@@ -5,7 +5,8 @@ import Health
 enum StoreOptions {
     static let storeHelp =
         "The store: a path, sqlite:PATH or postgresql://... (default: $WEARHOUSE_STORE, else "
-        + "~/.local/share/wearhouse/health.db)."
+        + "~/.local/share/wearhouse/health.db if it exists, else the [store] url of /etc/wearhouse/wearhouse.conf "
+        + "if that exists)."
 
     /// The identifiers `--type` takes (`wearhouse types` lists them).
     static let typeNames = HealthTypeCatalog.all.map(\.identifier)
@@ -19,7 +20,7 @@ enum StoreOptions {
     )
         -> Option<Options>
     {
-        .text("store", value: "url", path, help: help)
+        .text("store", value: "url", path, kind: .path, help: help)
     }
 
     /// `--type <type>`, required.

@@ -1,4 +1,5 @@
 internal import Foundation
+internal import Health
 internal import PostgresStore
 internal import SQLiteStore
 
@@ -51,6 +52,8 @@ public enum WearhouseCLI {
             let libpq = PostgresLibrary.version ?? "not installed"
             console.out("wearhouse \(version) (SQLite \(SQLiteLibrary.version), libpq \(libpq))\n")
             return .success
+        case "__man", "__completion", "__complete":
+            return await hidden(first, Array(arguments.dropFirst()), console: console)
         case "help":
             guard arguments.count > 1 else {
                 console.out(overview)
@@ -68,7 +71,7 @@ public enum WearhouseCLI {
                 }
                 info = subcommand
             }
-            console.out(info.help)
+            console.out(info.help + (info.options.contains { $0.name == "store" } ? StoreLocation.helpNote() : ""))
             return .success
         default:
             guard let command = command(named: first) else {
@@ -97,6 +100,63 @@ public enum WearhouseCLI {
             return await run(subcommand, path: path + [word], Array(arguments.dropFirst()), console: console)
         }
         return await command.execute(arguments, path: path, console: console)
+    }
+
+    /// The commands that packaging and the completion scripts run, not listed in the help:
+    /// `__man DIR EXAMPLE` writes the man pages (``ManualPages``) into DIR, `__completion bash|zsh|fish` prints a
+    /// completion script, `__complete WORDS...` answers one Tab (``ShellCompletion``).
+    static func hidden(_ name: String, _ arguments: [String], console: Console) async -> ExitCode {
+        switch name {
+        case "__man":
+            guard arguments.count == 2 else {
+                console.error("usage: wearhouse __man DIR EXAMPLE-CONFIGURATION")
+                return .usage
+            }
+            return writeManualPages(into: arguments[0], example: arguments[1], console: console)
+        case "__completion":
+            guard arguments.count == 1, let shell = ShellCompletion.Shell(rawValue: arguments[0]) else {
+                console.error("usage: wearhouse __completion bash|zsh|fish")
+                return .usage
+            }
+            console.out(ShellCompletion.script(for: shell))
+            return .success
+        default:
+            let candidates = await ShellCompletion.candidates(
+                for: arguments.isEmpty ? [""] : arguments, commands: commandInfos,
+                sensors: ShellCompletion.sensorAddresses)
+            console.out(candidates.map { $0 + "\n" }.joined())
+            return .success
+        }
+    }
+
+    private static func writeManualPages(into folder: String, example: String, console: Console) -> ExitCode {
+        let text: String
+        do {
+            text = try String(contentsOfFile: example, encoding: .utf8)
+        } catch {
+            console.error("cannot read \(echo(example)): \(error.localizedDescription)")
+            return .noInput
+        }
+        // SOURCE_DATE_EPOCH (reproducible builds) dates the pages; without it they carry no date.
+        let date = ProcessInfo.processInfo.environment["SOURCE_DATE_EPOCH"].flatMap(Int64.init).map {
+            String(StoreArguments.format(Instant(milliseconds: $0 * 1000), offsetSeconds: 0).prefix(10))
+        }
+        do {
+            let pages = try ManualPages.pages(
+                commands: commandInfos, configurationExample: text, date: date ?? "")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            for page in pages {
+                try Data(page.text.utf8).write(to: URL(fileURLWithPath: folder + "/" + page.name))
+            }
+            console.out("wrote \(pages.count) man pages into \(folder)\n")
+            return .success
+        } catch let failure as ManualPages.Failure {
+            console.error("\(failure)")
+            return .dataError
+        } catch {
+            console.error("cannot write man pages into \(echo(folder)): \(error.localizedDescription)")
+            return .ioError
+        }
     }
 
     /// Ends the process with `code`.

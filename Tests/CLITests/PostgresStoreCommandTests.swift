@@ -221,3 +221,55 @@ import Testing
         #expect(store.map { $0["status"] as? String } == ["ok"], "\(result.stdout)")
     }
 }
+
+/// A role that may only SELECT opens a current store (no DDL on open) and runs the reading commands.
+@Suite struct PostgresReadOnlyRoleTests {
+    @Test func aSelectOnlyRoleRunsTheReadingCommands() throws {
+        let server = try PostgresServer.shared()
+        let conninfo = try server.createDatabase()
+        let name = String(conninfo.split(separator: "=").last ?? "")
+        let url = server.url(database: name)
+        let imported = try WearhouseRunner.run(["import-samples", "--store", url, "-"], stdin: StoreCommandTests.lines)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let role = "reader_\(name.suffix(8))"
+        try server.psql("CREATE ROLE \(role) LOGIN")
+        try server.psql(
+            "GRANT CONNECT ON DATABASE \(name) TO \(role); GRANT USAGE ON SCHEMA public TO \(role); "
+                + "GRANT SELECT ON ALL TABLES IN SCHEMA public TO \(role)", database: name)
+        let reader = url.replacingOccurrences(of: "postgresql://wearhouse@", with: "postgresql://\(role)@")
+        for arguments in [
+            ["stats", "--type", "stepCount", "--interval", "1d", "--from", "2025-03-30", "--to", "2025-03-31"],
+            ["samples", "--type", "heartRate", "--format", "csv"], ["store", "check"], ["sensors"],
+            ["export", "--format", "ndjson"], ["types"],
+        ] {
+            let owner = try WearhouseRunner.run(arguments + (arguments == ["types"] ? [] : ["--store", url]))
+            let read = try WearhouseRunner.run(arguments + (arguments == ["types"] ? [] : ["--store", reader]))
+            #expect(read.status == 0, "\(arguments): \(read.stderr)")
+            #expect(
+                read.stdout.replacingOccurrences(of: role, with: "wearhouse") == owner.stdout,
+                "\(arguments): \(read.stdout) vs \(owner.stdout)")
+        }
+        // The view, read by that role with psql: every sample (no device is NULL, not a dropped row), its unit.
+        let psql = { (sql: String) in
+            try WearhouseRunner.runTool(
+                "/usr/bin/psql",
+                [
+                    server.conninfo(database: name).replacingOccurrences(of: "user=wearhouse", with: "user=\(role)"),
+                    "-X", "-q", "-A", "-t", "-c", sql,
+                ])
+        }
+        let counted = try psql("SELECT count(*), count(device), count(subject) FROM samples_v")
+        #expect(counted.status == 0, "\(counted.stderr)")
+        #expect(counted.stdout == "5|4|4\n")
+        let distance = try psql(
+            "SELECT type, unit, value, coalesce(device, 'none'), coalesce(subject, 'none'), "
+                + "to_char(time AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') FROM samples_v "
+                + "WHERE type = 'distanceWalkingRunning'")
+        #expect(distance.stdout == "distanceWalkingRunning|m|800|none|none|2025-03-30 08:00\n", "\(distance.stderr)")
+        let heart = try psql("SELECT DISTINCT unit, metadata IS NULL FROM samples_v WHERE type = 'heartRate'")
+        #expect(heart.stdout == "count/min|t\n", "\(heart.stderr)")
+        // It cannot write.
+        let write = try WearhouseRunner.run(["import-samples", "--store", reader, "-"], stdin: StoreCommandTests.lines)
+        #expect(write.status != 0)
+    }
+}
