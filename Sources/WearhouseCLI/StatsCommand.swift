@@ -161,7 +161,8 @@ struct StatsCommand: Command {
         }
     }
 
-    static func fields(_ result: StatisticsResult, _ statistics: [String]) -> [Field] {
+    /// What every JSON bucket starts with: its borders, its length and, separated by source, whose it is.
+    static func bucketFields(_ result: StatisticsResult) -> [Field] {
         var fields = [
             Field(
                 "start",
@@ -174,6 +175,11 @@ struct StatsCommand: Command {
             fields.append(Field("source", .string(provenance.source)))
             fields.append(Field("device", provenance.device.map { .string($0) } ?? .null))
         }
+        return fields
+    }
+
+    static func fields(_ result: StatisticsResult, _ statistics: [String]) -> [Field] {
+        var fields = bucketFields(result)
         for statistic in statistics {
             fields.append(Field(statistic, value(result, statistic).map { .double($0) } ?? .null))
         }
@@ -186,18 +192,7 @@ struct StatsCommand: Command {
     /// A category bucket as JSON: the bucket, `count` (samples) and per value that occurs its `name`, `value`,
     /// `hours` and `count`.
     static func categoryFields(_ result: StatisticsResult, _ type: HealthType) -> [Field] {
-        var fields = [
-            Field(
-                "start",
-                .string(StoreArguments.format(result.bucket.start, offsetSeconds: result.bucket.startOffsetSeconds))),
-            Field(
-                "end", .string(StoreArguments.format(result.bucket.end, offsetSeconds: result.bucket.endOffsetSeconds))),
-            Field("duration_s", .double(result.bucket.durationSeconds)),
-        ]
-        if let provenance = result.provenance {
-            fields.append(Field("source", .string(provenance.source)))
-            fields.append(Field("device", provenance.device.map { .string($0) } ?? .null))
-        }
+        var fields = bucketFields(result)
         fields.append(Field("count", .int(result.categories.reduce(0) { $0 + $1.count })))
         fields.append(
             Field(
