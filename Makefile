@@ -21,7 +21,7 @@ DEB_PACKAGES := pkg-config libsqlite3-dev libsystemd-dev libpq-dev libudev-dev l
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-web test-bluez venv lint format fuzz fuzz-traces fuzz-smoke fuzz-build bench demo \
+.PHONY: all deps build test test-web test-bluez test-bluez-ci venv lint format fuzz fuzz-traces fuzz-smoke fuzz-build bench demo \
     install uninstall clean deb test-deb
 
 all: build
@@ -63,6 +63,7 @@ test: deps lint
 	$(SWIFT) test --skip-build $(TEST_BUILD) --parallel --filter CLITests
 	$(SWIFT) test --skip-build $(TEST_BUILD) --parallel --skip '$(BLOCKING_SUITES)'
 	$(MAKE) --no-print-directory test-web
+	$(MAKE) --no-print-directory test-bluez-ci
 
 # The Health app in a real browser (Tests/Web/browser_tests.py): Debian's chromium and chromium-driver, driven by
 # Selenium from .venv, against the real `wearhouse web` on temporary stores; screenshots in .build/screenshots/.
@@ -82,12 +83,28 @@ test-web: venv
 # The real BlueZ: a qemu VM (TCG, no KVM needed) with Debian's kernel, bluetoothd 5.66 and btvirt's virtual
 # controllers runs Tests/BlueZVM/scenarios.sh against the wearhouse binary built here; results and btmon captures
 # go to .build/bluez-vm/out (docs/bluez-vm.md). setup-host.sh installs what it needs and fetches the kernel once.
-# It fails, never skips, when the VM cannot run. Not yet part of `make test`: the guest's 6.1 kernel oopsed in
-# l2cap/hci_chan_del in 2 of the last 8 runs, and bluetoothd 5.66 crashed in others (docs/bluez-vm.md).
+# It fails, never skips, when the VM cannot run. `make test` runs a part of it (test-bluez-ci, below): the guest's
+# 6.1 kernel oopsed in l2cap/hci_chan_del in 2 of 8 full runs, and bluetoothd 5.66 crashed in others, at link
+# loss and restarts (docs/bluez-vm.md).
 test-bluez: deps
 	$(SWIFT) build --product wearhouse $(TEST_BUILD)
 	Tests/BlueZVM/setup-host.sh
 	Tests/BlueZVM/run-vm.sh
+
+# What `make test` runs of the rig: the scenarios that hold on the 6.1 guest (the real stack found, scan, Just
+# Works pairing, a strap streamed with stored = sent; about 90 s). A boot whose guest kernel oopsed or whose
+# bluetoothd died is run once more, and says so; any other failure, or a second crash, fails.
+BLUEZ_CI_SCENARIOS := stack,scan,pair,stream
+test-bluez-ci: deps
+	$(SWIFT) build --product wearhouse $(TEST_BUILD)
+	Tests/BlueZVM/setup-host.sh
+	@Tests/BlueZVM/run-vm.sh -S $(BLUEZ_CI_SCENARIOS) -T 360; status=$$?; \
+	if [ $$status != 0 ] && grep -q -e 'kernel BUG' -e 'Oops' -e 'oopsed' -e 'Segmentation fault' -e 'double free' \
+	    -e 'Aborted' .build/bluez-vm/out/console.log .build/bluez-vm/out/scenarios.log \
+	    .build/bluez-vm/out/bluetoothd.log 2>/dev/null; then \
+	    echo "test-bluez-ci: the guest crashed (docs/bluez-vm.md), not a scenario: booting once more"; \
+	    Tests/BlueZVM/run-vm.sh -S $(BLUEZ_CI_SCENARIOS) -T 360; status=$$?; \
+	fi; exit $$status
 
 # Formatting: .swift-format (4 spaces, 120 columns); `make format` rewrites, `make lint` checks.
 SWIFT_FILES = $(shell git ls-files 'Sources/*.swift' 'Tests/*.swift' 'Fuzz/*.swift' 2>/dev/null || find Sources Tests Fuzz -name '*.swift')

@@ -18,6 +18,8 @@ for a in $(cat /proc/cmdline); do case "$a" in
     wearhouse.scenarios=*) SCENARIOS=${a#wearhouse.scenarios=};;
     wearhouse.ctrls=*) CTRLS=${a#wearhouse.ctrls=};;
     wearhouse.kernel=*) KDIR=${a#wearhouse.kernel=};;
+    # Which of scenarios.sh's scenarios to run, comma-separated (run-vm.sh -S); all when absent.
+    wearhouse.only=*) export WEARHOUSE_VM_SCENARIOS="$(echo "${a#wearhouse.only=}" | tr , ' ')";;
 esac; done
 
 mount -t tmpfs -o mode=755 tmpfs /run

@@ -3,16 +3,17 @@
 # this machine's root shared read-only over 9p and OUTDIR read-write, and runs SCENARIOS inside with
 # bluetoothd 5.66 and btvirt's virtual controllers. Needs setup-host.sh to have run.
 #
-# usage: run-vm.sh [-s SCENARIOS] [-o OUTDIR] [-T timeout_s] [-n controllers] [-m MiB]
+# usage: run-vm.sh [-s SCENARIOS] [-S name,name] [-o OUTDIR] [-T timeout_s] [-n controllers] [-m MiB]
+# (-S: only these scenarios of the script, e.g. stack,scan,pair,stream)
 # exit status: the scenarios' (0 = every one passed); 124 the VM timed out, 125 the VM gave no result,
 # 2 setup missing. Every failure says why on stderr.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 KDIR=${BVM_KERNEL_DIR:-$ROOT/.build/bluez-vm/kernel}
-SCENARIOS=$HERE/scenarios.sh; OUT=$ROOT/.build/bluez-vm/out; TIMEOUT=420; CTRLS=2; MEM=768
-while getopts "s:o:T:n:m:" option; do case $option in
-    s) SCENARIOS=$OPTARG;; o) OUT=$OPTARG;; T) TIMEOUT=$OPTARG;; n) CTRLS=$OPTARG;; m) MEM=$OPTARG;;
+SCENARIOS=$HERE/scenarios.sh; OUT=$ROOT/.build/bluez-vm/out; TIMEOUT=420; CTRLS=2; MEM=768; ONLY=""
+while getopts "s:S:o:T:n:m:" option; do case $option in
+    s) SCENARIOS=$OPTARG;; S) ONLY=$OPTARG;; o) OUT=$OPTARG;; T) TIMEOUT=$OPTARG;; n) CTRLS=$OPTARG;; m) MEM=$OPTARG;;
     *) echo "usage: run-vm.sh [-s SCENARIOS] [-o OUTDIR] [-T timeout_s] [-n controllers] [-m MiB]" >&2; exit 2;;
 esac; done
 fail() { echo "run-vm: $1" >&2; exit "$2"; }
@@ -28,7 +29,7 @@ rm -rf "$OUT"; mkdir -p "$OUT"
 # TCG, always: the development machines' /dev/kvm is a PVM hypervisor on which a stock kernel crawls and then
 # dies (docs/bluez-vm.md). One vCPU: two were slower on a 2-core host.
 APPEND="console=ttyS0 panic=-1 quiet loglevel=4 wearhouse.init=$HERE/guest-init.sh wearhouse.kernel=$KDIR"
-APPEND="$APPEND wearhouse.scenarios=$SCENARIOS wearhouse.ctrls=$CTRLS"
+APPEND="$APPEND wearhouse.scenarios=$SCENARIOS wearhouse.ctrls=$CTRLS${ONLY:+ wearhouse.only=$ONLY}"
 echo "run-vm: TCG, kernel $KV, $MEM MiB, $CTRLS controllers, out $OUT, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 START=$SECONDS
 qemu-system-x86_64 -accel tcg,thread=multi -cpu max -m "$MEM" -smp 1 -nodefaults -no-user-config \
