@@ -21,8 +21,8 @@ import dbus
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -83,9 +83,19 @@ def browser():
 
 
 def submit(driver, button):
-    """Clicks a form's button and waits until the next page replaced this one."""
+    """Clicks a form's button and waits until the next page replaced this one. While the old page goes, chromedriver
+    may answer for its button with a stale-element error or with "node does not belong to the document": both mean
+    it is gone."""
     button.click()
-    WebDriverWait(driver, 10).until(expected_conditions.staleness_of(button))
+
+    def gone(_):
+        try:
+            button.is_enabled()
+            return False
+        except WebDriverException:  # StaleElementReferenceException is one
+            return True
+
+    WebDriverWait(driver, 10).until(gone)
 
 
 def console_errors(driver):
