@@ -209,7 +209,8 @@ else
 ZSHCOMPDIR    ?= $(PREFIX)/share/zsh/site-functions
 endif
 DOCS := README.md docs/app-api.md docs/bluez.md docs/gatt-policy.md docs/store-semantics.md docs/trace-format.md \
-    docs/sqlite-export.md docs/sql.md docs/healthkit-types.md docs/bluez-vm.md
+    docs/sqlite-export.md docs/sql.md docs/healthkit-types.md docs/bluez-vm.md docs/internals.md \
+    contrib/grafana/wearhouse.json
 INSTALLED = $(BINDIR)/wearhouse $(DESTDIR)$(UNITDIR)/wearhouse.service $(DESTDIR)$(SYSUSERSDIR)/wearhouse.conf \
     $(DESTDIR)$(UNITDIR)/wearhouse-web.service $(DESTDIR)$(UNITDIR)/wearhouse-web.socket \
     $(DESTDIR)$(TMPFILESDIR)/wearhouse.conf $(DESTDIR)$(UDEVRULESDIR)/70-wearhouse.rules \

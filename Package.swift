@@ -131,7 +131,9 @@ let package = Package(
             dependencies: ["PostgresStore", "SQLiteStore", "Health", "Gateway", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "CLITests",
-            dependencies: ["wearhouse", "SQLiteStore", "Health", "DBus", "FakeDevices", "Gateway", "TestSupport"],
+            dependencies: [
+                "wearhouse", "Support", "SQLiteStore", "Health", "DBus", "FakeDevices", "Gateway", "TestSupport",
+            ],
             swiftSettings: strict),
         .testTarget(name: "HealthWebTests", dependencies: ["HealthWeb"], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"], swiftSettings: strict),

@@ -123,6 +123,206 @@ enum PostgresSchema {
         LEFT JOIN devices d ON d.id = s.device_id
         LEFT JOIN subjects sub ON sub.id = s.subject_id;
         """,
+        // 6: merged_totals(type, from, to, zone, step), the source-priority merge of a cumulative type in calendar
+        // days or weeks (docs/sql.md): the sweep of Sources/Health/CumulativeMerge.swift in PL/pgSQL, reading the
+        // priority lists the person set, one row per subject and bucket that a sample touched.
+        """
+        CREATE FUNCTION merged_totals(
+            p_type text, p_from timestamptz, p_to timestamptz, p_zone text DEFAULT 'UTC', p_step text DEFAULT 'day')
+        RETURNS TABLE (
+            bucket_start timestamptz, bucket_end timestamptz, subject text, total double precision, sources text[])
+        LANGUAGE plpgsql STABLE SET search_path FROM CURRENT AS $merge$
+        DECLARE
+            policy_key text;
+            unranked text;
+            entry_count integer;
+            borders bigint[];
+            last_border integer;
+            current_subject integer;
+            -- One subject's intervals (sorted by start) and instants (sorted by time) as parallel arrays; a
+            -- provenance is source_id * 2^32 + device_id.
+            i_start bigint[]; i_end bigint[]; i_value double precision[]; i_rank integer[]; i_seq bigint[];
+            i_uuid uuid[]; i_provenance bigint[];
+            n_time bigint[]; n_value double precision[]; n_rank integer[]; n_seq bigint[]; n_uuid uuid[];
+            n_provenance bigint[];
+            times bigint[];
+            open_set integer[]; kept integer[];
+            interval_count integer; instant_count integer;
+            best integer; instant integer; j integer;
+            next_interval integer; next_instant integer; bucket integer; t bigint;
+            run_winner integer; run_bucket integer; run_length bigint;
+            amount double precision;
+            sums double precision[]; touched boolean[];
+            won_bucket integer[]; won_provenance bigint[];
+        BEGIN
+            IF p_step IS NULL OR p_step NOT IN ('day', 'week') THEN
+                RAISE EXCEPTION 'merged_totals: p_step must be ''day'' or ''week'', not %', coalesce(p_step, 'NULL');
+            END IF;
+            IF p_type IS NULL OR p_from IS NULL OR p_to IS NULL OR p_zone IS NULL OR p_from >= p_to THEN RETURN; END IF;
+            -- The type's own priority, else the default ('*'), else none: every source unranked and gap-filling.
+            SELECT pp.type, pp.unranked INTO policy_key, unranked FROM priority_policies pp
+                WHERE pp.type IN (p_type, '*') ORDER BY pp.type = p_type DESC LIMIT 1;
+            unranked := coalesce(unranked, 'gapFill');
+            SELECT count(*) INTO entry_count FROM priorities WHERE type = policy_key;
+            -- Calendar borders in p_zone from the local start of p_from's day (or Monday) to the first at or
+            -- after p_to.
+            SELECT array_agg(b ORDER BY b) INTO borders FROM (
+                SELECT DISTINCT (extract(epoch FROM (l AT TIME ZONE p_zone)) * 1000)::bigint AS b
+                FROM generate_series(
+                    date_trunc(p_step, p_from AT TIME ZONE p_zone),
+                    (p_to AT TIME ZONE p_zone) + ('2 ' || p_step)::interval,
+                    ('1 ' || p_step)::interval) AS l) AS series;
+            last_border := 1;
+            WHILE last_border < array_length(borders, 1)
+                AND borders[last_border] < (extract(epoch FROM p_to) * 1000)::bigint LOOP
+                last_border := last_border + 1;
+            END LOOP;
+            borders := borders[1:last_border];
+            -- Each subject is merged on its own (the caller adds them up, if it wants).
+            FOR current_subject IN
+                SELECT DISTINCT s.subject_id FROM samples s JOIN types ty ON ty.id = s.type_id
+                WHERE ty.identifier = p_type AND s.start_ms <= borders[last_border] AND s.end_ms >= borders[1]
+                ORDER BY 1
+            LOOP
+                -- A sample's rank: entry_count - position of the best entry matching its provenance (its source with
+                -- its device, NULL matching no device, or the source's '*' every device); 0 when unranked and
+                -- gap-filling; none (dropped) when unranked and excluded.
+                WITH ranked AS (
+                    SELECT s.start_ms, s.end_ms, s.value, s.seq, s.uuid,
+                    s.source_id::bigint * 4294967296 + s.device_id AS p,
+                        coalesce(
+                            (SELECT max(entry_count - e.position) FROM priorities e
+                                WHERE e.type = policy_key AND e.source = src.identifier
+                                    AND (e.device = '*' OR e.device IS NOT DISTINCT FROM d.key)),
+                            CASE WHEN unranked = 'gapFill' THEN 0 END)::integer AS rank
+                    FROM samples s JOIN types ty ON ty.id = s.type_id JOIN sources src ON src.id = s.source_id
+                    LEFT JOIN devices d ON d.id = s.device_id
+                    WHERE ty.identifier = p_type AND s.subject_id = current_subject
+                        AND s.start_ms <= borders[last_border] AND s.end_ms >= borders[1])
+                SELECT array_agg(r.start_ms ORDER BY r.start_ms) FILTER (WHERE r.end_ms > r.start_ms),
+                    array_agg(r.end_ms ORDER BY r.start_ms) FILTER (WHERE r.end_ms > r.start_ms),
+                    array_agg(r.value ORDER BY r.start_ms) FILTER (WHERE r.end_ms > r.start_ms),
+                    array_agg(r.rank ORDER BY r.start_ms) FILTER (WHERE r.end_ms > r.start_ms),
+                    array_agg(r.seq ORDER BY r.start_ms) FILTER (WHERE r.end_ms > r.start_ms),
+                    array_agg(r.uuid ORDER BY r.start_ms) FILTER (WHERE r.end_ms > r.start_ms),
+                    array_agg(r.p ORDER BY r.start_ms) FILTER (WHERE r.end_ms > r.start_ms),
+                    array_agg(r.start_ms ORDER BY r.start_ms) FILTER (WHERE r.end_ms = r.start_ms),
+                    array_agg(r.value ORDER BY r.start_ms) FILTER (WHERE r.end_ms = r.start_ms),
+                    array_agg(r.rank ORDER BY r.start_ms) FILTER (WHERE r.end_ms = r.start_ms),
+                    array_agg(r.seq ORDER BY r.start_ms) FILTER (WHERE r.end_ms = r.start_ms),
+                    array_agg(r.uuid ORDER BY r.start_ms) FILTER (WHERE r.end_ms = r.start_ms),
+                    array_agg(r.p ORDER BY r.start_ms) FILTER (WHERE r.end_ms = r.start_ms)
+                INTO i_start, i_end, i_value, i_rank, i_seq, i_uuid, i_provenance,
+                    n_time, n_value, n_rank, n_seq, n_uuid, n_provenance
+                FROM ranked r WHERE r.rank IS NOT NULL;
+                interval_count := coalesce(array_length(i_start, 1), 0);
+                instant_count := coalesce(array_length(n_time, 1), 0);
+                CONTINUE WHEN interval_count = 0 AND instant_count = 0;
+                SELECT array_agg(DISTINCT x ORDER BY x) INTO times FROM (
+                    SELECT unnest(borders) UNION ALL SELECT unnest(i_start) UNION ALL SELECT unnest(i_end)
+                    UNION ALL SELECT unnest(n_time)) AS every(x);
+                sums := array_fill(0::double precision, ARRAY[last_border]);
+                touched := array_fill(false, ARRAY[last_border]);
+                won_bucket := '{}'; won_provenance := '{}'; open_set := '{}';
+                next_interval := 1; next_instant := 1; bucket := 0;
+                run_winner := NULL; run_bucket := NULL; run_length := 0;
+                FOR position IN 1 .. array_length(times, 1) LOOP
+                    t := times[position];
+                    -- The bucket holding t (0 before the first border, last_border at or after the last).
+                    WHILE bucket < last_border AND borders[bucket + 1] <= t LOOP bucket := bucket + 1; END LOOP;
+                    WHILE next_interval <= interval_count AND i_start[next_interval] = t LOOP
+                        open_set := open_set || next_interval;
+                        next_interval := next_interval + 1;
+                    END LOOP;
+                    -- At t itself every interval whose closed span holds t competes with the instants at t.
+                    kept := '{}'; best := NULL;
+                    FOREACH j IN ARRAY open_set LOOP
+                        CONTINUE WHEN i_end[j] < t;
+                        kept := kept || j;
+                        IF best IS NULL OR (i_rank[j], i_seq[j], i_start[j], i_end[j], i_value[j], i_uuid[j])
+                            > (i_rank[best], i_seq[best], i_start[best], i_end[best], i_value[best], i_uuid[best]) THEN
+                            best := j;
+                        END IF;
+                    END LOOP;
+                    open_set := kept;
+                    instant := NULL;
+                    WHILE next_instant <= instant_count AND n_time[next_instant] = t LOOP
+                        IF instant IS NULL OR (n_rank[next_instant], n_seq[next_instant], n_value[next_instant],
+                                n_uuid[next_instant])
+                                > (n_rank[instant], n_seq[instant], n_value[instant], n_uuid[instant])
+                        THEN
+                            instant := next_instant;
+                        END IF;
+                        next_instant := next_instant + 1;
+                    END LOOP;
+                    IF instant IS NOT NULL AND bucket BETWEEN 1 AND last_border - 1 AND (best IS NULL
+                        OR (i_rank[best], i_seq[best], i_start[best], i_end[best], i_value[best], i_uuid[best])
+                            < (n_rank[instant], n_seq[instant], n_time[instant], n_time[instant], n_value[instant],
+                                n_uuid[instant])) THEN
+                        sums[bucket] := sums[bucket] + n_value[instant];
+                        touched[bucket] := true;
+                        IF n_value[instant] > 0 THEN
+                            won_bucket := won_bucket || bucket;
+                            won_provenance := won_provenance || n_provenance[instant];
+                        END IF;
+                    END IF;
+                    -- Over (t, next) only the intervals that go on past t compete; runs of one winner in one bucket are
+                    -- pro-rated at once.
+                    kept := '{}'; best := NULL;
+                    FOREACH j IN ARRAY open_set LOOP
+                        CONTINUE WHEN i_end[j] <= t;
+                        kept := kept || j;
+                        IF best IS NULL OR (i_rank[j], i_seq[j], i_start[j], i_end[j], i_value[j], i_uuid[j])
+                            > (i_rank[best], i_seq[best], i_start[best], i_end[best], i_value[best], i_uuid[best]) THEN
+                            best := j;
+                        END IF;
+                    END LOOP;
+                    open_set := kept;
+                    EXIT WHEN position = array_length(times, 1);
+                    IF best IS NOT NULL AND bucket BETWEEN 1 AND last_border - 1 THEN
+                        touched[bucket] := true;
+                        IF run_winner = best AND run_bucket = bucket THEN
+                            run_length := run_length + (times[position + 1] - t);
+                            CONTINUE;
+                        END IF;
+                    END IF;
+                    IF run_winner IS NOT NULL THEN
+                        amount := i_value[run_winner] * run_length::double precision
+                            / (i_end[run_winner] - i_start[run_winner])::double precision;
+                        sums[run_bucket] := sums[run_bucket] + amount;
+                        IF amount > 0 THEN
+                            won_bucket := won_bucket || run_bucket;
+                            won_provenance := won_provenance || i_provenance[run_winner];
+                        END IF;
+                        run_winner := NULL;
+                    END IF;
+                    IF best IS NOT NULL AND bucket BETWEEN 1 AND last_border - 1 THEN
+                        run_winner := best; run_bucket := bucket; run_length := times[position + 1] - t;
+                    END IF;
+                END LOOP;
+                IF run_winner IS NOT NULL THEN
+                    amount := i_value[run_winner] * run_length::double precision
+                        / (i_end[run_winner] - i_start[run_winner])::double precision;
+                    sums[run_bucket] := sums[run_bucket] + amount;
+                    IF amount > 0 THEN
+                        won_bucket := won_bucket || run_bucket;
+                        won_provenance := won_provenance || i_provenance[run_winner];
+                    END IF;
+                END IF;
+                RETURN QUERY
+                    SELECT to_timestamp(borders[b] / 1000.0), to_timestamp(borders[b + 1] / 1000.0),
+                        (SELECT su.name FROM subjects su WHERE su.id = current_subject), sums[b],
+                        coalesce((SELECT array_agg(DISTINCT src.identifier || coalesce('[' || d.key || ']', '')
+                                ORDER BY src.identifier || coalesce('[' || d.key || ']', ''))
+                            FROM unnest(won_bucket, won_provenance) AS w(wb, wp)
+                            JOIN sources src ON src.id = (w.wp / 4294967296)::integer
+                            LEFT JOIN devices d ON d.id = (w.wp % 4294967296)::integer
+                            WHERE w.wb = b), '{}')
+                    FROM generate_subscripts(sums, 1) AS b WHERE b < last_border AND touched[b];
+            END LOOP;
+        END;
+        $merge$;
+        """,
     ]
 
     /// `WHEN 'heartRate' THEN 'count/min' ...` for every type of the catalog (migration 3 fills `types.unit`).
