@@ -301,6 +301,7 @@ deb: deps
 	rm $(DEB_STAGE)/usr/share/doc/wearhouse/LICENSE
 	install -m 0644 debian/copyright $(DEB_STAGE)/usr/share/doc/wearhouse/copyright
 	gzip -9nc debian/changelog > $(DEB_STAGE)/usr/share/doc/wearhouse/changelog.Debian.gz
+	install -D -m 0644 debian/lintian-overrides $(DEB_STAGE)/usr/share/lintian/overrides/wearhouse
 	units="$$(cd $(DEB_STAGE)/usr/lib/systemd/system && ls)"; for script in postinst prerm postrm; do \
 	    sed "s|#UNITS#|$$(echo $$units)|" debian/$$script > $(DEB_STAGE)/DEBIAN/$$script && \
 	    chmod 0755 $(DEB_STAGE)/DEBIAN/$$script || exit 1; done
@@ -318,6 +319,10 @@ test-deb:
 	$(MAKE) --no-print-directory deb INSTALL_BINARY=.build/debug/wearhouse DEB_OUT=.build/deb-test \
 	    DEB_COMPRESS="-Zgzip -z1" DEB_SHLIBDEPS_FLAGS="--ignore-missing-info --warnings=0"
 	$(SUDO) Tests/Package/test-deb.sh .build/deb-test/wearhouse_$(DEB_VERSION)_$(DEB_ARCH).deb
+	@echo "lintian (each tag it may give is explained in debian/lintian-overrides; the test package's debug binary"
+	@echo "links the toolchain's Swift libraries by RUNPATH, which the release package's static binary does not):"
+	lintian --fail-on error,warning --suppress-tags custom-library-search-path \
+	    .build/deb-test/wearhouse_$(DEB_VERSION)_$(DEB_ARCH).deb
 
 clean:
 	rm -rf .build .fuzz .bench
