@@ -124,8 +124,8 @@ enum PostgresSchema {
         LEFT JOIN subjects sub ON sub.id = s.subject_id;
         """,
         // 6: merged_totals(type, from, to, zone, step), the source-priority merge of a cumulative type in calendar
-        // days or weeks (docs/sql.md): the sweep of Sources/Health/CumulativeMerge.swift in PL/pgSQL, reading the
-        // priority lists the person set, one row per subject and bucket that a sample touched.
+        // days or weeks (docs/sql.md): what Sources/Health/CumulativeMerge.swift computes, in SQL over elementary
+        // segments, reading the priority lists the person set; one row per subject and bucket a sample touched.
         """
         CREATE FUNCTION merged_totals(
             p_type text, p_from timestamptz, p_to timestamptz, p_zone text DEFAULT 'UTC', p_step text DEFAULT 'day')
@@ -133,32 +133,22 @@ enum PostgresSchema {
             bucket_start timestamptz, bucket_end timestamptz, subject text, total double precision, sources text[])
         LANGUAGE plpgsql STABLE SET search_path FROM CURRENT AS $merge$
         DECLARE
+            type_key integer;
             policy_key text;
             unranked text;
             entry_count integer;
             borders bigint[];
             last_border integer;
-            current_subject integer;
-            -- One subject's intervals (sorted by start) and instants (sorted by time) as parallel arrays; a
-            -- provenance is source_id * 2^32 + device_id.
-            i_start bigint[]; i_end bigint[]; i_value double precision[]; i_rank integer[]; i_seq bigint[];
-            i_uuid uuid[]; i_provenance bigint[];
-            n_time bigint[]; n_value double precision[]; n_rank integer[]; n_seq bigint[]; n_uuid uuid[];
-            n_provenance bigint[];
-            times bigint[];
-            open_set integer[]; kept integer[];
-            interval_count integer; instant_count integer;
-            best integer; instant integer; j integer;
-            next_interval integer; next_instant integer; bucket integer; t bigint;
-            run_winner integer; run_bucket integer; run_length bigint;
-            amount double precision;
-            sums double precision[]; touched boolean[];
-            won_bucket integer[]; won_provenance bigint[];
+            lo bigint;
+            hi bigint;
+            earliest bigint;
         BEGIN
             IF p_step IS NULL OR p_step NOT IN ('day', 'week') THEN
                 RAISE EXCEPTION 'merged_totals: p_step must be ''day'' or ''week'', not %', coalesce(p_step, 'NULL');
             END IF;
             IF p_type IS NULL OR p_from IS NULL OR p_to IS NULL OR p_zone IS NULL OR p_from >= p_to THEN RETURN; END IF;
+            SELECT id INTO type_key FROM types WHERE identifier = p_type;
+            IF type_key IS NULL THEN RETURN; END IF;
             -- The type's own priority, else the default ('*'), else none: every source unranked and gap-filling.
             SELECT pp.type, pp.unranked INTO policy_key, unranked FROM priority_policies pp
                 WHERE pp.type IN (p_type, '*') ORDER BY pp.type = p_type DESC LIMIT 1;
@@ -178,148 +168,89 @@ enum PostgresSchema {
                 last_border := last_border + 1;
             END LOOP;
             borders := borders[1:last_border];
-            -- Each subject is merged on its own (the caller adds them up, if it wants).
-            FOR current_subject IN
-                SELECT DISTINCT s.subject_id FROM samples s JOIN types ty ON ty.id = s.type_id
-                WHERE ty.identifier = p_type AND s.start_ms <= borders[last_border] AND s.end_ms >= borders[1]
-                ORDER BY 1
-            LOOP
-                -- A sample's rank: entry_count - position of the best entry matching its provenance (its source with
-                -- its device, NULL matching no device, or the source's '*' every device); 0 when unranked and
-                -- gap-filling; none (dropped) when unranked and excluded.
-                WITH ranked AS (
-                    SELECT s.start_ms, s.end_ms, s.value, s.seq, s.uuid,
-                    s.source_id::bigint * 4294967296 + s.device_id AS p,
-                        coalesce(
-                            (SELECT max(entry_count - e.position) FROM priorities e
-                                WHERE e.type = policy_key AND e.source = src.identifier
-                                    AND (e.device = '*' OR e.device IS NOT DISTINCT FROM d.key)),
-                            CASE WHEN unranked = 'gapFill' THEN 0 END)::integer AS rank
-                    FROM samples s JOIN types ty ON ty.id = s.type_id JOIN sources src ON src.id = s.source_id
-                    LEFT JOIN devices d ON d.id = s.device_id
-                    WHERE ty.identifier = p_type AND s.subject_id = current_subject
-                        AND s.start_ms <= borders[last_border] AND s.end_ms >= borders[1])
-                SELECT array_agg(r.start_ms ORDER BY r.start_ms) FILTER (WHERE r.end_ms > r.start_ms),
-                    array_agg(r.end_ms ORDER BY r.start_ms) FILTER (WHERE r.end_ms > r.start_ms),
-                    array_agg(r.value ORDER BY r.start_ms) FILTER (WHERE r.end_ms > r.start_ms),
-                    array_agg(r.rank ORDER BY r.start_ms) FILTER (WHERE r.end_ms > r.start_ms),
-                    array_agg(r.seq ORDER BY r.start_ms) FILTER (WHERE r.end_ms > r.start_ms),
-                    array_agg(r.uuid ORDER BY r.start_ms) FILTER (WHERE r.end_ms > r.start_ms),
-                    array_agg(r.p ORDER BY r.start_ms) FILTER (WHERE r.end_ms > r.start_ms),
-                    array_agg(r.start_ms ORDER BY r.start_ms) FILTER (WHERE r.end_ms = r.start_ms),
-                    array_agg(r.value ORDER BY r.start_ms) FILTER (WHERE r.end_ms = r.start_ms),
-                    array_agg(r.rank ORDER BY r.start_ms) FILTER (WHERE r.end_ms = r.start_ms),
-                    array_agg(r.seq ORDER BY r.start_ms) FILTER (WHERE r.end_ms = r.start_ms),
-                    array_agg(r.uuid ORDER BY r.start_ms) FILTER (WHERE r.end_ms = r.start_ms),
-                    array_agg(r.p ORDER BY r.start_ms) FILTER (WHERE r.end_ms = r.start_ms)
-                INTO i_start, i_end, i_value, i_rank, i_seq, i_uuid, i_provenance,
-                    n_time, n_value, n_rank, n_seq, n_uuid, n_provenance
-                FROM ranked r WHERE r.rank IS NOT NULL;
-                interval_count := coalesce(array_length(i_start, 1), 0);
-                instant_count := coalesce(array_length(n_time, 1), 0);
-                CONTINUE WHEN interval_count = 0 AND instant_count = 0;
-                SELECT array_agg(DISTINCT x ORDER BY x) INTO times FROM (
-                    SELECT unnest(borders) UNION ALL SELECT unnest(i_start) UNION ALL SELECT unnest(i_end)
-                    UNION ALL SELECT unnest(n_time)) AS every(x);
-                sums := array_fill(0::double precision, ARRAY[last_border]);
-                touched := array_fill(false, ARRAY[last_border]);
-                won_bucket := '{}'; won_provenance := '{}'; open_set := '{}';
-                next_interval := 1; next_instant := 1; bucket := 0;
-                run_winner := NULL; run_bucket := NULL; run_length := 0;
-                FOR position IN 1 .. array_length(times, 1) LOOP
-                    t := times[position];
-                    -- The bucket holding t (0 before the first border, last_border at or after the last).
-                    WHILE bucket < last_border AND borders[bucket + 1] <= t LOOP bucket := bucket + 1; END LOOP;
-                    WHILE next_interval <= interval_count AND i_start[next_interval] = t LOOP
-                        open_set := open_set || next_interval;
-                        next_interval := next_interval + 1;
-                    END LOOP;
-                    -- At t itself every interval whose closed span holds t competes with the instants at t.
-                    kept := '{}'; best := NULL;
-                    FOREACH j IN ARRAY open_set LOOP
-                        CONTINUE WHEN i_end[j] < t;
-                        kept := kept || j;
-                        IF best IS NULL OR (i_rank[j], i_seq[j], i_start[j], i_end[j], i_value[j], i_uuid[j])
-                            > (i_rank[best], i_seq[best], i_start[best], i_end[best], i_value[best], i_uuid[best]) THEN
-                            best := j;
-                        END IF;
-                    END LOOP;
-                    open_set := kept;
-                    instant := NULL;
-                    WHILE next_instant <= instant_count AND n_time[next_instant] = t LOOP
-                        IF instant IS NULL OR (n_rank[next_instant], n_seq[next_instant], n_value[next_instant],
-                                n_uuid[next_instant])
-                                > (n_rank[instant], n_seq[instant], n_value[instant], n_uuid[instant])
-                        THEN
-                            instant := next_instant;
-                        END IF;
-                        next_instant := next_instant + 1;
-                    END LOOP;
-                    IF instant IS NOT NULL AND bucket BETWEEN 1 AND last_border - 1 AND (best IS NULL
-                        OR (i_rank[best], i_seq[best], i_start[best], i_end[best], i_value[best], i_uuid[best])
-                            < (n_rank[instant], n_seq[instant], n_time[instant], n_time[instant], n_value[instant],
-                                n_uuid[instant])) THEN
-                        sums[bucket] := sums[bucket] + n_value[instant];
-                        touched[bucket] := true;
-                        IF n_value[instant] > 0 THEN
-                            won_bucket := won_bucket || bucket;
-                            won_provenance := won_provenance || n_provenance[instant];
-                        END IF;
-                    END IF;
-                    -- Over (t, next) only the intervals that go on past t compete; runs of one winner in one bucket are
-                    -- pro-rated at once.
-                    kept := '{}'; best := NULL;
-                    FOREACH j IN ARRAY open_set LOOP
-                        CONTINUE WHEN i_end[j] <= t;
-                        kept := kept || j;
-                        IF best IS NULL OR (i_rank[j], i_seq[j], i_start[j], i_end[j], i_value[j], i_uuid[j])
-                            > (i_rank[best], i_seq[best], i_start[best], i_end[best], i_value[best], i_uuid[best]) THEN
-                            best := j;
-                        END IF;
-                    END LOOP;
-                    open_set := kept;
-                    EXIT WHEN position = array_length(times, 1);
-                    IF best IS NOT NULL AND bucket BETWEEN 1 AND last_border - 1 THEN
-                        touched[bucket] := true;
-                        IF run_winner = best AND run_bucket = bucket THEN
-                            run_length := run_length + (times[position + 1] - t);
-                            CONTINUE;
-                        END IF;
-                    END IF;
-                    IF run_winner IS NOT NULL THEN
-                        amount := i_value[run_winner] * run_length::double precision
-                            / (i_end[run_winner] - i_start[run_winner])::double precision;
-                        sums[run_bucket] := sums[run_bucket] + amount;
-                        IF amount > 0 THEN
-                            won_bucket := won_bucket || run_bucket;
-                            won_provenance := won_provenance || i_provenance[run_winner];
-                        END IF;
-                        run_winner := NULL;
-                    END IF;
-                    IF best IS NOT NULL AND bucket BETWEEN 1 AND last_border - 1 THEN
-                        run_winner := best; run_bucket := bucket; run_length := times[position + 1] - t;
-                    END IF;
-                END LOOP;
-                IF run_winner IS NOT NULL THEN
-                    amount := i_value[run_winner] * run_length::double precision
-                        / (i_end[run_winner] - i_start[run_winner])::double precision;
-                    sums[run_bucket] := sums[run_bucket] + amount;
-                    IF amount > 0 THEN
-                        won_bucket := won_bucket || run_bucket;
-                        won_provenance := won_provenance || i_provenance[run_winner];
-                    END IF;
-                END IF;
-                RETURN QUERY
-                    SELECT to_timestamp(borders[b] / 1000.0), to_timestamp(borders[b + 1] / 1000.0),
-                        (SELECT su.name FROM subjects su WHERE su.id = current_subject), sums[b],
-                        coalesce((SELECT array_agg(DISTINCT src.identifier || coalesce('[' || d.key || ']', '')
-                                ORDER BY src.identifier || coalesce('[' || d.key || ']', ''))
-                            FROM unnest(won_bucket, won_provenance) AS w(wb, wp)
-                            JOIN sources src ON src.id = (w.wp / 4294967296)::integer
-                            LEFT JOIN devices d ON d.id = (w.wp % 4294967296)::integer
-                            WHERE w.wb = b), '{}')
-                    FROM generate_subscripts(sums, 1) AS b WHERE b < last_border AND touched[b];
-            END LOOP;
+            lo := borders[1];
+            hi := borders[last_border];
+            -- No sample is longer than its type's span: the bound that lets the (type, start) index find them.
+            SELECT lo - span_ms INTO earliest FROM type_spans WHERE type_id = type_key;
+            earliest := coalesce(earliest, lo);
+            RETURN QUERY
+            WITH
+            -- A provenance's rank: entry_count - position of the best entry matching it (its source with its device,
+            -- NULL matching no device, or the source's '*' every device); 0 when unranked and gap-filling; none (its
+            -- samples dropped) when unranked and excluded.
+            provenances AS (
+                SELECT pv.source_id, pv.device_id, src.identifier || coalesce('[' || d.key || ']', '') AS name,
+                    coalesce(
+                        (SELECT max(entry_count - e.position) FROM priorities e
+                            WHERE e.type = policy_key AND e.source = src.identifier
+                                AND (e.device = '*' OR e.device IS NOT DISTINCT FROM d.key)),
+                        CASE WHEN unranked = 'gapFill' THEN 0 END)::integer AS rank
+                FROM (SELECT DISTINCT s.source_id, s.device_id FROM samples s
+                        WHERE s.type_id = type_key AND s.start_ms BETWEEN earliest AND hi AND s.end_ms >= lo) AS pv
+                JOIN sources src ON src.id = pv.source_id LEFT JOIN devices d ON d.id = pv.device_id),
+            contenders AS MATERIALIZED (
+                SELECT s.subject_id, s.start_ms, s.end_ms, s.value, s.seq, s.uuid, pr.name, pr.rank
+                FROM samples s JOIN provenances pr ON pr.source_id = s.source_id AND pr.device_id = s.device_id
+                WHERE s.type_id = type_key AND s.start_ms BETWEEN earliest AND hi AND s.end_ms >= lo
+                    AND pr.rank IS NOT NULL),
+            -- Every subject's event times within the borders, numbered, each with the next: elementary segments.
+            times AS MATERIALIZED (
+                SELECT e.subject_id, e.t, (row_number() OVER w)::integer AS k, lead(e.t) OVER w AS t_next
+                FROM (
+                    SELECT c.subject_id, greatest(c.start_ms, lo) AS t FROM contenders c
+                    UNION SELECT c.subject_id, least(c.end_ms, hi) FROM contenders c
+                    UNION SELECT every.subject_id, b.b
+                        FROM (SELECT DISTINCT c.subject_id FROM contenders c) AS every, unnest(borders) AS b(b)) AS e
+                WINDOW w AS (PARTITION BY e.subject_id ORDER BY e.t)),
+            -- Each interval over the times it holds, both ends included (k < last: the segments it spans).
+            covers AS MATERIALIZED (
+                SELECT c.subject_id, g.k, g.k < te.k AS spans, c.start_ms, c.end_ms, c.value, c.seq, c.uuid, c.name,
+                    c.rank
+                FROM contenders c
+                JOIN times ts ON ts.subject_id = c.subject_id AND ts.t = greatest(c.start_ms, lo)
+                JOIN times te ON te.subject_id = c.subject_id AND te.t = least(c.end_ms, hi)
+                CROSS JOIN LATERAL generate_series(ts.k, te.k) AS g(k)
+                WHERE c.end_ms > c.start_ms),
+            -- The winner of each segment: the greatest by (rank, last write, start, end, value, uuid).
+            segment_winners AS (
+                SELECT DISTINCT ON (v.subject_id, v.k) v.subject_id, v.k, v.start_ms, v.end_ms, v.value, v.uuid, v.name
+                FROM covers v WHERE v.spans
+                ORDER BY v.subject_id, v.k, v.rank DESC, v.seq DESC, v.start_ms DESC, v.end_ms DESC, v.value DESC,
+                    v.uuid DESC),
+            -- The best instant at each time, and the best interval holding that time.
+            instants AS (
+                SELECT DISTINCT ON (c.subject_id, c.start_ms) c.subject_id, tk.k, c.start_ms AS t, c.value, c.seq,
+                    c.uuid, c.name, c.rank
+                FROM contenders c JOIN times tk ON tk.subject_id = c.subject_id AND tk.t = c.start_ms
+                WHERE c.end_ms = c.start_ms
+                ORDER BY c.subject_id, c.start_ms, c.rank DESC, c.seq DESC, c.value DESC, c.uuid DESC),
+            instant_rivals AS (
+                SELECT DISTINCT ON (v.subject_id, v.k) v.subject_id, v.k, v.rank, v.seq, v.start_ms, v.end_ms, v.value,
+                    v.uuid
+                FROM covers v JOIN instants i ON i.subject_id = v.subject_id AND i.k = v.k
+                ORDER BY v.subject_id, v.k, v.rank DESC, v.seq DESC, v.start_ms DESC, v.end_ms DESC, v.value DESC,
+                    v.uuid DESC),
+            pieces AS (
+                -- A winner's stretches in one bucket, pro-rated at once.
+                SELECT w.subject_id, width_bucket(tt.t, borders) AS b,
+                    w.value * sum(tt.t_next - tt.t)::double precision / (w.end_ms - w.start_ms)::double precision
+                        AS amount,
+                    w.name
+                FROM segment_winners w JOIN times tt ON tt.subject_id = w.subject_id AND tt.k = w.k
+                GROUP BY w.subject_id, width_bucket(tt.t, borders), w.uuid, w.value, w.start_ms, w.end_ms, w.name
+                UNION ALL
+                -- An instant counts whole when it beats every interval holding its time.
+                SELECT i.subject_id, width_bucket(i.t, borders), i.value, i.name
+                FROM instants i LEFT JOIN instant_rivals r ON r.subject_id = i.subject_id AND r.k = i.k
+                WHERE r.subject_id IS NULL
+                    OR (r.rank, r.seq, r.start_ms, r.end_ms, r.value, r.uuid)
+                        < (i.rank, i.seq, i.t, i.t, i.value, i.uuid))
+            SELECT to_timestamp(borders[p.b] / 1000.0), to_timestamp(borders[p.b + 1] / 1000.0), su.name,
+                sum(p.amount), coalesce(array_agg(DISTINCT p.name ORDER BY p.name) FILTER (WHERE p.amount > 0), '{}')
+            FROM pieces p LEFT JOIN subjects su ON su.id = p.subject_id
+            WHERE p.b BETWEEN 1 AND last_border - 1
+            GROUP BY p.b, p.subject_id, su.name
+            ORDER BY p.b, su.name NULLS FIRST;
         END;
         $merge$;
         """,
