@@ -29,7 +29,7 @@ struct MeCommand: Command {
     }
 
     let syntax = CommandSyntax<Options>(options: [
-        .text("subject", value: "name", \.subject, help: "Whose (default: the store's own person)."),
+        .text("subject", value: "name", \.subject, help: MeCommand.subjectHelp),
         StoreOptions.timeZone(\.timeZone, help: "Where the age is counted (default: UTC)."),
         .flag("json", \.json, help: "Print one JSON object."), StoreOptions.store(\.store),
     ])
@@ -69,6 +69,16 @@ struct MeCommand: Command {
         return type
     }
 
+    /// What `me set` and `me unset` change: the characteristic `key` of `subject` (`nil`: the store's own person).
+    static func target(_ key: String, of subject: String?) throws(UsageError) -> (type: HealthType, subject: String?) {
+        (try characteristic(key), try self.subject(subject))
+    }
+
+    /// Help for the `key` argument of `me set` and `me unset`.
+    static let keyHelp = "biologicalSex, bloodType, dateOfBirth or fitzpatrickSkinType."
+    /// Help for their `--subject`.
+    static let subjectHelp = "Whose (default: the store's own person)."
+
     /// `--subject`: a name, not empty.
     static func subject(_ subject: String?) throws(UsageError) -> String? {
         guard let subject else { return nil }
@@ -93,25 +103,24 @@ struct MeSetCommand: Command {
 
     let syntax = CommandSyntax<Options>(
         positionals: [
-            .required("key", \.key, help: "biologicalSex, bloodType, dateOfBirth or fitzpatrickSkinType."),
+            .required("key", \.key, help: MeCommand.keyHelp),
             .required("value", \.value, help: "Its value (see 'wearhouse me --help')."),
         ],
         options: [
-            .text("subject", value: "name", \.subject, help: "Whose (default: the store's own person)."),
+            .text("subject", value: "name", \.subject, help: MeCommand.subjectHelp),
             StoreOptions.store(\.store),
         ])
 
     func run(_ options: Options, console: Console) async -> ExitCode {
-        let type: HealthType
+        let target: (type: HealthType, subject: String?)
         let value: Characteristics.Value
-        let subject: String?
         do throws(UsageError) {
-            type = try MeCommand.characteristic(options.key)
-            subject = try MeCommand.subject(options.subject)
+            target = try MeCommand.target(options.key, of: options.subject)
         } catch {
             console.error(error.message)
             return .usage
         }
+        let (type, subject) = target
         do throws(CharacteristicError) {
             value = try Characteristics.Value(parsing: options.value, for: type)
         } catch {
@@ -138,23 +147,22 @@ struct MeUnsetCommand: Command {
 
     let syntax = CommandSyntax<Options>(
         positionals: [
-            .required("key", \.key, help: "biologicalSex, bloodType, dateOfBirth or fitzpatrickSkinType.")
+            .required("key", \.key, help: MeCommand.keyHelp)
         ],
         options: [
-            .text("subject", value: "name", \.subject, help: "Whose (default: the store's own person)."),
+            .text("subject", value: "name", \.subject, help: MeCommand.subjectHelp),
             StoreOptions.store(\.store),
         ])
 
     func run(_ options: Options, console: Console) async -> ExitCode {
-        let type: HealthType
-        let subject: String?
+        let target: (type: HealthType, subject: String?)
         do throws(UsageError) {
-            type = try MeCommand.characteristic(options.key)
-            subject = try MeCommand.subject(options.subject)
+            target = try MeCommand.target(options.key, of: options.subject)
         } catch {
             console.error(error.message)
             return .usage
         }
+        let (type, subject) = target
         return await withStore(options.store, mustExist: true, console: console) { store in
             try await store.setCharacteristic(type, to: nil, of: subject, as: .owner)
             console.out("\(type.identifier) unset\n")
