@@ -284,10 +284,7 @@ public actor PeripheralHost {
         _ = try await bus.call(
             "org.bluez", path: adapterPath, interface: "org.bluez.GattManager1", member: "RegisterApplication",
             arguments: [.objectPath(Self.applicationPath), .vardict([:])], timeout: .seconds(20))
-        _ = try await bus.call(
-            "org.bluez", path: adapterPath, interface: "org.bluez.LEAdvertisingManager1",
-            member: "RegisterAdvertisement", arguments: [.objectPath(Self.advertisementPath), .vardict([:])],
-            timeout: .seconds(20))
+        try await advertise(timeout: .seconds(20))
         _ = try await bus.call(
             "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1", member: "RegisterAgent",
             arguments: [.objectPath(Self.agentPath), .string("NoInputNoOutput")], timeout: .seconds(5))
@@ -354,19 +351,24 @@ public actor PeripheralHost {
             }
             guard connected.isEmpty, let last = lastConnectionChange, ContinuousClock.now - last > .seconds(2)
             else { return }
-            let manager = "org.bluez.LEAdvertisingManager1"
-            let advertisement: [DBusValue] = [.objectPath(Self.advertisementPath)]
             _ = try? await bus.call(
-                "org.bluez", path: adapterPath, interface: manager, member: "UnregisterAdvertisement",
-                arguments: advertisement, timeout: .seconds(5))
-            _ = try await bus.call(
-                "org.bluez", path: adapterPath, interface: manager, member: "RegisterAdvertisement",
-                arguments: advertisement + [.vardict([:])], timeout: .seconds(5))
+                "org.bluez", path: adapterPath, interface: "org.bluez.LEAdvertisingManager1",
+                member: "UnregisterAdvertisement", arguments: [.objectPath(Self.advertisementPath)],
+                timeout: .seconds(5))
+            try await advertise(timeout: .seconds(5))
             readvertisements += 1
         } catch {
             // bluetoothd going away: keepRegistered() registers with the next one.
             errors.append("re-advertising: \(error)")
         }
+    }
+
+    /// Registers the advertisement object with the adapter's LEAdvertisingManager1.
+    private func advertise(timeout: Duration) async throws {
+        _ = try await bus.call(
+            "org.bluez", path: adapterPath, interface: "org.bluez.LEAdvertisingManager1",
+            member: "RegisterAdvertisement", arguments: [.objectPath(Self.advertisementPath), .vardict([:])],
+            timeout: timeout)
     }
 
     // MARK: Calls from bluetoothd
