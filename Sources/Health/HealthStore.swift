@@ -65,6 +65,10 @@ public protocol HealthStore: Sendable {
     /// caller may not read is reported as missing) and nothing is added.
     func add(_ sampleIDs: [UUID], to workout: UUID, as caller: Caller) async throws -> Int
 
+    /// The ids of the samples associated with `workout`, by type identifier, as far as `caller` may read their
+    /// types (the owner: all); empty for an unknown workout or one the caller may not read.
+    func workoutSampleIDs(_ workout: UUID, as caller: Caller) async throws -> [String: [UUID]]
+
     /// Deletes samples (quantity samples and heartbeat series), correlations and workouts by id; returns how many
     /// objects were deleted. Each leaves a tombstone for ``changes(of:since:limit:as:)``. Deleting a correlation
     /// deletes its members, and deleting a member deletes its correlation and the other members (each counted);

@@ -168,7 +168,8 @@ extension PostgresHealthStore {
                     guard existing.type == HealthType.workout.identifier,
                         existing.start == workout.start.milliseconds, existing.end == workout.end.milliseconds
                     else {
-                        throw InvalidSampleError(index: index, reason: "uuid \(workout.id) already names another object")
+                        throw InvalidSampleError(
+                            index: index, reason: "uuid \(workout.id) already names another object")
                     }
                     let same =
                         existing.body == body && existing.subject == workout.subject
@@ -208,7 +209,8 @@ extension PostgresHealthStore {
 
     public func add(_ sampleIDs: [UUID], to workout: UUID, as caller: Caller) throws -> Int {
         let found: [QuantitySample] = try withConnection { connection in
-            guard let header = try storedObjectHeader(connection, workout), header.type == HealthType.workout.identifier,
+            guard let header = try storedObjectHeader(connection, workout),
+                header.type == HealthType.workout.identifier,
                 caller == .owner || header.writer == caller.description
             else {
                 try log(connection, caller, .save, type: HealthType.workout.identifier, count: 0, denied: true)
@@ -226,6 +228,23 @@ extension PostgresHealthStore {
             for sample in found where try insertMember(connection, of: workout, sample) { added += 1 }
             try log(connection, caller, .save, type: HealthType.workout.identifier, count: added, denied: false)
             return added
+        }
+    }
+
+    public func workoutSampleIDs(_ workout: UUID, as caller: Caller) throws -> [String: [UUID]] {
+        try withConnection { connection in
+            guard let header = try storedObjectHeader(connection, workout),
+                header.type == HealthType.workout.identifier,
+                try canRead(connection, caller, .workout) || header.writer == caller.description
+            else { return [:] }
+            var ids: [String: [UUID]] = [:]
+            for (id, type) in try memberKeys(connection, of: workout) {
+                guard let known = HealthTypeCatalog.type(type), try canRead(connection, caller, known) else {
+                    continue
+                }
+                ids[type, default: []].append(id)
+            }
+            return ids
         }
     }
 
@@ -277,9 +296,11 @@ extension PostgresHealthStore {
         var deleted = 0
         if let type = HealthTypeCatalog.type(header.type), type.kind == .correlation {
             for (member, _) in try memberKeys(connection, of: id) {
-                let stored = try connection.query("SELECT type_id FROM samples WHERE uuid = $1::uuid", [member.uuidString])
+                let stored = try connection.query(
+                    "SELECT type_id FROM samples WHERE uuid = $1::uuid", [member.uuidString])
                 guard stored.count > 0 else { continue }
-                try remove(connection, uuid: member, typeID: stored.int64(0, 0), writer: caller.description, replacedBy: nil)
+                try remove(
+                    connection, uuid: member, typeID: stored.int64(0, 0), writer: caller.description, replacedBy: nil)
                 deleted += 1
             }
         }

@@ -167,7 +167,8 @@ extension SQLiteHealthStore {
                     guard existing.type == HealthType.workout.identifier,
                         existing.start == workout.start.milliseconds, existing.end == workout.end.milliseconds
                     else {
-                        throw InvalidSampleError(index: index, reason: "uuid \(workout.id) already names another object")
+                        throw InvalidSampleError(
+                            index: index, reason: "uuid \(workout.id) already names another object")
                     }
                     let same =
                         existing.body == body && existing.subject == workout.subject
@@ -221,6 +222,19 @@ extension SQLiteHealthStore {
             try log(caller, .save, type: HealthType.workout.identifier, count: added, denied: false)
             return added
         }
+    }
+
+    public func workoutSampleIDs(_ workout: UUID, as caller: Caller) throws -> [String: [UUID]] {
+        defer { connection.resetCachedStatements() }
+        guard let header = try storedObjectHeader(workout), header.type == HealthType.workout.identifier,
+            try canRead(caller, .workout) || header.writer == caller.description
+        else { return [:] }
+        var ids: [String: [UUID]] = [:]
+        for (id, type) in try memberKeys(of: workout) {
+            guard let known = HealthTypeCatalog.type(type), try canRead(caller, known) else { continue }
+            ids[type, default: []].append(id)
+        }
+        return ids
     }
 
     /// The stored quantity or category sample `id` when `caller` may read it.
@@ -386,7 +400,9 @@ extension SQLiteHealthStore {
                     + "ORDER BY o.start_ms \(order), o.end_ms \(order), o.uuid \(order) LIMIT 1000",
                 on: connection)
             var page: [StoredObject] = []
-            while try statement.step() { if let object = readObject(statement, type: query.type) { page.append(object) } }
+            while try statement.step() {
+                if let object = readObject(statement, type: query.type) { page.append(object) }
+            }
             for object in page where matched.count < wanted {
                 guard query.matchesTime(start: object.start, end: object.end), query.matchesMetadata(object.metadata),
                     try include(object)
