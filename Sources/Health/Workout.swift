@@ -2,7 +2,7 @@ public import Foundation
 
 /// HealthKit's `HKWorkoutActivityType`, with its case names and numbers. Names are accepted at the edges
 /// (`"running"`), numbers inside (the stores keep the number).
-public enum WorkoutActivityType: Int, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+public enum WorkoutActivityType: Int, Hashable, Sendable, CaseIterable {
     case americanFootball = 1, archery, australianFootball, badminton, baseball, basketball, bowling, boxing
     case climbing, cricket, crossTraining, curling, cycling, dance, danceInspiredTraining, elliptical
     case equestrianSports, fencing, fishing, functionalStrengthTraining, golf, gymnastics, handball, hiking
@@ -17,10 +17,8 @@ public enum WorkoutActivityType: Int, Hashable, Sendable, CaseIterable, CustomSt
     case swimBikeRun = 82, transition, underwaterDiving
     case other = 3000
 
-    /// HealthKit's case name (`running`).
+    /// HealthKit's case name (`running`): the case's own name, as printing it gives.
     public var name: String { String(describing: self) }
-
-    public var description: String { name }
 
     /// The activity type called `name` (HealthKit's case name), or numbered `name` (`"37"`).
     public init?(name: String) {
@@ -37,11 +35,11 @@ public enum WorkoutActivityType: Int, Hashable, Sendable, CaseIterable, CustomSt
 /// One event of a workout (HealthKit's `HKWorkoutEvent`): a type, a date interval and metadata.
 public struct WorkoutEvent: Hashable, Sendable {
     /// HealthKit's `HKWorkoutEventType`, numbered as HealthKit numbers it.
-    public enum Kind: Int, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+    public enum Kind: Int, Hashable, Sendable, CaseIterable {
         case pause = 1, resume, lap, marker, motionPaused, motionResumed, segment, pauseOrResumeRequest
 
+        /// HealthKit's case name (`pause`).
         public var name: String { String(describing: self) }
-        public var description: String { name }
 
         /// The kind called `name`, or numbered `name`.
         public init?(name: String) {

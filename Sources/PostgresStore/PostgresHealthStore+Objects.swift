@@ -56,15 +56,16 @@ extension PostgresHealthStore {
     private func save(_ connection: PostgresConnection, _ correlation: Correlation, index: Int, caller: Caller)
         throws -> WriteOutcome
     {
-        let members = Set(correlation.objects.map(\.id))
         if let existing = try storedObjectHeader(connection, correlation.id) {
             guard existing.type == correlation.type.identifier, existing.start == correlation.start.milliseconds,
                 existing.end == correlation.end.milliseconds
             else {
                 throw InvalidSampleError(index: index, reason: "uuid \(correlation.id) already names another object")
             }
+            let stored = try members(
+                connection, of: correlation.id, from: correlation.start, to: correlation.end, .owner)
             let same =
-                Set(try memberKeys(connection, of: correlation.id).map(\.id)) == members
+                Set(stored.map { CorrelationMember($0) }) == Set(correlation.objects.map { CorrelationMember($0) })
                 && existing.subject == correlation.subject
             return same ? .duplicate : .conflict
         }
@@ -138,7 +139,13 @@ extension PostgresHealthStore {
     private func members(_ connection: PostgresConnection, of object: StoredObject, _ caller: Caller) throws
         -> [QuantitySample]
     {
-        let keys = try memberKeys(connection, of: object.id)
+        try members(connection, of: object.id, from: object.start, to: object.end, caller)
+    }
+
+    private func members(
+        _ connection: PostgresConnection, of id: UUID, from start: Instant, to end: Instant, _ caller: Caller
+    ) throws -> [QuantitySample] {
+        let keys = try memberKeys(connection, of: id)
         let ids = Set(keys.map(\.id))
         var types: [String] = []
         for (_, type) in keys where !types.contains(type) { types.append(type) }
@@ -146,8 +153,7 @@ extension PostgresHealthStore {
         for identifier in types {
             guard let type = HealthTypeCatalog.type(identifier) else { continue }
             let rows = try rows(
-                connection, of: type, from: object.start, to: object.end, sources: nil, devices: nil, subjects: nil,
-                caller: caller)
+                connection, of: type, from: start, to: end, sources: nil, devices: nil, subjects: nil, caller: caller)
             members += rows.map(\.sample).filter { ids.contains($0.id) }
         }
         return members

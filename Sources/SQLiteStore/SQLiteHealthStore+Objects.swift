@@ -54,14 +54,17 @@ extension SQLiteHealthStore {
     }
 
     private func save(_ correlation: Correlation, index: Int, caller: Caller) throws -> WriteOutcome {
-        let members = Set(correlation.objects.map(\.id))
         if let existing = try storedObjectHeader(correlation.id) {
             guard existing.type == correlation.type.identifier, existing.start == correlation.start.milliseconds,
                 existing.end == correlation.end.milliseconds
             else {
                 throw InvalidSampleError(index: index, reason: "uuid \(correlation.id) already names another object")
             }
-            let same = try memberIDs(of: correlation.id) == members && existing.subject == correlation.subject
+            let stored = try members(
+                of: correlation.id, from: correlation.start, to: correlation.end, .owner)
+            let same =
+                Set(stored.map { CorrelationMember($0) }) == Set(correlation.objects.map { CorrelationMember($0) })
+                && existing.subject == correlation.subject
             return same ? .duplicate : .conflict
         }
         // The members, checked already, as any samples; each must be new or the very sample already stored, and
@@ -136,7 +139,13 @@ extension SQLiteHealthStore {
 
     /// The stored members of `object`, as `caller` may read them, in the order of their types' queries.
     private func members(of object: StoredObject, _ caller: Caller) throws -> [QuantitySample] {
-        let keys = try memberKeys(of: object.id)
+        try members(of: object.id, from: object.start, to: object.end, caller)
+    }
+
+    private func members(of id: UUID, from start: Instant, to end: Instant, _ caller: Caller) throws
+        -> [QuantitySample]
+    {
+        let keys = try memberKeys(of: id)
         let ids = Set(keys.map(\.id))
         var members: [QuantitySample] = []
         var types: [String] = []
@@ -144,8 +153,7 @@ extension SQLiteHealthStore {
         for identifier in types {
             guard let type = HealthTypeCatalog.type(identifier) else { continue }
             let rows = try rows(
-                of: type, from: object.start, to: object.end, sources: nil, devices: nil, subjects: nil,
-                caller: caller)
+                of: type, from: start, to: end, sources: nil, devices: nil, subjects: nil, caller: caller)
             members += rows.map(\.sample).filter { ids.contains($0.id) }
         }
         return members
@@ -444,10 +452,6 @@ extension SQLiteHealthStore {
             if let id = statement.blob(0).flatMap(UUID.init(bytes:)) { keys.append((id, statement.text(1) ?? "")) }
         }
         return keys
-    }
-
-    private func memberIDs(of object: UUID) throws -> Set<UUID> {
-        Set(try memberKeys(of: object).map(\.id))
     }
 
     /// The correlation that sample `id` belongs to, if any.

@@ -60,6 +60,17 @@ public struct StoredObject: Sendable {
     public var cursor: SampleCursor { SampleCursor(start: start, end: end, id: id.uuidString) }
 }
 
+/// What tells two correlations' members apart when a correlation is saved again: each member's id and value.
+public struct CorrelationMember: Hashable, Sendable {
+    public var id: UUID
+    public var value: Double
+
+    public init(_ sample: QuantitySample) {
+        id = sample.id
+        value = sample.value
+    }
+}
+
 /// A workout's own fields as both engines store them (the `body` column): a JSON object
 /// `{"activity": 37, "duration": 1800, "energy": 250.5, "distance": 5000, "strokes": 0, "flights": 3,
 /// "events": [{"kind": 1, "start": ms, "end": ms, "metadata": "..."}]}`, totals absent when the workout has none,

@@ -77,7 +77,9 @@ extension StoreConformanceTests {
         var single = Self.pressure(2_000, 120, 80)
         single.objects.removeLast()
         var shifted = Self.pressure(3_000, 120, 80)
-        shifted.objects[0].start = Instant(seconds: 2_999)
+        shifted.objects[0] = QuantitySample(
+            type: .bloodPressureSystolic, start: Instant(seconds: 2_999), end: Instant(seconds: 2_999), value: 120,
+            source: Self.cuff)
         var foreign = Self.pressure(4_000, 120, 80)
         foreign.objects[1] = QuantitySample(
             type: .heartRate, start: Instant(seconds: 4_000), end: Instant(seconds: 4_000), value: 60,
@@ -268,9 +270,10 @@ extension StoreConformanceTests {
             try await store.add([], to: Self.run(50_000, source: Self.gateway).id, as: app)
         }
         // Paging: a limit and a cursor.
-        let first = try await store.workouts(SampleQuery(type: .workout, limit: 1), as: .owner)
-        #expect(first.workouts.map(\.start) == [Instant(seconds: 0)])
-        let next = try await store.workouts(SampleQuery(type: .workout, limit: 1, cursor: first.next), as: .owner)
-        #expect(next.workouts.map(\.start) == [Instant(seconds: 50_000)])
+        let onePage = try await store.workouts(SampleQuery(type: .workout, limit: 1), as: .owner)
+        #expect(onePage.workouts.map { $0.start } == [Instant(seconds: 0)])
+        let cursor = try #require(onePage.next)
+        let nextPage = try await store.workouts(SampleQuery(type: .workout, limit: 1, cursor: cursor), as: .owner)
+        #expect(nextPage.workouts.map { $0.start } == [Instant(seconds: 50_000)])
     }
 }
