@@ -409,7 +409,8 @@ public enum SampleWire {
         switch type.kind {
         case .correlation:
             guard let objects = properties["objects"]?.arrayElements else {
-                throw .invalidArgument("a \(identifier) correlation needs its samples: property 'objects' a(sxxdsa{sv})")
+                throw .invalidArgument(
+                    "a \(identifier) correlation needs its samples: property 'objects' a(sxxdsa{sv})")
             }
             var members: [QuantitySample] = []
             for (index, object) in objects.enumerated() {
@@ -532,7 +533,8 @@ public enum SampleWire {
     ) throws(HealthBusError) -> Workout {
         var workout = base
         guard let name = properties["activityType"]?.stringValue else {
-            throw .invalidArgument("a workout needs its activityType (s), an HKWorkoutActivityType name such as running")
+            throw .invalidArgument(
+                "a workout needs its activityType (s), an HKWorkoutActivityType name such as running")
         }
         guard let activity = WorkoutActivityType(name: name) else {
             throw HealthBusError(

@@ -209,7 +209,8 @@ extension SQLiteHealthStore {
             let own = readAll ? "" : " AND writer = ?2"
             if type.kind == .workout || type.kind == .correlation {
                 let statement = try connection.cached(
-                    "SELECT max(seq) FROM objects WHERE type_id = ?1 UNION ALL SELECT max(seq) FROM tombstones WHERE type_id = ?1")
+                    "SELECT max(seq) FROM objects WHERE type_id = ?1 UNION ALL SELECT max(seq) FROM tombstones WHERE type_id = ?1"
+                )
                 try statement.bind(1, typeID)
                 while try statement.step() { latest = max(latest, statement.int64(0)) }
                 continue

@@ -93,30 +93,35 @@ enum ObjectRecords {
 
     // MARK: Tables
 
+    /// A number as people write it: whole numbers without a fraction (`121`, `612.5`).
+    static func number(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : "\(value)"
+    }
+
     /// `121/79 mmHg`, or the members of a meal by type.
     static func summary(_ correlation: Correlation) -> String {
         if correlation.type == .bloodPressure {
             let systolic = correlation.objects(for: .bloodPressureSystolic).first?.value ?? .nan
             let diastolic = correlation.objects(for: .bloodPressureDiastolic).first?.value ?? .nan
-            return "\(DecodeCommand.textValue(.double(systolic)))/\(DecodeCommand.textValue(.double(diastolic))) mmHg"
+            return "\(number(systolic))/\(number(diastolic)) mmHg"
         }
         return correlation.objects.map { member in
-            "\(member.type.identifier) \(DecodeCommand.textValue(.double(member.value))) \(member.type.canonicalUnit)"
+            "\(member.type.identifier) \(number(member.value)) \(member.type.canonicalUnit)"
         }.joined(separator: ", ")
     }
 
     /// `running 55 min, 10012 m, 612.5 kcal`.
     static func summary(_ workout: Workout) -> String {
         var parts = [
-            "\(workout.activityType.name) \(DecodeCommand.textValue(.double((workout.duration / 6).rounded() / 10))) min"
+            "\(workout.activityType.name) \(number(((workout.duration / 6).rounded() / 10))) min"
         ]
-        if let distance = workout.totalDistance { parts.append("\(DecodeCommand.textValue(.double(distance))) m") }
-        if let energy = workout.totalEnergyBurned { parts.append("\(DecodeCommand.textValue(.double(energy))) kcal") }
+        if let distance = workout.totalDistance { parts.append("\(number(distance)) m") }
+        if let energy = workout.totalEnergyBurned { parts.append("\(number(energy)) kcal") }
         if let strokes = workout.totalSwimmingStrokeCount {
-            parts.append("\(DecodeCommand.textValue(.double(strokes))) strokes")
+            parts.append("\(number(strokes)) strokes")
         }
         if let flights = workout.totalFlightsClimbed {
-            parts.append("\(DecodeCommand.textValue(.double(flights))) flights")
+            parts.append("\(number(flights)) flights")
         }
         return parts.joined(separator: ", ")
     }

@@ -47,7 +47,7 @@ struct SamplesCommand: Command {
     }
 
     let syntax = CommandSyntax<Options>(options: [
-        StoreOptions.type(\.type, help: "The type (see 'wearhouse types')."),
+        StoreOptions.type(\.type, help: "The type (see 'wearhouse types').", objects: true),
         StoreOptions.time("from", \.from, help: "Range start."),
         StoreOptions.time("to", \.to, help: "Range end (exclusive)."), StoreOptions.timeZone(\.timeZone),
         .list("subject", value: "names", \.subjects, help: "Only these subjects."),

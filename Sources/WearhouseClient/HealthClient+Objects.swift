@@ -1,7 +1,7 @@
-public import DBus
+import DBus
 public import Foundation
 public import Health
-public import HealthBus
+import HealthBus
 
 /// Correlations and workouts (docs/app-api.md, "Correlations and workouts"): saved with `SaveSamples`, read with
 /// `QuerySamples`, deleted with `DeleteSamples`, as any sample; samples join a workout with `AddWorkoutSamples`.

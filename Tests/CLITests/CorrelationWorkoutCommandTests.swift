@@ -148,7 +148,7 @@ import Testing
         #expect(byCode["8480-6"]?["code"] as? String == "mm[Hg]")
         #expect(byCode["8462-4"]?["system"] as? String == "http://unitsofmeasure.org")
         #expect(pressures.first?["id"] as? String == filled.pressure.id.uuidString.lowercased())
-        #expect(pressures.first?["effectiveDateTime"] as? String == "2025-03-30T11:00:00+02:00")
+        #expect(pressures.first?["effectiveDateTime"] as? String == "2025-03-30T11:00:00.000+02:00")
         let workout = try #require(
             observations.first { ($0["valueCodeableConcept"] as? [String: Any])?["text"] as? String == "running" })
         let parts = try #require(workout["component"] as? [[String: Any]])
