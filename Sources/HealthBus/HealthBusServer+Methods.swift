@@ -102,11 +102,20 @@ extension HealthBusServer {
         }
         // Sizes first, before any sample is made.
         var beats = 0
+        var parts = 0  // correlations' members and workouts' events
         for (index, value) in values.enumerated() {
             do {
                 beats += try SampleWire.checkSize(value)
             } catch {
                 throw HealthBusError(name: error.name, message: "sample \(index + 1): \(error.message)")
+            }
+            let properties = value.structMembers?.last?.stringKeyedValue
+            parts +=
+                (properties?["objects"]?.arrayElements?.count ?? 0) + (properties?["events"]?.arrayElements?.count ?? 0)
+            guard parts <= HealthBusAPI.maximumBatchSize * 10 else {
+                throw HealthBusError.limitExceeded(
+                    "SaveSamples takes at most \(HealthBusAPI.maximumBatchSize * 10) correlation members and workout "
+                        + "events a call; split the batch")
             }
             guard beats <= HealthBusAPI.maximumBeatsPerCall else {
                 throw HealthBusError.limitExceeded(

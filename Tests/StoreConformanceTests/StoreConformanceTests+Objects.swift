@@ -188,7 +188,10 @@ extension StoreConformanceTests {
         let (store, storage) = try makeStore(engine)
         defer { storage.remove() }
         let workout = Self.run(10_000)
+        let observed = try await store.typesWithNewSamples(since: nil).anchor
         #expect(try await store.save([workout], as: .owner) == [.inserted])
+        // Observers learn of new workouts.
+        #expect(try await store.typesWithNewSamples(since: observed).types == [HealthType.workout.identifier])
         #expect(try await store.save([workout], as: .owner) == [.duplicate])
         var changed = workout
         changed.totalDistance = 9_000
