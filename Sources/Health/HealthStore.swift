@@ -39,12 +39,46 @@ public protocol HealthStore: Sendable {
     /// (``CategoryStatistics``), over the samples `caller` may read, filters applied before the merge.
     func statistics(_ query: StatisticsQuery, as caller: Caller) async throws -> [StatisticsResult]
 
-    /// Deletes samples (quantity samples and heartbeat series) by id; returns how many were deleted. Each leaves a tombstone for ``changes(of:since:limit:as:)``.
-    /// Apps may delete only their own samples.
+    /// Saves correlations, each with its members, in one transaction (``Correlation``): one invalid correlation
+    /// (``Correlation/invalidityReason``, or a member that conflicts with a stored sample) rejects the batch with
+    /// ``InvalidSampleError`` and nothing is stored. An app needs share permission for every member type
+    /// (``NotAuthorizedError``); the correlation type itself is not granted (HealthKit's rule). Saving a
+    /// correlation again reports `duplicate` (same members and subject) or `conflict`, and the first write stands.
+    func save(_ correlations: [Correlation], as caller: Caller) async throws -> [WriteOutcome]
+
+    /// The correlations of `query.type` (`bloodPressure` or `food`) matching `query`, with their members, one page
+    /// at a time. An app sees a correlation it saved, and one whose member types it may all read; any other is
+    /// absent, as if never saved. Metadata predicates apply to the correlation's own metadata.
+    func correlations(_ query: SampleQuery, as caller: Caller) async throws -> CorrelationPage
+
+    /// Saves workouts under the rules of samples' `save`: atomic (``Workout/invalidityReason``), share permission
+    /// for `workout`, and saving one again reports `duplicate` or `conflict`.
+    func save(_ workouts: [Workout], as caller: Caller) async throws -> [WriteOutcome]
+
+    /// The workouts matching `query` (whose type is `workout`) that `caller` may read, one page at a time: an app
+    /// without read permission for `workout` sees only its own.
+    func workouts(_ query: SampleQuery, as caller: Caller) async throws -> WorkoutPage
+
+    /// Associates stored samples (quantity and category samples, by id) with a workout, for the
+    /// ``SampleQuery/workout`` predicate; returns how many were newly associated. An app may add only to a workout
+    /// it saved; every sample must be one `caller` may read, else ``InvalidSampleError`` names it (a sample the
+    /// caller may not read is reported as missing) and nothing is added.
+    func add(_ sampleIDs: [UUID], to workout: UUID, as caller: Caller) async throws -> Int
+
+    /// The ids of the samples associated with `workout`, by type identifier, as far as `caller` may read their
+    /// types (the owner: all); empty for an unknown workout or one the caller may not read.
+    func workoutSampleIDs(_ workout: UUID, as caller: Caller) async throws -> [String: [UUID]]
+
+    /// Deletes samples (quantity samples and heartbeat series), correlations and workouts by id; returns how many
+    /// objects were deleted. Each leaves a tombstone for ``changes(of:since:limit:as:)``. Deleting a correlation
+    /// deletes its members, and deleting a member deletes its correlation and the other members (each counted);
+    /// deleting a workout keeps the samples associated with it, and deleting such a sample ends its association.
+    /// Apps may delete only their own objects.
     func delete(_ ids: [UUID], as caller: Caller) async throws -> Int
 
     /// New and deleted samples of `type` since `anchor` (nil: from the beginning), for apps that sync. New
-    /// heartbeat series come in ``ChangeSet/heartbeatSeries``.
+    /// heartbeat series come in ``ChangeSet/heartbeatSeries``, correlations in ``ChangeSet/correlations``,
+    /// workouts in ``ChangeSet/workouts``.
     func changes(of type: HealthType, since anchor: Int64?, limit: Int, as caller: Caller) async throws -> ChangeSet
 
     /// The anchor after the last change of `types` that `caller` may see: what ``changes(of:since:limit:as:)``
@@ -107,6 +141,15 @@ public protocol HealthStore: Sendable {
 public let defaultPriorityKey = "*"
 
 extension HealthStore {
+    /// The statistics of `type` over `workout`'s interval (``StatisticsQuery/init(type:during:)``): HealthKit's
+    /// statistics of a workout. `nil` when the workout ends when it starts.
+    public func statistics(of type: HealthType, during workout: Workout, as caller: Caller) async throws
+        -> StatisticsResult?
+    {
+        guard let query = try? StatisticsQuery(type: type, during: workout) else { return nil }
+        return try await statistics(query, as: caller).first
+    }
+
     /// Ranks `order` (highest first) for `type`; unranked provenances fill the gaps.
     public func setPriority(of type: HealthType, _ order: [Provenance]) async throws {
         try await setPriority(of: type, SourcePriority(order: order))
@@ -215,6 +258,10 @@ public struct ChangeSet: Hashable, Sendable {
     public var added: [QuantitySample]
     /// New heartbeat series, when the changes are of `heartbeatSeries` (``added`` is then empty).
     public var heartbeatSeries: [HeartbeatSeriesSample]
+    /// New correlations, when the changes are of `bloodPressure` or `food`.
+    public var correlations: [Correlation] = []
+    /// New workouts, when the changes are of `workout`.
+    public var workouts: [Workout] = []
     /// Ids of deleted (or replaced) samples.
     public var deleted: [UUID]
     /// Pass back as the next anchor.

@@ -1,3 +1,5 @@
+public import Foundation
+
 /// A condition on one metadata key.
 public enum MetadataPredicate: Hashable, Sendable {
     case exists(String)
@@ -27,6 +29,9 @@ public struct SampleQuery: Hashable, Sendable {
     public var limit: Int?
     /// Continue after the last sample of a previous page.
     public var cursor: SampleCursor?
+    /// Only the samples associated with this workout (HealthKit's `predicateForObjects(from: workout)`;
+    /// ``HealthStore/add(_:to:as:)``); `nil` means any.
+    public var workout: UUID? = nil
 
     public init(
         type: HealthType, from: Instant? = nil, to: Instant? = nil, strictStart: Bool = false, strictEnd: Bool = false,

@@ -62,6 +62,9 @@ public enum HealthBusAPI {
                 outputs: [.init("outcomes", .array(.string))]),
             .init("DeleteSamples", inputs: [.init("ids", .array(.string))], outputs: [.init("deleted", .uint32)]),
             .init(
+                "AddWorkoutSamples", inputs: [.init("workout", .string), .init("ids", .array(.string))],
+                outputs: [.init("added", .uint32)]),
+            .init(
                 "QuerySamples", inputs: [.init("type", .string), .init("options", options)],
                 outputs: [.init("samples", .array(sampleType)), .init("cursor", .string)]),
             .init(

@@ -21,6 +21,8 @@ extension HealthBusServer {
             return [try await save(arguments[0], identity: identity, caller: caller)]
         case "DeleteSamples":
             return [try await delete(arguments[0], caller: caller)]
+        case "AddWorkoutSamples":
+            return [try await addWorkoutSamples(arguments, caller: caller)]
         case "QuerySamples":
             return try await query(type: arguments[0], options: arguments[1], caller: caller)
         case "Statistics":
@@ -100,11 +102,20 @@ extension HealthBusServer {
         }
         // Sizes first, before any sample is made.
         var beats = 0
+        var parts = 0  // correlations' members and workouts' events
         for (index, value) in values.enumerated() {
             do {
                 beats += try SampleWire.checkSize(value)
             } catch {
                 throw HealthBusError(name: error.name, message: "sample \(index + 1): \(error.message)")
+            }
+            let properties = value.structMembers?.last?.stringKeyedValue
+            parts +=
+                (properties?["objects"]?.arrayElements?.count ?? 0) + (properties?["events"]?.arrayElements?.count ?? 0)
+            guard parts <= HealthBusAPI.maximumBatchSize * 10 else {
+                throw HealthBusError.limitExceeded(
+                    "SaveSamples takes at most \(HealthBusAPI.maximumBatchSize * 10) correlation members and workout "
+                        + "events a call; split the batch")
             }
             guard beats <= HealthBusAPI.maximumBeatsPerCall else {
                 throw HealthBusError.limitExceeded(
@@ -115,6 +126,8 @@ extension HealthBusServer {
         let source = Source(identifier: identity.appID)
         var quantities: [QuantitySample] = []
         var series: [HeartbeatSeriesSample] = []
+        var correlations: [Correlation] = []
+        var workouts: [Workout] = []
         for (index, value) in values.enumerated() {
             let sample: BusSample
             do {
@@ -140,15 +153,37 @@ extension HealthBusServer {
             switch sample {
             case .quantity(let quantity): quantities.append(quantity)
             case .heartbeats(let heartbeats): series.append(heartbeats)
+            case .correlation(let correlation):
+                let members = correlation.objects.firstIndex { member in
+                    member.source.identifier != source.identifier
+                        || (member.metadata[MetadataKey.externalUUID] == nil && !member.hasDerivedID)
+                }
+                if let members {
+                    throw HealthBusError(
+                        name: HealthBusError.Name.invalidSample,
+                        message: "sample \(index + 1), member \(members + 1): an app's correlation members have the "
+                            + "app as their source and no id of their own; nothing of the batch was written")
+                }
+                correlations.append(correlation)
+            case .workout(let workout): workouts.append(workout)
             }
         }
-        guard quantities.isEmpty || series.isEmpty else {
+        let kinds = [!quantities.isEmpty, !series.isEmpty, !correlations.isEmpty, !workouts.isEmpty].filter { $0 }
+        guard kinds.count <= 1 else {
             throw HealthBusError.invalidArgument(
-                "save heartbeatSeries samples in a call of their own (a call is one atomic batch of one kind)")
+                "save heartbeatSeries samples, correlations and workouts each in calls of their own (a call is one "
+                    + "atomic batch of one kind)")
         }
-        let outcomes =
-            series.isEmpty
-            ? try await store.save(quantities, as: caller) : try await store.save(series, as: caller)
+        let outcomes: [WriteOutcome]
+        if !series.isEmpty {
+            outcomes = try await store.save(series, as: caller)
+        } else if !correlations.isEmpty {
+            outcomes = try await store.save(correlations, as: caller)
+        } else if !workouts.isEmpty {
+            outcomes = try await store.save(workouts, as: caller)
+        } else {
+            outcomes = try await store.save(quantities, as: caller)
+        }
         return .strings(outcomes.map(\.rawValue))
     }
 
@@ -157,7 +192,47 @@ extension HealthBusServer {
         switch sample {
         case .quantity(let quantity): quantity.metadata[MetadataKey.externalUUID] == nil && quantity.hasDerivedID
         case .heartbeats(let heartbeats): heartbeats.hasDerivedID
+        case .correlation(let correlation):
+            correlation.id
+                == QuantitySample.derivedID(
+                    type: correlation.type.identifier, source: correlation.source.identifier,
+                    device: correlation.device?.key, start: correlation.start, end: correlation.end)
+        case .workout(let workout):
+            workout.id
+                == QuantitySample.derivedID(
+                    type: HealthType.workout.identifier, source: workout.source.identifier,
+                    device: workout.device?.key, start: workout.start, end: workout.end)
         }
+    }
+
+    /// `AddWorkoutSamples(workout, ids)`: associates the app's readable samples with a workout it saved.
+    private func addWorkoutSamples(_ arguments: [DBusValue], caller: Caller) async throws -> DBusValue {
+        let workout = try Self.id(arguments[0], "workout")
+        let texts = arguments[1].stringArrayValue ?? []
+        guard texts.count <= HealthBusAPI.maximumBatchSize else {
+            throw HealthBusError.limitExceeded(
+                "AddWorkoutSamples takes at most \(HealthBusAPI.maximumBatchSize) ids a call; split the list")
+        }
+        var ids: [UUID] = []
+        for text in texts { ids.append(try Self.id(.string(text), "a sample id")) }
+        do {
+            return .uint32(UInt32(clamping: try await store.add(ids, to: workout, as: caller)))
+        } catch let error as InvalidSampleError {
+            throw HealthBusError(
+                name: HealthBusError.Name.invalidSample,
+                message: (error.reason.hasPrefix("no workout")
+                    ? error.reason : "id \(error.index + 1): \(error.reason)")
+                    + "; nothing was added")
+        }
+    }
+
+    /// A UUID argument, or `InvalidArgument` naming it.
+    static func id(_ value: DBusValue, _ name: String) throws(HealthBusError) -> UUID {
+        let text = value.stringValue ?? ""
+        guard text.utf8.count <= HealthBusAPI.maximumStringLength, let id = UUID(uuidString: text) else {
+            throw .invalidArgument("'\(HealthBusError.clipped(text))' is not \(name) (a UUID as QuerySamples returns)")
+        }
+        return id
     }
 
     private func delete(_ argument: DBusValue, caller: Caller) async throws -> DBusValue {
@@ -181,7 +256,7 @@ extension HealthBusServer {
 
     static let queryOptions = [
         "from", "to", "strictStart", "strictEnd", "sources", "devices", "subjects", "ascending", "limit", "cursor",
-        "unit", "metadata",
+        "unit", "metadata", "workout",
     ]
 
     private func query(type argument: DBusValue, options value: DBusValue, caller: Caller) async throws -> [DBusValue] {
@@ -201,12 +276,34 @@ extension HealthBusServer {
             try SampleWire.parseUnit(text, for: type)
         }
         let metadata = try Self.metadataPredicates(options.dictionary("metadata"))
-        let query = SampleQuery(
+        var query = SampleQuery(
             type: type, from: from, to: to, strictStart: try options.bool("strictStart") ?? false,
             strictEnd: try options.bool("strictEnd") ?? false, sources: try options.strings("sources"),
             devices: try options.strings("devices"), subjects: try options.strings("subjects"), metadata: metadata,
             ascending: ascending, limit: Int(min(limit, Int64(HealthBusAPI.maximumPageSize))),
             cursor: try CursorWire.decode(options.string("cursor") ?? "", type: type, ascending: ascending))
+        if let workout = try options.string("workout") {
+            guard type.isSampleType else {
+                throw HealthBusError.invalidArgument("the workout option finds quantity and category samples")
+            }
+            query.workout = try Self.id(.string(workout), "a workout id")
+        }
+        switch type.kind {
+        case .correlation:
+            let page = try await store.correlations(query, as: caller)
+            return [
+                .array(HealthBusAPI.sampleType, page.correlations.map { SampleWire.encode($0) }),
+                .string(CursorWire.encode(page.next, type: type, ascending: ascending)),
+            ]
+        case .workout:
+            let page = try await store.workouts(query, as: caller)
+            return [
+                .array(HealthBusAPI.sampleType, page.workouts.map { SampleWire.encode($0) }),
+                .string(CursorWire.encode(page.next, type: type, ascending: ascending)),
+            ]
+        default:
+            break
+        }
         if type.aggregation == .series {
             let page = try await store.heartbeatSeries(query, as: caller)
             return [
@@ -286,6 +383,7 @@ extension HealthBusServer {
         let changes = try await store.changes(of: type, since: anchor, limit: limit, as: caller)
         let added =
             changes.added.map { SampleWire.encode($0) } + changes.heartbeatSeries.map { SampleWire.encode($0) }
+            + changes.correlations.map { SampleWire.encode($0) } + changes.workouts.map { SampleWire.encode($0) }
         return [
             .array(HealthBusAPI.sampleType, added), .strings(changes.deleted.map { $0.uuidString.lowercased() }),
             .int64(changes.anchor), .boolean(changes.hasMore),

@@ -2,16 +2,21 @@ public import DBus
 public import Foundation
 public import Health
 
-/// A sample as the API carries it: a quantity sample, or a heartbeat series (type `heartbeatSeries`).
+/// A sample as the API carries it: a quantity sample, a heartbeat series (type `heartbeatSeries`), a correlation
+/// (`bloodPressure`, `food`) or a workout.
 public enum BusSample: Hashable, Sendable {
     case quantity(QuantitySample)
     case heartbeats(HeartbeatSeriesSample)
+    case correlation(Correlation)
+    case workout(Workout)
 
     /// The sample's id.
     public var id: UUID {
         switch self {
         case .quantity(let sample): sample.id
         case .heartbeats(let series): series.id
+        case .correlation(let correlation): correlation.id
+        case .workout(let workout): workout.id
         }
     }
 
@@ -20,6 +25,8 @@ public enum BusSample: Hashable, Sendable {
         switch self {
         case .quantity(let sample): sample.source
         case .heartbeats(let series): series.source
+        case .correlation(let correlation): correlation.source
+        case .workout(let workout): workout.source
         }
     }
 }
@@ -39,6 +46,13 @@ public enum BusSample: Hashable, Sendable {
 /// | `beats` | `a(ddb)` | heartbeat series only: offset from the start (ms), RR interval (ms), preceded by a gap |
 ///
 /// | `categoryValue` | `s` | category samples only: the value's name (`asleepDeep`); when saving, it may stand for the value |
+/// | `objects` | `a(sxxdsa{sv})` | correlations only: the member samples, in this same form |
+/// | `activityType` | `s` | workouts only: HealthKit's `HKWorkoutActivityType` case name (`running`) |
+/// | `totalEnergyBurned`, `totalDistance`, `totalSwimmingStrokeCount`, `totalFlightsClimbed` | `d` | workouts only: kcal, m, count, count |
+/// | `events` | `aa{sv}` | workouts only: `{type: s, start: x, end: x, metadata: a{sv}}`, `type` an `HKWorkoutEventType` name (`pause`) |
+///
+/// A correlation carries its number of members as the value, in `count` (ignored when saving). A workout carries
+/// its duration as the value, in `s` (another time unit is converted when saving).
 ///
 /// A heartbeat series carries its number of beats as the value, in `count` (ignored when saving). A category
 /// sample (`sleepAnalysis`, ...) carries its enumeration's integer as the value, an empty unit and its name in
@@ -47,7 +61,16 @@ public enum SampleWire {
     /// The property keys a sample may carry.
     public static let propertyKeys: Set<String> = [
         "id", "source", "sourceVersion", "device", "subject", "startOffset", "metadata", "beats", "categoryValue",
+        "objects", "activityType", "totalEnergyBurned", "totalDistance", "totalSwimmingStrokeCount",
+        "totalFlightsClimbed", "events",
     ]
+    /// The properties only workouts have.
+    static let workoutKeys: Set<String> = [
+        "activityType", "totalEnergyBurned", "totalDistance", "totalSwimmingStrokeCount", "totalFlightsClimbed",
+        "events",
+    ]
+    /// The keys of a workout event.
+    static let eventKeys: Set<String> = ["type", "start", "end", "metadata"]
     /// The keys of the `device` property, in the order of ``Device``'s fields.
     public static let deviceKeys = [
         "name", "manufacturer", "model", "hardwareVersion", "firmwareVersion", "softwareVersion", "serialNumber",
@@ -113,11 +136,76 @@ public enum SampleWire {
         ])
     }
 
-    /// The wire form of either kind.
+    /// The wire form of a correlation: its member count as the value, its members in `objects`. `forSaving` as
+    /// for quantity samples, members too.
+    public static func encode(_ correlation: Correlation, forSaving: Bool = false) -> DBusValue {
+        var properties = common(
+            id: correlation.id, source: correlation.source, device: correlation.device, subject: correlation.subject,
+            startOffset: correlation.startOffsetSeconds, metadata: correlation.metadata)
+        if forSaving {
+            let derived =
+                correlation.id
+                == QuantitySample.derivedID(
+                    type: correlation.type.identifier, source: correlation.source.identifier,
+                    device: correlation.device?.key, start: correlation.start, end: correlation.end)
+            properties.removeAll { $0.0 == "source" || ($0.0 == "id" && derived) }
+        }
+        properties.append(
+            ("objects", .array(HealthBusAPI.sampleType, correlation.objects.map { encode($0, forSaving: forSaving) })))
+        properties.sort { $0.0 < $1.0 }
+        return .struct([
+            .string(correlation.type.identifier), .int64(correlation.start.milliseconds),
+            .int64(correlation.end.milliseconds), .double(Double(correlation.objects.count)), .string("count"),
+            .vardict(ordered: properties),
+        ])
+    }
+
+    /// The wire form of a workout: its duration in seconds as the value, its own fields as properties.
+    /// `forSaving` as for quantity samples.
+    public static func encode(_ workout: Workout, forSaving: Bool = false) -> DBusValue {
+        var properties = common(
+            id: workout.id, source: workout.source, device: workout.device, subject: workout.subject,
+            startOffset: workout.startOffsetSeconds, metadata: workout.metadata)
+        if forSaving {
+            let derived =
+                workout.id
+                == QuantitySample.derivedID(
+                    type: HealthType.workout.identifier, source: workout.source.identifier,
+                    device: workout.device?.key, start: workout.start, end: workout.end)
+            properties.removeAll { $0.0 == "source" || ($0.0 == "id" && derived) }
+        }
+        properties.append(("activityType", .string(workout.activityType.name)))
+        let totals: [(String, Double?)] = [
+            ("totalEnergyBurned", workout.totalEnergyBurned), ("totalDistance", workout.totalDistance),
+            ("totalSwimmingStrokeCount", workout.totalSwimmingStrokeCount),
+            ("totalFlightsClimbed", workout.totalFlightsClimbed),
+        ]
+        for (key, total) in totals { if let total { properties.append((key, .double(total))) } }
+        if !workout.events.isEmpty {
+            let events = workout.events.map { event in
+                var fields: [(String, DBusValue)] = [
+                    ("type", .string(event.kind.name)), ("start", .int64(event.start.milliseconds)),
+                    ("end", .int64(event.end.milliseconds)),
+                ]
+                if !event.metadata.isEmpty { fields.append(("metadata", encode(event.metadata))) }
+                return DBusValue.vardict(ordered: fields)
+            }
+            properties.append(("events", .array(HealthBusAPI.options, events)))
+        }
+        properties.sort { $0.0 < $1.0 }
+        return .struct([
+            .string(HealthType.workout.identifier), .int64(workout.start.milliseconds),
+            .int64(workout.end.milliseconds), .double(workout.duration), .string("s"), .vardict(ordered: properties),
+        ])
+    }
+
+    /// The wire form of any kind.
     public static func encode(_ sample: BusSample, unit: HealthUnit? = nil) -> DBusValue {
         switch sample {
         case .quantity(let quantity): encode(quantity, unit: unit)
         case .heartbeats(let series): encode(series)
+        case .correlation(let correlation): encode(correlation)
+        case .workout(let workout): encode(workout)
         }
     }
 
@@ -189,6 +277,36 @@ public enum SampleWire {
             }
         }
         if let metadata = properties["metadata"] { try checkMetadataSize(metadata, "metadata") }
+        if let objects = properties["objects"]?.arrayElements {
+            guard objects.count <= Correlation.maximumObjects else {
+                throw .limitExceeded(
+                    "a correlation holds at most \(Correlation.maximumObjects) samples, not \(objects.count)")
+            }
+            for (index, object) in objects.enumerated() {
+                guard object.structMembers?[5].stringKeyedValue?["objects"] == nil else {
+                    throw .invalidArgument("sample \(index + 1) of the correlation: a correlation holds no correlation")
+                }
+                do {
+                    _ = try checkSize(object)
+                } catch {
+                    throw HealthBusError(
+                        name: error.name, message: "sample \(index + 1) of the correlation: \(error.message)")
+                }
+            }
+        }
+        if let events = properties["events"]?.arrayElements {
+            guard events.count <= Workout.maximumEvents else {
+                throw .limitExceeded("a workout holds at most \(Workout.maximumEvents) events, not \(events.count)")
+            }
+            for (index, event) in events.enumerated() {
+                guard let fields = event.stringKeyedValue else { continue }
+                guard fields.count <= eventKeys.count else {
+                    throw .invalidArgument("event \(index + 1): an event is a{sv} with keys type, start, end, metadata")
+                }
+                if let text = fields["type"]?.stringValue { try checkLength(text, "event type") }
+                if let metadata = fields["metadata"] { try checkMetadataSize(metadata, "event \(index + 1) metadata") }
+            }
+        }
         return properties["beats"]?.arrayElements?.count ?? 0
     }
 
@@ -282,6 +400,46 @@ public enum SampleWire {
         guard properties["beats"] == nil else {
             throw .invalidArgument("only heartbeatSeries samples have beats; \(identifier) has a value")
         }
+        guard properties["objects"] == nil || type.kind == .correlation else {
+            throw .invalidArgument("only correlations (bloodPressure, food) have objects; \(identifier) has none")
+        }
+        if let key = properties.keys.first(where: { workoutKeys.contains($0) }), type.kind != .workout {
+            throw .invalidArgument("only workouts have '\(key)'; \(identifier) is not a workout")
+        }
+        switch type.kind {
+        case .correlation:
+            guard let objects = properties["objects"]?.arrayElements else {
+                throw .invalidArgument(
+                    "a \(identifier) correlation needs its samples: property 'objects' a(sxxdsa{sv})")
+            }
+            var members: [QuantitySample] = []
+            for (index, object) in objects.enumerated() {
+                let member: BusSample
+                do {
+                    member = try decode(object, defaultSource: source)
+                } catch {
+                    throw HealthBusError(
+                        name: error.name, message: "sample \(index + 1) of the correlation: \(error.message)")
+                }
+                guard case .quantity(let quantity) = member else {
+                    throw .invalidArgument("sample \(index + 1) of the correlation: members are quantity samples")
+                }
+                members.append(quantity)
+            }
+            return .correlation(
+                Correlation(
+                    id: id, type: type, start: startInstant, end: endInstant, startOffsetSeconds: offset,
+                    objects: members, source: source, device: device, subject: subject, metadata: metadata))
+        case .workout:
+            return .workout(
+                try decodeWorkout(
+                    properties, duration: (number, unitText),
+                    Workout(
+                        id: id, activityType: .other, start: startInstant, end: endInstant, startOffsetSeconds: offset,
+                        source: source, device: device, subject: subject, metadata: metadata)))
+        default:
+            break
+        }
         guard type.isSampleType else {
             throw .invalidArgument(
                 "\(identifier) is a \(type.kind.rawValue) type, not a sample"
@@ -366,6 +524,71 @@ public enum SampleWire {
                     + "(\(unit.dimension))")
         }
         return unit
+    }
+
+    /// A workout's own fields from its properties and value (the duration in `unit`, `s` when empty), on top of
+    /// `base`.
+    static func decodeWorkout(
+        _ properties: [String: DBusValue], duration: (value: Double, unit: String), _ base: Workout
+    ) throws(HealthBusError) -> Workout {
+        var workout = base
+        guard let name = properties["activityType"]?.stringValue else {
+            throw .invalidArgument(
+                "a workout needs its activityType (s), an HKWorkoutActivityType name such as running")
+        }
+        guard let activity = WorkoutActivityType(name: name) else {
+            throw HealthBusError(
+                name: HealthBusError.Name.invalidSample,
+                message: "'\(HealthBusError.clipped(name))' is not an HKWorkoutActivityType (running, walking, "
+                    + "cycling, swimming, ..., other); nothing of the batch was written")
+        }
+        workout.activityType = activity
+        if duration.unit.isEmpty || duration.unit == "s" {
+            workout.duration = duration.value
+        } else {
+            do {
+                workout.duration = try HealthUnit(duration.unit).convert(duration.value, to: HealthUnit("s"))
+            } catch {
+                throw HealthBusError(
+                    name: HealthBusError.Name.incompatibleUnit,
+                    message: "a workout's value is its duration in s (or another time unit), not in "
+                        + HealthBusError.clipped(duration.unit))
+            }
+        }
+        func total(_ key: String) throws(HealthBusError) -> Double? {
+            guard let property = properties[key] else { return nil }
+            guard let number = property.doubleValue ?? integer(property).map(Double.init) else {
+                throw .invalidArgument("\(key) is a number (d)")
+            }
+            return number
+        }
+        workout.totalEnergyBurned = try total("totalEnergyBurned")
+        workout.totalDistance = try total("totalDistance")
+        workout.totalSwimmingStrokeCount = try total("totalSwimmingStrokeCount")
+        workout.totalFlightsClimbed = try total("totalFlightsClimbed")
+        if let property = properties["events"] {
+            guard let events = property.arrayElements else { throw .invalidArgument("events is aa{sv}") }
+            for (index, event) in events.enumerated() {
+                let place = "event \(index + 1)"
+                guard let fields = event.stringKeyedValue,
+                    fields.keys.allSatisfy({ eventKeys.contains($0) }), let kindName = fields["type"]?.stringValue,
+                    let start = fields["start"].flatMap(integer), let end = fields["end"].flatMap(integer)
+                else {
+                    throw .invalidArgument("\(place): an event is a{sv} {type: s, start: x, end: x, metadata: a{sv}}")
+                }
+                guard let kind = WorkoutEvent.Kind(name: kindName) else {
+                    throw .invalidArgument(
+                        "\(place): '\(HealthBusError.clipped(kindName))' is not an HKWorkoutEventType ("
+                            + WorkoutEvent.Kind.allCases.map(\.name).joined(separator: ", ") + ")")
+                }
+                let metadata =
+                    try fields["metadata"].map { value throws(HealthBusError) in try decodeMetadata(value) } ?? [:]
+                workout.events.append(
+                    WorkoutEvent(
+                        kind, start: Instant(milliseconds: start), end: Instant(milliseconds: end), metadata: metadata))
+            }
+        }
+        return workout
     }
 
     static func decodeDevice(_ value: DBusValue) throws(HealthBusError) -> Device {

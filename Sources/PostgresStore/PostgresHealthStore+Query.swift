@@ -88,17 +88,30 @@ extension PostgresHealthStore {
         try withConnection { connection in
             var matched: [QuantitySample] = []
             var cursor = query.cursor
-            let wanted = query.limit ?? Int.max
+            var wanted = query.limit ?? Int.max
+            // A workout predicate: only its associated samples, looked for within the interval they span.
+            var from = query.from
+            var to = query.to
+            var associated: Set<UUID>?
+            if let workout = query.workout {
+                if let members = try workoutMembers(connection, workout, type: query.type) {
+                    associated = members.ids
+                    from = max(from ?? members.from, members.from)
+                    to = min(to ?? members.to, members.to)
+                } else {
+                    wanted = 0
+                }
+            }
             // Fetch in pages: the time test and metadata predicates run in Swift on top of the SQL filters.
             while matched.count < wanted {
                 let page = try rows(
-                    connection, of: query.type, from: query.from, to: query.to, sources: query.sources,
+                    connection, of: query.type, from: from, to: to, sources: query.sources,
                     devices: query.devices, subjects: query.subjects, caller: caller, after: cursor,
                     ascending: query.ascending, limit: 1_000)
                 for row in page where matched.count < wanted {
                     let sample = row.sample
                     guard query.matchesTime(start: sample.start, end: sample.end),
-                        query.matchesMetadata(sample.metadata)
+                        query.matchesMetadata(sample.metadata), associated?.contains(sample.id) ?? true
                     else { continue }
                     matched.append(sample)
                 }
@@ -144,6 +157,10 @@ extension PostgresHealthStore {
         try writeTransaction { connection in
             var deleted = 0
             for id in ids {
+                if let objects = try deleteObject(connection, id, caller) {
+                    deleted += objects
+                    continue
+                }
                 let stored = try connection.query(
                     "SELECT type_id, writer FROM samples WHERE uuid = $1", [id.uuidString])
                 guard stored.count > 0 else {
@@ -151,6 +168,10 @@ extension PostgresHealthStore {
                     continue
                 }
                 if case .app(let app) = caller, stored.text(0, 1) != app { continue }  // apps delete only their own
+                if let members = try deleteMemberships(connection, of: id, caller) {
+                    deleted += members
+                    continue
+                }
                 try remove(
                     connection, uuid: id, typeID: stored.int64(0, 0), writer: caller.description, replacedBy: nil)
                 deleted += 1
@@ -167,6 +188,14 @@ extension PostgresHealthStore {
                 guard let typeID = try existingTypeID(connection, type.identifier) else { continue }
                 let writer: String? = try canRead(connection, caller, type) ? nil : caller.description
                 let own = "($2::text IS NULL OR writer = $2)"
+                if type.kind == .workout || type.kind == .correlation {
+                    for table in ["objects", "tombstones"] {
+                        let result = try connection.query(
+                            "SELECT max(seq) FROM \(table) WHERE type_id = $1", ["\(typeID)"])
+                        if result.count > 0 { latest = max(latest, result.int64(0, 0)) }
+                    }
+                    continue
+                }
                 let rows =
                     type.aggregation == .series
                     ? "SELECT max(seq) FROM heartbeat_series WHERE $1::bigint IS NOT NULL AND \(own)"
@@ -187,6 +216,9 @@ extension PostgresHealthStore {
                 // Nothing of the type was ever written; the call is logged all the same.
                 try log(connection, caller, .changes, type: type.identifier, count: 0, denied: false)
                 return ChangeSet(added: [], deleted: [], anchor: start, hasMore: false)
+            }
+            if type.kind == .workout || type.kind == .correlation {
+                return try objectChanges(connection, of: type, typeID: typeID, since: start, limit: limit, as: caller)
             }
             let readAll = try canRead(connection, caller, type)
             let writer: String? = readAll ? nil : caller.description

@@ -44,6 +44,7 @@ extension PostgresHealthStore {
                 """
                 SELECT identifier FROM types t
                 WHERE EXISTS (SELECT 1 FROM samples s WHERE s.type_id = t.id AND s.seq > $1 AND s.seq <= $2)
+                    OR EXISTS (SELECT 1 FROM objects o WHERE o.type_id = t.id AND o.seq > $1 AND o.seq <= $2)
                 UNION ALL
                 SELECT $3::text WHERE EXISTS (SELECT 1 FROM heartbeat_series WHERE seq > $1 AND seq <= $2)
                 """, ["\(anchor)", "\(current)", HealthType.heartbeatSeries.identifier])

@@ -123,7 +123,21 @@ enum PostgresSchema {
         LEFT JOIN devices d ON d.id = s.device_id
         LEFT JOIN subjects sub ON sub.id = s.subject_id;
         """,
-        // 6: merged_totals(type, from, to, zone, step), the source-priority merge of a cumulative type in calendar
+        // 6: correlations and workouts, as the SQLite engine keeps them (its migration 14): a row each in `objects`
+        // (a workout's own fields in `body`), their samples in `object_members` by id with type and interval.
+        """
+        CREATE TABLE objects (
+            uuid uuid PRIMARY KEY, type_id integer NOT NULL, start_ms bigint NOT NULL, end_ms bigint NOT NULL,
+            start_offset_s integer NOT NULL, source_id integer NOT NULL, device_id integer NOT NULL,
+            subject_id integer NOT NULL, writer text NOT NULL, seq bigint NOT NULL, metadata text, body text,
+            CHECK (end_ms >= start_ms));
+        CREATE INDEX objects_time ON objects (type_id, start_ms);
+        CREATE INDEX objects_seq ON objects (type_id, seq);
+        CREATE TABLE object_members (
+            object_uuid uuid NOT NULL, sample_uuid uuid NOT NULL, type text NOT NULL, start_ms bigint NOT NULL,
+            end_ms bigint NOT NULL, PRIMARY KEY (object_uuid, sample_uuid));
+        CREATE INDEX object_members_sample ON object_members (sample_uuid);
+        // 7: merged_totals(type, from, to, zone, step), the source-priority merge of a cumulative type in calendar
         // days or weeks (docs/sql.md): what Sources/Health/CumulativeMerge.swift computes, in SQL over elementary
         // segments, reading the priority lists the person set; one row per subject and bucket a sample touched.
         """

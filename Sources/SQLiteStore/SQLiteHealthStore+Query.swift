@@ -96,16 +96,29 @@ extension SQLiteHealthStore {
         defer { connection.resetCachedStatements() }
         var matched: [QuantitySample] = []
         var cursor = query.cursor
-        let wanted = query.limit ?? Int.max
+        var wanted = query.limit ?? Int.max
+        // A workout predicate: only its associated samples, looked for within the interval they span.
+        var from = query.from
+        var to = query.to
+        var associated: Set<UUID>?
+        if let workout = query.workout {
+            if let members = try workoutMembers(workout, type: query.type) {
+                associated = members.ids
+                from = max(from ?? members.from, members.from)
+                to = min(to ?? members.to, members.to)
+            } else {
+                wanted = 0
+            }
+        }
         // Fetch in pages: the time test and metadata predicates run in Swift on top of the SQL filters.
         while matched.count < wanted {
             let page = try rows(
-                of: query.type, from: query.from, to: query.to, sources: query.sources, devices: query.devices,
+                of: query.type, from: from, to: to, sources: query.sources, devices: query.devices,
                 subjects: query.subjects, caller: caller, after: cursor, ascending: query.ascending, limit: 1_000)
             for row in page where matched.count < wanted {
                 let sample = row.sample
                 guard query.matchesTime(start: sample.start, end: sample.end),
-                    query.matchesMetadata(sample.metadata)
+                    query.matchesMetadata(sample.metadata), associated?.contains(sample.id) ?? true
                 else { continue }
                 matched.append(sample)
             }
@@ -153,6 +166,10 @@ extension SQLiteHealthStore {
         try writeTransaction {
             var deleted = 0
             for id in ids {
+                if let objects = try deleteObject(id, caller) {
+                    deleted += objects
+                    continue
+                }
                 let lookup = try connection.cached("SELECT type_id, writer FROM samples WHERE uuid = ?1")
                 try lookup.bind(1, id.bytes)
                 guard try lookup.step() else {
@@ -161,11 +178,20 @@ extension SQLiteHealthStore {
                         continue
                     }
                     // Not a row: a chunked series sample, which only the owner may delete.
-                    if caller == .owner, try deleteSeriesSample(id, writer: caller.description) { deleted += 1 }
+                    guard caller == .owner else { continue }
+                    if let members = try deleteMemberships(of: id, caller) {
+                        deleted += members
+                    } else if try deleteSeriesSample(id, writer: caller.description) {
+                        deleted += 1
+                    }
                     continue
                 }
                 let typeID = lookup.int64(0)
                 if case .app(let app) = caller, lookup.text(1) != app { continue }  // apps delete only their own
+                if let members = try deleteMemberships(of: id, caller) {
+                    deleted += members
+                    continue
+                }
                 try remove(uuid: id.bytes, typeID: typeID, writer: caller.description, replacedBy: nil)
                 deleted += 1
             }
@@ -181,6 +207,14 @@ extension SQLiteHealthStore {
             guard let typeID = try existingTypeID(type.identifier) else { continue }
             let readAll = try canRead(caller, type)
             let own = readAll ? "" : " AND writer = ?2"
+            if type.kind == .workout || type.kind == .correlation {
+                let statement = try connection.cached(
+                    "SELECT max(seq) FROM objects WHERE type_id = ?1 UNION ALL SELECT max(seq) FROM tombstones WHERE type_id = ?1"
+                )
+                try statement.bind(1, typeID)
+                while try statement.step() { latest = max(latest, statement.int64(0)) }
+                continue
+            }
             var statements = [
                 type.aggregation == .series
                     ? "SELECT max(id) FROM heartbeat_series WHERE ?1 = ?1\(own)"
@@ -207,6 +241,9 @@ extension SQLiteHealthStore {
             // Nothing of the type was ever written; the call is logged all the same.
             try log(caller, .changes, type: type.identifier, count: 0, denied: false)
             return ChangeSet(added: [], deleted: [], anchor: start, hasMore: false)
+        }
+        if type.kind == .workout || type.kind == .correlation {
+            return try objectChanges(of: type, typeID: typeID, since: start, limit: limit, as: caller)
         }
         let readAll = try canRead(caller, type)
         var rows: [Row] = []

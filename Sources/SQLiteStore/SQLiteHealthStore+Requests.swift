@@ -50,8 +50,9 @@ extension SQLiteHealthStore {
         while try known.step() { identifiers.append((known.int64(0), known.text(1) ?? "")) }
         let rows = try connection.cached("SELECT 1 FROM samples WHERE type_id = ?1 AND seq > ?2 LIMIT 1")
         let chunks = try connection.cached("SELECT 1 FROM series_chunks WHERE type_id = ?1 AND last_seq > ?2 LIMIT 1")
+        let objects = try connection.cached("SELECT 1 FROM objects WHERE type_id = ?1 AND seq > ?2 LIMIT 1")
         for (id, identifier) in identifiers {
-            for statement in [rows, chunks] {
+            for statement in [rows, chunks, objects] {
                 statement.reset()
                 try statement.bind(1, id)
                 try statement.bind(2, anchor)

@@ -6,6 +6,15 @@ extension SQLiteHealthStore {
     /// Saves a batch in one transaction (`docs/store-semantics.md`, items 21-23).
     public func save(_ samples: [QuantitySample], as caller: Caller) throws -> [WriteOutcome] {
         defer { connection.resetCachedStatements() }
+        let typeCounts = try checkedTypeCounts(samples)
+        var checked: Set<String> = []
+        for (type, _) in typeCounts where checked.insert(type.identifier).inserted { try requireShare(caller, type) }
+        return try writeTransaction { try insertSamples(samples, typeCounts, caller) }
+    }
+
+    /// The catalog's type of each run of samples of one type, with the run's length; an unknown type or an invalid
+    /// sample rejects the batch (``InvalidSampleError`` with the sample's place in `samples`).
+    func checkedTypeCounts(_ samples: [QuantitySample]) throws -> [(type: HealthType, count: Int)] {
         // Samples of a batch mostly share type, source, device and subject: runs of equal values are looked up
         // once (this path handles hundreds of thousands of samples a second).
         var typeCounts: [(type: HealthType, count: Int)] = []
@@ -22,43 +31,47 @@ extension SQLiteHealthStore {
                 throw InvalidSampleError(index: index, reason: reason)
             }
         }
-        var checked: Set<String> = []
-        for (type, _) in typeCounts where checked.insert(type.identifier).inserted { try requireShare(caller, type) }
-        return try writeTransaction {
-            var outcomes = [WriteOutcome](repeating: .rejected, count: samples.count)
-            // Dense series go into chunks, grouped by stream; everything else is a row.
-            var streams = StreamGroups()
-            var previous: (sample: QuantitySample, key: StreamKey)?
-            var run = (index: 0, left: typeCounts.first?.count ?? 0)  // the catalog's type of each sample
-            for (index, sample) in samples.enumerated() {
-                if run.left == 0 { run = (run.index + 1, typeCounts[run.index + 1].count) }
-                run.left -= 1
-                let type = typeCounts[run.index].type
-                guard isSeriesSample(sample, type, caller) else {
-                    outcomes[index] = try save(sample, index: index, writer: caller.description)
-                    continue
-                }
-                let key: StreamKey
-                if let previous, previous.sample.sharesStream(with: sample) {
-                    key = previous.key
-                } else {
-                    key = try streamKey(
-                        type: type, source: sample.source, device: sample.device, subject: sample.subject,
-                        offset: sample.startOffsetSeconds, metadata: sample.metadata)
-                    previous = (sample, key)
-                }
-                streams.append(
-                    key, start: sample.start.milliseconds, end: sample.end.milliseconds, value: sample.value,
-                    position: index)
+        return typeCounts
+    }
+
+    /// Stores checked samples (``checkedTypeCounts(_:)``) inside the running write transaction and logs the save,
+    /// per type.
+    func insertSamples(
+        _ samples: [QuantitySample], _ typeCounts: [(type: HealthType, count: Int)], _ caller: Caller
+    ) throws -> [WriteOutcome] {
+        var outcomes = [WriteOutcome](repeating: .rejected, count: samples.count)
+        // Dense series go into chunks, grouped by stream; everything else is a row.
+        var streams = StreamGroups()
+        var previous: (sample: QuantitySample, key: StreamKey)?
+        var run = (index: 0, left: typeCounts.first?.count ?? 0)  // the catalog's type of each sample
+        for (index, sample) in samples.enumerated() {
+            if run.left == 0 { run = (run.index + 1, typeCounts[run.index + 1].count) }
+            run.left -= 1
+            let type = typeCounts[run.index].type
+            guard isSeriesSample(sample, type, caller) else {
+                outcomes[index] = try save(sample, index: index, writer: caller.description)
+                continue
             }
-            try saveSeries(streams, into: &outcomes)
-            var logged: [String: Int] = [:]
-            for (type, count) in typeCounts { logged[type.identifier, default: 0] += count }
-            for (type, count) in logged.sorted(by: { $0.key < $1.key }) {
-                try log(caller, .save, type: type, count: count, denied: false)
+            let key: StreamKey
+            if let previous, previous.sample.sharesStream(with: sample) {
+                key = previous.key
+            } else {
+                key = try streamKey(
+                    type: type, source: sample.source, device: sample.device, subject: sample.subject,
+                    offset: sample.startOffsetSeconds, metadata: sample.metadata)
+                previous = (sample, key)
             }
-            return outcomes
+            streams.append(
+                key, start: sample.start.milliseconds, end: sample.end.milliseconds, value: sample.value,
+                position: index)
         }
+        try saveSeries(streams, into: &outcomes)
+        var logged: [String: Int] = [:]
+        for (type, count) in typeCounts { logged[type.identifier, default: 0] += count }
+        for (type, count) in logged.sorted(by: { $0.key < $1.key }) {
+            try log(caller, .save, type: type, count: count, denied: false)
+        }
+        return outcomes
     }
 
     /// Saves a batch in one transaction: its streams' samples, then its heartbeat series. Outcomes (and the index

@@ -460,6 +460,35 @@ extension SQLiteHealthStore {
         return false
     }
 
+    /// The chunked sample `id`, if there is one, found as ``deleteSeriesSample(_:writer:)`` finds it.
+    func seriesSample(_ id: UUID) throws -> QuantitySample? {
+        let start = id.bytes.prefix(6).reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        let span = try connection.scalarInt("SELECT value FROM counters WHERE name = 'chunk_span'") ?? 0
+        let candidates = try connection.cached(
+            """
+            SELECT id FROM series_chunks
+            WHERE type_id IN (SELECT id FROM types) AND start_ms BETWEEN ?2 AND ?1 AND last_start_ms >= ?1
+            """)
+        try candidates.bind(1, start)
+        try candidates.bind(2, start - span)
+        var chunkIDs: [Int64] = []
+        while try candidates.step() { chunkIDs.append(candidates.int64(0)) }
+        for chunkID in chunkIDs {
+            guard let chunk = try chunk(id: chunkID) else { continue }
+            var sample = try seriesSamplePrototype(chunk)
+            for point in chunk.points where point.start == start {
+                sample.start = Instant(milliseconds: point.start)
+                sample.end = Instant(milliseconds: point.start + point.duration)
+                sample.value = point.value
+                sample.id = QuantitySample.derivedID(
+                    type: sample.type.identifier, source: sample.source.identifier, device: sample.device?.key,
+                    start: sample.start, end: sample.end)
+                if sample.id == id { return sample }
+            }
+        }
+        return nil
+    }
+
     func chunk(id: Int64) throws -> Chunk? {
         let statement = try connection.cached(
             """

@@ -169,6 +169,22 @@ enum SQLiteSchema {
             WITHOUT ROWID;
         INSERT INTO priority_policies (type, unranked) SELECT DISTINCT type, 'gapFill' FROM priorities;
         """,
+        // 14: correlations and workouts (`docs/store-semantics.md`, items 27 and 28), a row each in `objects` (a
+        // workout's own fields in `body`, ObjectCoding's JSON), and their samples in `object_members`: a
+        // correlation's members, a workout's associated samples, each named by id with its type and interval.
+        """
+        CREATE TABLE objects (
+            uuid BLOB PRIMARY KEY, type_id INTEGER NOT NULL, start_ms INTEGER NOT NULL, end_ms INTEGER NOT NULL,
+            start_offset_s INTEGER NOT NULL, source_id INTEGER NOT NULL, device_id INTEGER NOT NULL,
+            subject_id INTEGER NOT NULL, writer TEXT NOT NULL, seq INTEGER NOT NULL, metadata TEXT, body TEXT,
+            CHECK (end_ms >= start_ms)) STRICT, WITHOUT ROWID;
+        CREATE INDEX objects_time ON objects (type_id, start_ms);
+        CREATE INDEX objects_seq ON objects (type_id, seq);
+        CREATE TABLE object_members (
+            object_uuid BLOB NOT NULL, sample_uuid BLOB NOT NULL, type TEXT NOT NULL, start_ms INTEGER NOT NULL,
+            end_ms INTEGER NOT NULL, PRIMARY KEY (object_uuid, sample_uuid)) STRICT, WITHOUT ROWID;
+        CREATE INDEX object_members_sample ON object_members (sample_uuid);
+        """,
     ]
 
     /// The side file, `<store>-access`, for what is written often and must never wait for (or hold up) a write

@@ -11,7 +11,9 @@ struct DeleteCommand: Command {
     var discussion: String {
         """
         --dry-run counts exactly what the deletion would delete (ids that match nothing are not counted) and
-        deletes nothing. Otherwise a terminal is asked to confirm; without one, --yes is needed.
+        deletes nothing. Otherwise a terminal is asked to confirm; without one, --yes is needed. A correlation
+        (bloodPressure, food) is deleted with its samples, and deleting one of them deletes the correlation; a
+        workout is deleted without the samples recorded during it. Each counts as a sample.
 
         EXAMPLES:
           wearhouse delete --type heartRate --from 2025-03-30T10:00 --to 2025-03-30T11:00 --dry-run
@@ -67,6 +69,10 @@ struct DeleteCommand: Command {
                     subjects: options.subjects)
                 if query.type.aggregation == .series {
                     ids += try await store.heartbeatSeries(query, as: .owner).series.map(\.id)
+                } else if query.type.kind == .correlation {
+                    ids += try await store.correlations(query, as: .owner).correlations.map(\.id)
+                } else if query.type.kind == .workout {
+                    ids += try await store.workouts(query, as: .owner).workouts.map(\.id)
                 } else {
                     ids += try await store.samples(query, as: .owner).samples.map(\.id)
                 }

@@ -14,7 +14,11 @@ struct ExportCommand: Command {
         Every type is exported by default, heartbeat series included. ndjson: one Open mHealth data point a line
         (heart-rate 2.0, step-count 3.0, and a wearhouse schema for the other types; a heartbeat series lists its
         beats), with the sample's source, device, subject and metadata under header.wearhouse;
-        'wearhouse import-samples' reads it back into the same samples. fhir: one R4 Observation a line, LOINC
+        'wearhouse import-samples' reads it back into the same samples. Correlations and workouts are one line
+        each: blood pressure as omh blood-pressure 3.0 (fhir: one Observation, LOINC 85354-9, components 8480-6
+        and 8462-4 in mm[Hg]), food with its members, a workout as omh physical-activity 1.2 (fhir: an
+        Observation with the activity type, duration, totals and events); a correlation's members are written with
+        it, not again on their own, and a workout carries the ids of its samples. fhir: one R4 Observation a line, LOINC
         8867-4 for heart rate and 55423-8 for steps, UCUM units, the sample id as identifier urn:uuid:<id>, a
         heartbeat series' beats as components. csv: the columns of 'samples --format csv' plus the metadata as
         JSON; a heartbeat series gives one row per beat (its RR interval in ms at the beat's instant). sqlite: a
@@ -55,7 +59,17 @@ struct ExportCommand: Command {
     func run(_ options: Options, console: Console) async -> ExitCode {
         await runStoreCommand(console) {
             let format = options.format
-            let types = options.types ?? HealthTypeCatalog.all.filter { $0.isSampleType || $0.kind == .series }
+            let chosen =
+                options.types
+                ?? HealthTypeCatalog.all.filter {
+                    $0.isSampleType || $0.kind == .series || $0.kind == .correlation || $0.kind == .workout
+                }
+            // Correlations first: their members are written with them, not again as samples of their own.
+            let types =
+                format == .sqlite
+                ? chosen.filter { $0.isSampleType || $0.kind == .series }
+                : chosen.filter { $0.kind == .correlation } + chosen.filter { $0.kind == .workout }
+                    + chosen.filter { $0.kind != .correlation && $0.kind != .workout }
             let store = try StoreLocation.open(store: options.store, mustExist: true)
             if format == .sqlite {
                 guard let path = options.out else {
@@ -72,6 +86,7 @@ struct ExportCommand: Command {
             }
             var output = format == .csv ? Self.csvHeader : ""
             var count = 0
+            var members: Set<UUID> = []
             for type in types {
                 var query = SampleQuery(
                     type: type, from: StoreOptions.instant(options.from, in: options.timeZone),
@@ -79,15 +94,34 @@ struct ExportCommand: Command {
                     limit: 10_000)
                 while true {
                     let next: SampleCursor?
-                    if type.aggregation == .series {
+                    if type.kind == .correlation {
+                        let page = try await store.correlations(query, as: .owner)
+                        for correlation in page.correlations {
+                            members.formUnion(correlation.objects.map(\.id))
+                            output += Self.lines(correlation, format: format)
+                        }
+                        count += page.correlations.count
+                        next = page.next
+                    } else if type.kind == .workout {
+                        let page = try await store.workouts(query, as: .owner)
+                        for workout in page.workouts {
+                            let ids = try await store.workoutSampleIDs(workout.id, as: .owner)
+                            output += Self.lines(
+                                workout, samples: ids.sorted { $0.key < $1.key }.flatMap(\.value), format: format)
+                        }
+                        count += page.workouts.count
+                        next = page.next
+                    } else if type.aggregation == .series {
                         let page = try await store.heartbeatSeries(query, as: .owner)
                         for series in page.series { output += Self.lines(series, format: format) }
                         count += page.series.count
                         next = page.next
                     } else {
                         let page = try await store.samples(query, as: .owner)
-                        for sample in page.samples { output += Self.lines(sample, format: format) }
-                        count += page.samples.count
+                        for sample in page.samples where !members.contains(sample.id) {
+                            output += Self.lines(sample, format: format)
+                            count += 1
+                        }
                         next = page.next
                     }
                     guard let next else { break }
@@ -119,6 +153,26 @@ struct ExportCommand: Command {
         case .ndjson: FieldValue.object(openMHealth(sample)).json + "\n"
         case .fhir: FieldValue.object(fhirObservation(sample)).json + "\n"
         case .sqlite: ""  // written by exportSQLite, not as lines
+        }
+    }
+
+    /// A correlation in `format`: one line with its members (CSV: their rows and its own, ``ObjectRecords``).
+    static func lines(_ correlation: Correlation, format: Format) -> String {
+        switch format {
+        case .csv: ObjectRecords.csv(correlation)
+        case .ndjson: FieldValue.object(ObjectRecords.openMHealth(correlation)).json + "\n"
+        case .fhir: FieldValue.object(ObjectRecords.fhir(correlation)).json + "\n"
+        case .sqlite: ""
+        }
+    }
+
+    /// A workout in `format`, with the ids of its associated samples: one line.
+    static func lines(_ workout: Workout, samples: [UUID], format: Format) -> String {
+        switch format {
+        case .csv: ObjectRecords.csv(workout, samples: samples)
+        case .ndjson: FieldValue.object(ObjectRecords.openMHealth(workout, samples: samples)).json + "\n"
+        case .fhir: FieldValue.object(ObjectRecords.fhir(workout)).json + "\n"
+        case .sqlite: ""
         }
     }
 
@@ -194,6 +248,22 @@ struct ExportCommand: Command {
                 sample.id, sample.type, sample.start, sample.end, sample.startOffsetSeconds
             )
             (source, device, subject, metadata) = (sample.source, sample.device, sample.subject, sample.metadata)
+        }
+
+        init(_ correlation: Correlation) {
+            (id, type, start, end, startOffsetSeconds) = (
+                correlation.id, correlation.type, correlation.start, correlation.end, correlation.startOffsetSeconds
+            )
+            (source, device, subject, metadata) = (
+                correlation.source, correlation.device, correlation.subject, correlation.metadata
+            )
+        }
+
+        init(_ workout: Workout) {
+            (id, type, start, end, startOffsetSeconds) = (
+                workout.id, .workout, workout.start, workout.end, workout.startOffsetSeconds
+            )
+            (source, device, subject, metadata) = (workout.source, workout.device, workout.subject, workout.metadata)
         }
 
         init(_ series: HeartbeatSeriesSample) {
@@ -281,6 +351,15 @@ struct ExportCommand: Command {
     static func openMHealth(
         _ sample: Record, schema: (namespace: String, name: String, version: String), measure: Field
     ) -> [Field] {
+        openMHealth(sample, schema: schema, measures: [measure], extra: nil)
+    }
+
+    /// An Open mHealth data point with several measures in its body, and `extra` (when given) under
+    /// `header.wearhouse`.
+    static func openMHealth(
+        _ sample: Record, schema: (namespace: String, name: String, version: String), measures: [Field],
+        extra: Field?
+    ) -> [Field] {
         var device: [Field] = []
         if let value = sample.device {
             for (name, text) in [
@@ -292,14 +371,15 @@ struct ExportCommand: Command {
                 if let text { device.append(Field(name, .string(text))) }
             }
         }
-        let wearhouse: [Field] = [
-            Field("type", .string(sample.type.identifier)),
-            Field("source_version", sample.source.version.map { .string($0) } ?? .null),
-            Field("device", device.isEmpty ? .null : .object(device)),
-            Field("subject", sample.subject.map { .string($0) } ?? .null),
-            Field("start_offset_s", .int(sample.startOffsetSeconds)),
-            Field("metadata", metadata(sample.metadata)),
-        ]
+        let wearhouse: [Field] =
+            [
+                Field("type", .string(sample.type.identifier)),
+                Field("source_version", sample.source.version.map { .string($0) } ?? .null),
+                Field("device", device.isEmpty ? .null : .object(device)),
+                Field("subject", sample.subject.map { .string($0) } ?? .null),
+                Field("start_offset_s", .int(sample.startOffsetSeconds)),
+                Field("metadata", metadata(sample.metadata)),
+            ] + (extra.map { [$0] } ?? [])
         return [
             Field(
                 "header",
@@ -326,9 +406,7 @@ struct ExportCommand: Command {
                 ])),
             Field(
                 "body",
-                .object([
-                    measure, Field("effective_time_frame", timeFrame(sample)),
-                ])),
+                .object(measures + [Field("effective_time_frame", timeFrame(sample))])),
         ]
     }
 

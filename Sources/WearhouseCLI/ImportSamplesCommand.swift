@@ -18,7 +18,11 @@ struct ImportSamplesCommand: Command {
         past milliseconds are dropped. A field of the wrong JSON type, a name over 256 bytes, metadata over 64 keys
         or a metadata string over 4,096 bytes, a line over 16 MiB, more than 100,000 beats, or a sample spanning
         more than a day (a week for cumulative types) is refused with its line number. Importing the same file
-        twice stores nothing new.
+        twice stores nothing new. A correlation line (type bloodPressure or food) lists its samples, whole, in
+        "objects"; a workout line has "activity_type", "duration_s", "total_energy_burned_kcal",
+        "total_distance_m", "total_swimming_stroke_count", "total_flights_climbed", "events" [{"type", "start",
+        "end", "metadata"}] and "samples" (ids of stored or imported samples), as 'samples --format json' and
+        'export --format ndjson' write them; they are saved after the samples.
         """
     }
 
@@ -52,6 +56,8 @@ struct ImportSamplesCommand: Command {
         }
         var samples: [QuantitySample] = []
         var series: [HeartbeatSeriesSample] = []
+        var correlations: [Correlation] = []
+        var workouts: [(workout: Workout, samples: [UUID])] = []
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let trimmed = String(line).trimmingSpaces
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
@@ -59,6 +65,8 @@ struct ImportSamplesCommand: Command {
                 switch try Self.sample(from: trimmed, defaultSource: options.source) {
                 case .quantity(let sample): samples.append(sample)
                 case .series(let one): series.append(one)
+                case .correlation(let correlation): correlations.append(correlation)
+                case .workout(let workout, let ids): workouts.append((workout, ids))
                 }
             } catch {
                 console.error("\(file == "-" ? "stdin" : file):\(index + 1): \(error.message); nothing was imported")
@@ -67,12 +75,19 @@ struct ImportSamplesCommand: Command {
         }
         do {
             let store = try StoreLocation.open(store: options.store, mustExist: false)
-            let outcomes = try await store.save(SampleBatch(samples, heartbeats: series), as: .owner)
+            var outcomes = try await store.save(SampleBatch(samples, heartbeats: series), as: .owner)
+            // Correlations (with their members) and workouts after the samples, each kind in one transaction,
+            // then the workouts' samples.
+            if !correlations.isEmpty { outcomes += try await store.save(correlations, as: .owner) }
+            if !workouts.isEmpty { outcomes += try await store.save(workouts.map(\.workout), as: .owner) }
+            for (workout, ids) in workouts where !ids.isEmpty {
+                _ = try await store.add(ids, to: workout.id, as: .owner)
+            }
             let counts = Dictionary(grouping: outcomes, by: { $0 }).mapValues(\.count)
             let summary = [WriteOutcome.inserted, .duplicate, .conflict, .replaced, .stale].map {
                 "\(counts[$0] ?? 0) \($0.rawValue)"
             }
-            console.out("\(samples.count + series.count) samples: \(summary.joined(separator: ", "))\n")
+            console.out("\(outcomes.count) samples: \(summary.joined(separator: ", "))\n")
             return .success
         } catch let failure as StoreLocation.Failure {
             console.error(failure.message)
@@ -99,13 +114,16 @@ struct ImportSamplesCommand: Command {
 
     /// The longest a sample may span: a day for discrete types and heartbeat series, a week for cumulative ones.
     static func maximumSpanMilliseconds(_ type: HealthType) -> Int64 {
-        type.aggregation == .cumulative ? 7 * 86_400_000 : 86_400_000
+        type.aggregation == .cumulative || type.kind == .workout ? 7 * 86_400_000 : 86_400_000
     }
 
-    /// One line, as a quantity sample or a heartbeat series.
+    /// One line, as a quantity sample, a heartbeat series, a correlation with its members or a workout with the
+    /// ids of its samples.
     enum Parsed {
         case quantity(QuantitySample)
         case series(HeartbeatSeriesSample)
+        case correlation(Correlation)
+        case workout(Workout, samples: [UUID])
     }
 
     static func sample(from line: String, defaultSource: String) throws(LineError) -> Parsed {
@@ -116,7 +134,14 @@ struct ImportSamplesCommand: Command {
         guard var object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else {
             throw fail("not a JSON object")
         }
-        if object["header"] != nil, object["body"] != nil { object = try flatten(openMHealth: object) }
+        if let header = object["header"] as? [String: Any], object["body"] != nil {
+            // A correlation's or workout's data point carries its whole record.
+            if let record = (header["wearhouse"] as? [String: Any])?["record"] as? [String: Any] {
+                object = record
+            } else {
+                object = try flatten(openMHealth: object)
+            }
+        }
         let fields = Fields(object)
         guard let typeName = try fields.name("type") else { throw fail("missing \"type\"") }
         guard let type = HealthTypeCatalog.type(typeName) else { throw fail("unknown type \(echo(typeName))") }
@@ -144,6 +169,54 @@ struct ImportSamplesCommand: Command {
         let device = try fields.device()
         let subject = try fields.name("subject")
         let metadata = try fields.metadata()
+        switch type.kind {
+        case .correlation:
+            guard let objects = object["objects"] as? [Any] else {
+                throw fail("a \(type.identifier) correlation needs \"objects\": a list of its samples")
+            }
+            guard objects.count <= Correlation.maximumObjects else {
+                throw fail("a correlation holds at most \(Correlation.maximumObjects) samples, not \(objects.count)")
+            }
+            var members: [QuantitySample] = []
+            for (index, raw) in objects.enumerated() {
+                guard let member = raw as? [String: Any],
+                    let data = try? JSONSerialization.data(withJSONObject: member)
+                else { throw fail("\"objects\" \(index + 1) is not an object") }
+                let parsed: Parsed
+                do throws(LineError) {
+                    parsed = try sample(from: String(decoding: data, as: UTF8.self), defaultSource: source.identifier)
+                } catch {
+                    throw fail("\"objects\" \(index + 1): \(error.message)")
+                }
+                guard case .quantity(var quantity) = parsed else {
+                    throw fail("\"objects\" \(index + 1) is not a quantity sample")
+                }
+                if member["uuid"] == nil || member["uuid"] is NSNull,
+                    quantity.metadata[MetadataKey.externalUUID] == nil
+                {
+                    // A member without an id is named by its natural key, so that importing it again is a duplicate.
+                    quantity.id = QuantitySample.derivedID(
+                        type: quantity.type.identifier, source: quantity.source.identifier,
+                        device: quantity.device?.key, start: quantity.start, end: quantity.end)
+                }
+                members.append(quantity)
+            }
+            let correlation = Correlation(
+                id: id, type: type, start: start, end: end, startOffsetSeconds: offset, objects: members,
+                source: source, device: device, subject: subject, metadata: metadata)
+            if let reason = correlation.invalidityReason { throw fail(reason) }
+            return .correlation(correlation)
+        case .workout:
+            let workout = try Self.workout(
+                fields,
+                base: Workout(
+                    id: id, activityType: .other, start: start, end: end, startOffsetSeconds: offset, source: source,
+                    device: device, subject: subject, metadata: metadata))
+            if let reason = workout.0.invalidityReason { throw fail(reason) }
+            return .workout(workout.0, samples: workout.1)
+        default:
+            break
+        }
         if type.aggregation == .series {
             return .series(
                 HeartbeatSeriesSample(
@@ -179,6 +252,67 @@ struct ImportSamplesCommand: Command {
             QuantitySample(
                 id: id ?? UUID.timeOrdered(), type: type, start: start, end: end, startOffsetSeconds: offset,
                 value: value, source: source, device: device, subject: subject, metadata: metadata))
+    }
+
+    /// A workout's own fields (`activity_type`, `duration_s`, the totals, `events`) and the ids in `samples`, on
+    /// top of `base`.
+    static func workout(_ fields: Fields, base: Workout) throws(LineError) -> (Workout, [UUID]) {
+        func fail(_ message: String) -> LineError { LineError(line: 0, message: message) }
+        var workout = base
+        guard let name = try fields.name("activity_type") else { throw fail("a workout needs \"activity_type\"") }
+        guard let activity = WorkoutActivityType(name: name) else {
+            throw fail("\(echo(name)) is not an HKWorkoutActivityType (running, walking, cycling, ..., other)")
+        }
+        workout.activityType = activity
+        func number(_ key: String) throws(LineError) -> Double? {
+            let value = fields.object[key]
+            if value == nil || value is NSNull { return nil }
+            guard let number = value as? NSNumber, !isJSONBoolean(number) else {
+                throw fail("\"\(key)\" must be a number")
+            }
+            return number.doubleValue
+        }
+        if let duration = try number("duration_s") { workout.duration = duration }
+        workout.totalEnergyBurned = try number("total_energy_burned_kcal")
+        workout.totalDistance = try number("total_distance_m")
+        workout.totalSwimmingStrokeCount = try number("total_swimming_stroke_count")
+        workout.totalFlightsClimbed = try number("total_flights_climbed")
+        if let raw = fields.object["events"], !(raw is NSNull) {
+            guard let events = raw as? [Any], events.count <= Workout.maximumEvents else {
+                throw fail("\"events\" must be a list of at most \(Workout.maximumEvents) events")
+            }
+            for (index, item) in events.enumerated() {
+                guard let event = item as? [String: Any] else { throw fail("event \(index + 1) is not an object") }
+                let eventFields = Fields(event)
+                guard let kindName = try eventFields.name("type"), let kind = WorkoutEvent.Kind(name: kindName) else {
+                    throw fail(
+                        "event \(index + 1): \"type\" is one of "
+                            + WorkoutEvent.Kind.allCases.map(\.name).joined(separator: ", "))
+                }
+                guard let startText = try eventFields.string("start", limit: 64) else {
+                    throw fail("event \(index + 1): missing \"start\"")
+                }
+                let eventStart = try time(startText, field: "events.start").0
+                let eventEnd = try eventFields.string("end", limit: 64).map { text throws(LineError) in
+                    try time(text, field: "events.end").0
+                }
+                workout.events.append(
+                    WorkoutEvent(kind, start: eventStart, end: eventEnd, metadata: try eventFields.metadata()))
+            }
+        }
+        var ids: [UUID] = []
+        if let raw = fields.object["samples"], !(raw is NSNull) {
+            guard let list = raw as? [Any], list.count <= 100_000 else {
+                throw fail("\"samples\" must be a list of at most 100000 sample ids")
+            }
+            for item in list {
+                guard let text = item as? String, let id = UUID(uuidString: text) else {
+                    throw fail("\"samples\" holds sample ids (UUIDs)")
+                }
+                ids.append(id)
+            }
+        }
+        return (workout, ids)
     }
 
     /// A category's value: one of its names (`"asleepDeep"`) or integers (`4`), nothing else.

@@ -12,6 +12,8 @@ struct SamplesCommand: Command {
         Times are ISO 8601: with Z or an offset they are instants, without they are wall time in --time-zone
         (default UTC). A sample matches when it overlaps [--from, --to). Lists are comma-separated.
         heartbeatSeries lists one line per series (beats, mean RR interval, gaps); json adds every beat.
+        bloodPressure and food list correlations (json: their members under objects), workout the workouts
+        (json: activity type, duration, totals, events and the ids of their samples).
         Every matching sample is printed (json and csv as they are read, \(SamplesCommand.pageSize) at a time);
         with --limit n only the first n, and stderr says when more match.
 
@@ -19,6 +21,8 @@ struct SamplesCommand: Command {
           wearhouse samples --type heartRate --from 2025-03-30 --to 2025-03-31 --time-zone Europe/Berlin
           wearhouse samples --type stepCount --subject alice --format csv
           wearhouse samples --type heartbeatSeries --from 2025-03-30T06:00 --format json
+          wearhouse samples --type bloodPressure --format json
+          wearhouse samples --type workout --from 2025-03-01
         """
     }
 
@@ -43,7 +47,7 @@ struct SamplesCommand: Command {
     }
 
     let syntax = CommandSyntax<Options>(options: [
-        StoreOptions.type(\.type, help: "The type (see 'wearhouse types')."),
+        StoreOptions.type(\.type, help: "The type (see 'wearhouse types').", objects: true),
         StoreOptions.time("from", \.from, help: "Range start."),
         StoreOptions.time("to", \.to, help: "Range end (exclusive)."), StoreOptions.timeZone(\.timeZone),
         .list("subject", value: "names", \.subjects, help: "Only these subjects."),
@@ -68,7 +72,61 @@ struct SamplesCommand: Command {
             let store = try StoreLocation.open(store: options.store, mustExist: true)
             let limit = options.limit == 0 ? nil : options.limit
             let cut: Bool
-            if type.aggregation == .series {
+            if type.kind == .correlation {
+                var listed: [Correlation] = []
+                cut = try await Self.pages(
+                    query, limit: limit, read: { try await store.correlations($0, as: .owner) }
+                ) { page, first in
+                    if format == .table {
+                        listed += page.correlations
+                    } else {
+                        console.out(
+                            page.correlations.map { correlation in
+                                format == .json
+                                    ? FieldValue.object(ObjectRecords.fields(correlation)).json + "\n"
+                                    : ObjectRecords.csv(correlation)
+                            }.joined(separator: "").withHeader(first && format == .csv))
+                    }
+                }
+                if format == .table {
+                    console.out(
+                        ObjectRecords.render(
+                            listed.map {
+                                (
+                                    $0.start, $0.end, $0.startOffsetSeconds, ObjectRecords.summary($0), $0.device,
+                                    $0.subject, $0.source
+                                )
+                            }))
+                }
+            } else if type.kind == .workout {
+                var listed: [Workout] = []
+                cut = try await Self.pages(query, limit: limit, read: { try await store.workouts($0, as: .owner) }) {
+                    page, first in
+                    if format == .table {
+                        listed += page.workouts
+                    } else {
+                        var text = ""
+                        for workout in page.workouts {
+                            let ids = try await store.workoutSampleIDs(workout.id, as: .owner).values.flatMap { $0 }
+                            text +=
+                                format == .json
+                                ? FieldValue.object(ObjectRecords.fields(workout, samples: ids)).json + "\n"
+                                : ObjectRecords.csv(workout, samples: ids)
+                        }
+                        console.out(text.withHeader(first && format == .csv))
+                    }
+                }
+                if format == .table {
+                    console.out(
+                        ObjectRecords.render(
+                            listed.map {
+                                (
+                                    $0.start, $0.end, $0.startOffsetSeconds, ObjectRecords.summary($0), $0.device,
+                                    $0.subject, $0.source
+                                )
+                            }))
+                }
+            } else if type.aggregation == .series {
                 var listed: [HeartbeatSeriesSample] = []
                 cut = try await Self.pages(
                     query, limit: limit, read: { try await store.heartbeatSeries($0, as: .owner) }
@@ -103,7 +161,8 @@ struct SamplesCommand: Command {
     /// with whether it is the first. Returns whether `limit` cut the listing short: more samples match after the
     /// last one printed.
     static func pages<Page: ListedPage>(
-        _ query: SampleQuery, limit: Int?, read: (SampleQuery) async throws -> Page, print: (Page, Bool) throws -> Void
+        _ query: SampleQuery, limit: Int?, read: (SampleQuery) async throws -> Page,
+        print: (Page, Bool) async throws -> Void
     ) async throws -> Bool {
         var query = query
         var remaining = limit ?? Int.max
@@ -111,7 +170,7 @@ struct SamplesCommand: Command {
         while true {
             query.limit = min(remaining, pageSize)
             let page = try await read(query)
-            try print(page, first)
+            try await print(page, first)
             first = false
             remaining -= page.count
             guard let next = page.next else { return false }
@@ -201,6 +260,19 @@ protocol ListedPage {
 
 extension SamplePage: ListedPage {
     var count: Int { samples.count }
+}
+
+extension CorrelationPage: ListedPage {
+    var count: Int { correlations.count }
+}
+
+extension WorkoutPage: ListedPage {
+    var count: Int { workouts.count }
+}
+
+extension String {
+    /// The text after the CSV header when `header`.
+    func withHeader(_ header: Bool) -> String { header ? ExportCommand.csvHeader + self : self }
 }
 
 extension HeartbeatSeriesPage: ListedPage {

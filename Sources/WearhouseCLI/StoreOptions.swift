@@ -23,13 +23,13 @@ enum StoreOptions {
         .text("store", value: "url", path, kind: .path, help: help)
     }
 
-    /// `--type <type>`, required.
-    static func type<Options: CommandOptions>(_ path: any WritableKeyPath<Options, HealthType> & Sendable, help: String)
-        -> Option<Options>
-    {
+    /// `--type <type>`, required: a type of samples, or with `objects` also a correlation or workout type.
+    static func type<Options: CommandOptions>(
+        _ path: any WritableKeyPath<Options, HealthType> & Sendable, help: String, objects: Bool = false
+    ) -> Option<Options> {
         .value(
             "type", value: "type", path, kind: .choice(typeNames), required: true, help: help, format: \.identifier,
-            parse: sampleType)
+            parse: objects ? sampleOrObjectType : sampleType)
     }
 
     /// `--type <type>`, `nil` when not given.
@@ -90,6 +90,13 @@ enum StoreOptions {
                     + "stepCount, bodyMass, sleepAnalysis, ...): see 'wearhouse types'")
         }
         return type
+    }
+
+    /// A type whose samples, correlations or workouts the store holds.
+    static func sampleOrObjectType(_ name: String) throws(UsageError) -> HealthType {
+        let type = try healthType(name)
+        if type.kind == .correlation || type.kind == .workout { return type }
+        return try sampleType(name)
     }
 
     /// A type whose samples the store holds: a quantity, a category or heartbeat series.

@@ -100,7 +100,7 @@ public final class HealthClient: Sendable {
         try await save(series.map { SampleWire.encode($0, forSaving: true) })
     }
 
-    private func save(_ wire: [DBusValue]) async throws -> [WriteOutcome] {
+    func save(_ wire: [DBusValue]) async throws -> [WriteOutcome] {
         let reply = try await call("SaveSamples", [.array(HealthBusAPI.sampleType, wire)])
         guard let outcomes = reply.first?.stringArrayValue else { throw unexpected("SaveSamples") }
         return outcomes.map { WriteOutcome(rawValue: $0) ?? .rejected }
@@ -137,6 +137,7 @@ public final class HealthClient: Sendable {
         if let limit = query.limit { options["limit"] = .int64(Int64(limit)) }
         if let cursor { options["cursor"] = .string(cursor) }
         if let unit { options["unit"] = .string(unit.description) }
+        if let workout = query.workout { options["workout"] = .string(workout.uuidString.lowercased()) }
         var equals: [String: MetadataValue] = [:]
         for predicate in query.metadata {
             if case .equals(let key, let value) = predicate { equals[key] = value }
@@ -360,7 +361,7 @@ public final class HealthClient: Sendable {
 
     // MARK: Calls
 
-    private func call(_ member: String, _ arguments: [DBusValue]) async throws -> [DBusValue] {
+    func call(_ member: String, _ arguments: [DBusValue]) async throws -> [DBusValue] {
         let result: Result<[DBusValue], DBusError>
         do {
             result = .success(
@@ -381,11 +382,11 @@ public final class HealthClient: Sendable {
     }
 
     /// Samples from the wire; values that came in another unit are converted back to the canonical one.
-    private func decode(_ elements: [DBusValue]) throws -> [BusSample] {
+    func decode(_ elements: [DBusValue]) throws -> [BusSample] {
         try elements.map { element throws(HealthBusError) in try SampleWire.decode(element) }
     }
 
-    private func unexpected(_ member: String) -> HealthBusError {
+    func unexpected(_ member: String) -> HealthBusError {
         HealthBusError(
             name: HealthBusError.Name.failed, message: "\(member): the service's reply has an unexpected shape")
     }

@@ -342,4 +342,22 @@ struct FailingQueryStore: HealthStore {
     func sources(of type: HealthType, as caller: Caller) async throws -> [SourceSummary] {
         try await base.sources(of: type, as: caller)
     }
+    func save(_ correlations: [Correlation], as caller: Caller) async throws -> [WriteOutcome] {
+        try await base.save(correlations, as: caller)
+    }
+    func correlations(_ query: SampleQuery, as caller: Caller) async throws -> CorrelationPage {
+        try await base.correlations(query, as: caller)
+    }
+    func save(_ workouts: [Workout], as caller: Caller) async throws -> [WriteOutcome] {
+        try await base.save(workouts, as: caller)
+    }
+    func workouts(_ query: SampleQuery, as caller: Caller) async throws -> WorkoutPage {
+        try await base.workouts(query, as: caller)
+    }
+    func add(_ sampleIDs: [UUID], to workout: UUID, as caller: Caller) async throws -> Int {
+        try await base.add(sampleIDs, to: workout, as: caller)
+    }
+    func workoutSampleIDs(_ workout: UUID, as caller: Caller) async throws -> [String: [UUID]] {
+        try await base.workoutSampleIDs(workout, as: caller)
+    }
 }

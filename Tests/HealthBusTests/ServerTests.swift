@@ -299,6 +299,8 @@ private func start(_ sample: BusSample) -> Int64 {
     switch sample {
     case .quantity(let quantity): quantity.start.milliseconds
     case .heartbeats(let series): series.start.milliseconds
+    case .correlation(let correlation): correlation.start.milliseconds
+    case .workout(let workout): workout.start.milliseconds
     }
 }
 

@@ -1,0 +1,157 @@
+public import Foundation
+public import Health
+internal import Support
+
+/// A stored correlation or workout as both engines read it from their `objects` table: the fields every object
+/// has, and the body that only workouts have (``ObjectCoding``).
+public struct StoredObject: Sendable {
+    public var id: UUID
+    public var type: HealthType
+    public var start: Instant
+    public var end: Instant
+    public var startOffsetSeconds: Int32
+    public var source: Source
+    public var device: Device?
+    public var subject: String?
+    public var metadata: [String: MetadataValue]
+    /// ``ObjectCoding/encode(_:)``'s text for a workout; `nil` for a correlation.
+    public var body: String?
+    public var seq: Int64
+    public var writer: String
+
+    public init(
+        id: UUID, type: HealthType, start: Instant, end: Instant, startOffsetSeconds: Int32, source: Source,
+        device: Device?, subject: String?, metadata: [String: MetadataValue], body: String?, seq: Int64,
+        writer: String
+    ) {
+        self.id = id
+        self.type = type
+        self.start = start
+        self.end = end
+        self.startOffsetSeconds = startOffsetSeconds
+        self.source = source
+        self.device = device
+        self.subject = subject
+        self.metadata = metadata
+        self.body = body
+        self.seq = seq
+        self.writer = writer
+    }
+
+    /// The workout this row holds (an unknown activity number reads as `other`).
+    public var workout: Workout {
+        let body = ObjectCoding.decode(body)
+        return Workout(
+            id: id, activityType: body.activityType, start: start, end: end, startOffsetSeconds: startOffsetSeconds,
+            duration: body.duration ?? Double(end.milliseconds - start.milliseconds) / 1_000,
+            totalEnergyBurned: body.totalEnergyBurned, totalDistance: body.totalDistance,
+            totalSwimmingStrokeCount: body.totalSwimmingStrokeCount, totalFlightsClimbed: body.totalFlightsClimbed,
+            events: body.events, source: source, device: device, subject: subject, metadata: metadata)
+    }
+
+    /// The correlation this row holds, with `members`.
+    public func correlation(_ members: [QuantitySample]) -> Correlation {
+        Correlation(
+            id: id, type: type, start: start, end: end, startOffsetSeconds: startOffsetSeconds, objects: members,
+            source: source, device: device, subject: subject, metadata: metadata)
+    }
+
+    /// The cursor after this object in a page.
+    public var cursor: SampleCursor { SampleCursor(start: start, end: end, id: id.uuidString) }
+}
+
+/// What tells two correlations' members apart when a correlation is saved again: each member's id and value.
+public struct CorrelationMember: Hashable, Sendable {
+    public var id: UUID
+    public var value: Double
+
+    public init(_ sample: QuantitySample) {
+        id = sample.id
+        value = sample.value
+    }
+}
+
+/// A workout's own fields as both engines store them (the `body` column): a JSON object
+/// `{"activity": 37, "duration": 1800, "energy": 250.5, "distance": 5000, "strokes": 0, "flights": 3,
+/// "events": [{"kind": 1, "start": ms, "end": ms, "metadata": "..."}]}`, totals absent when the workout has none,
+/// an event's metadata as ``MetadataCoding`` text.
+public enum ObjectCoding {
+    static let limits = JSONLimits(maximumDepth: 8, maximumLength: 16 << 20)
+
+    /// The workout fields a body holds.
+    public struct Body: Sendable {
+        public var activityType: WorkoutActivityType = .other
+        public var duration: Double?
+        public var totalEnergyBurned: Double?
+        public var totalDistance: Double?
+        public var totalSwimmingStrokeCount: Double?
+        public var totalFlightsClimbed: Double?
+        public var events: [WorkoutEvent] = []
+    }
+
+    /// The stored text of `workout`'s own fields (its numbers are valid: finite).
+    public static func encode(_ workout: Workout) -> String {
+        var json = JSONWriter(capacity: 96 + 64 * workout.events.count)
+        json.beginObject()
+        json.key("activity")
+        json.integer(Int64(workout.activityType.rawValue))
+        json.key("duration")
+        json.double(workout.duration)
+        let totals: [(StaticString, Double?)] = [
+            ("energy", workout.totalEnergyBurned), ("distance", workout.totalDistance),
+            ("strokes", workout.totalSwimmingStrokeCount), ("flights", workout.totalFlightsClimbed),
+        ]
+        for (key, total) in totals {
+            guard let total else { continue }
+            json.key(key)
+            json.double(total)
+        }
+        if !workout.events.isEmpty {
+            json.key("events")
+            json.beginArray()
+            for event in workout.events {
+                json.beginObject()
+                json.key("kind")
+                json.integer(Int64(event.kind.rawValue))
+                json.key("start")
+                json.integer(event.start.milliseconds)
+                json.key("end")
+                json.integer(event.end.milliseconds)
+                if let metadata = MetadataCoding.encode(event.metadata) {
+                    json.key("metadata")
+                    json.string(metadata)
+                }
+                json.endObject()
+            }
+            json.endArray()
+        }
+        json.endObject()
+        return json.text
+    }
+
+    /// The fields of stored text; what does not read (text a store did not write) is left at its default.
+    public static func decode(_ text: String?) -> Body {
+        var body = Body()
+        guard let text, let value = try? JSONReader.value(text, limits: limits) else { return body }
+        if case .integer(let number)? = value["activity"], let type = WorkoutActivityType(rawValue: Int(number)) {
+            body.activityType = type
+        }
+        body.duration = value["duration"]?.number
+        body.totalEnergyBurned = value["energy"]?.number
+        body.totalDistance = value["distance"]?.number
+        body.totalSwimmingStrokeCount = value["strokes"]?.number
+        body.totalFlightsClimbed = value["flights"]?.number
+        if case .array(let events)? = value["events"] {
+            for event in events {
+                guard case .integer(let kind)? = event["kind"], let eventKind = WorkoutEvent.Kind(rawValue: Int(kind)),
+                    case .integer(let start)? = event["start"], case .integer(let end)? = event["end"]
+                else { continue }
+                body.events.append(
+                    WorkoutEvent(
+                        eventKind, start: Instant(milliseconds: start), end: Instant(milliseconds: end),
+                        metadata: MetadataCoding.decode(event["metadata"]?.string)))
+            }
+        }
+        return body
+    }
+}

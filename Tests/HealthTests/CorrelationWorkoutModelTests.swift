@@ -1,0 +1,54 @@
+import Foundation
+import Health
+import Testing
+
+/// HealthKit's numbering of workout activity and event types, names at the edges, and the validity rules of
+/// correlations and workouts (`docs/store-semantics.md`, items 27 and 28).
+@Suite struct CorrelationWorkoutModelTests {
+    @Test func activityAndEventTypesHaveHealthKitsNumbers() {
+        let numbers: [(WorkoutActivityType, Int)] = [
+            (.americanFootball, 1), (.cycling, 13), (.running, 37), (.swimming, 46), (.walking, 52), (.yoga, 57),
+            (.barre, 58), (.highIntensityIntervalTraining, 63), (.pickleball, 79), (.cooldown, 80),
+            (.swimBikeRun, 82), (.transition, 83), (.underwaterDiving, 84), (.other, 3_000),
+        ]
+        for (type, number) in numbers { #expect(type.rawValue == number, "\(type)") }
+        #expect(WorkoutActivityType.allCases.count == 84)
+        #expect(WorkoutActivityType(name: "running") == .running)
+        #expect(WorkoutActivityType(name: "37") == .running)
+        #expect(WorkoutActivityType(name: "81") == nil)
+        #expect(WorkoutActivityType(name: "jogging") == nil)
+        #expect(WorkoutEvent.Kind.allCases.map(\.rawValue) == Array(1...8))
+        #expect(WorkoutEvent.Kind(name: "pauseOrResumeRequest")?.rawValue == 8)
+    }
+
+    @Test func correlationsAndWorkoutsSayWhyTheyAreInvalid() throws {
+        let source = Source(identifier: "com.example")
+        let now = Instant(seconds: 1_000)
+        #expect(
+            Correlation.bloodPressure(systolic: 120, diastolic: 80, at: now, source: source).invalidityReason == nil)
+        var other = Correlation.bloodPressure(systolic: 120, diastolic: 80, at: now, source: source)
+        other.objects[1] = QuantitySample(
+            type: .bloodPressureDiastolic, start: now, end: now, value: 80, source: Source(identifier: "com.other"))
+        #expect(other.invalidityReason?.contains("source and subject") == true)
+        let water = try #require(HealthTypeCatalog.type("dietaryWater"))
+        let meal = Correlation(
+            type: .food, start: now, end: Instant(seconds: 2_000),
+            objects: [
+                QuantitySample(
+                    type: water, start: Instant(seconds: 2_500), end: Instant(seconds: 2_500), value: 0.3,
+                    source: source)
+            ],
+            source: source)
+        #expect(meal.invalidityReason?.contains("within the correlation's interval") == true)
+        let notCorrelation = Correlation(type: .heartRate, start: now, end: now, objects: [], source: source)
+        #expect(notCorrelation.invalidityReason?.contains("not a correlation type") == true)
+        var run = Workout(activityType: .running, start: now, end: Instant(seconds: 4_600), source: source)
+        #expect(run.duration == 3_600)
+        #expect(run.invalidityReason == nil)
+        run.totalDistance = .infinity
+        #expect(run.invalidityReason?.contains("totalDistance") == true)
+        let statistics = try StatisticsQuery(type: .heartRate, during: run)
+        #expect(statistics.buckets.map(\.start) == [now])
+        #expect(statistics.buckets.map(\.end) == [Instant(seconds: 4_600)])
+    }
+}
