@@ -180,8 +180,8 @@ extension HealthBusServer {
     // MARK: Reads
 
     static let queryOptions = [
-        "from", "to", "strictStart", "strictEnd", "sources", "devices", "subjects", "ascending", "limit", "cursor",
-        "unit", "metadata",
+        "from", "to", "strictStart", "strictEnd", "sources", "devices", "subjects", "ascending", "sort", "limit",
+        "cursor", "unit", "metadata",
     ]
 
     private func query(type argument: DBusValue, options value: DBusValue, caller: Caller) async throws -> [DBusValue] {
@@ -190,7 +190,7 @@ extension HealthBusServer {
         let from = try options.instant("from")
         let to = try options.instant("to")
         try Self.checkRange(from, to)
-        let ascending = try options.bool("ascending") ?? true
+        let sort = try Self.sortDescriptors(options)
         let limit = try options.integer("limit") ?? Int64(HealthBusAPI.defaultPageSize)
         guard limit > 0 else {
             throw HealthBusError.invalidArgument(
@@ -205,20 +205,41 @@ extension HealthBusServer {
             type: type, from: from, to: to, strictStart: try options.bool("strictStart") ?? false,
             strictEnd: try options.bool("strictEnd") ?? false, sources: try options.strings("sources"),
             devices: try options.strings("devices"), subjects: try options.strings("subjects"), metadata: metadata,
-            ascending: ascending, limit: Int(min(limit, Int64(HealthBusAPI.maximumPageSize))),
-            cursor: try CursorWire.decode(options.string("cursor") ?? "", type: type, ascending: ascending))
+            sort: sort, limit: Int(min(limit, Int64(HealthBusAPI.maximumPageSize))),
+            cursor: try CursorWire.decode(options.string("cursor") ?? "", type: type, order: SampleOrder(sort)))
         if type.aggregation == .series {
             let page = try await store.heartbeatSeries(query, as: caller)
             return [
                 .array(HealthBusAPI.sampleType, page.series.map { SampleWire.encode($0) }),
-                .string(CursorWire.encode(page.next, type: type, ascending: ascending)),
+                .string(CursorWire.encode(page.next, type: type, order: query.order)),
             ]
         }
         let page = try await store.samples(query, as: caller)
         return [
             .array(HealthBusAPI.sampleType, page.samples.map { SampleWire.encode($0, unit: unit) }),
-            .string(CursorWire.encode(page.next, type: type, ascending: ascending)),
+            .string(CursorWire.encode(page.next, type: type, order: query.order)),
         ]
+    }
+
+    /// The sort order of a query: `sort` (as: `start`, `-end`, ... in order) or `ascending` (b: chronological),
+    /// not both; by default, by start then end, oldest first.
+    static func sortDescriptors(_ options: BusOptions) throws(HealthBusError) -> [SampleSortDescriptor] {
+        let ascending = try options.bool("ascending")
+        guard let keys = try options.strings("sort") else {
+            let direction = ascending ?? true
+            return [
+                SampleSortDescriptor(.start, ascending: direction), SampleSortDescriptor(.end, ascending: direction),
+            ]
+        }
+        guard ascending == nil else {
+            throw .invalidArgument(
+                "QuerySamples takes 'sort' or 'ascending', not both: 'sort' gives each key's direction")
+        }
+        do {
+            return try SampleSortDescriptor.parse(keys)
+        } catch {
+            throw .invalidArgument("QuerySamples: option 'sort': \(error)")
+        }
     }
 
     static let statisticsOptions = ["unit", "sources", "devices", "subjects", "exact", "maxHold"]

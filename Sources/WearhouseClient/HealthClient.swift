@@ -123,10 +123,11 @@ public final class HealthClient: Sendable {
     }
 
     /// The samples of `query.type` that this app may read (only its own without read permission), one page at a
-    /// time: `query.limit` samples (at most ``HealthBusAPI/maximumPageSize``) after `cursor`.
+    /// time: `query.limit` samples (at most ``HealthBusAPI/maximumPageSize``) after `cursor`, in the order of
+    /// `query.sort` (pass the same order with the cursor).
     /// `query.cursor` is not used (the API's cursors are strings).
     public func samples(_ query: SampleQuery, cursor: String? = nil, unit: HealthUnit? = nil) async throws -> Page {
-        var options: [String: DBusValue] = ["ascending": .boolean(query.ascending)]
+        var options: [String: DBusValue] = ["sort": .strings(query.order.keys.map(\.description))]
         if let from = query.from { options["from"] = .int64(from.milliseconds) }
         if let to = query.to { options["to"] = .int64(to.milliseconds) }
         if query.strictStart { options["strictStart"] = .boolean(true) }
