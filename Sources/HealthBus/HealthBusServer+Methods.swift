@@ -81,11 +81,31 @@ extension HealthBusServer {
         return .vardict(ordered: fields)
     }
 
+    /// `a(sssa{sv})`: identifier, canonical unit, aggregation, and `kind` (s), `minimum` and `maximum` (d, the valid
+    /// range in the canonical unit, when there is one) and for categories `values` (`a(xs)`, each value's integer and
+    /// name).
     private func types() -> DBusValue {
         .array(
-            .struct([.string, .string, .string]),
-            HealthTypeCatalog.all.map {
-                .struct([.string($0.identifier), .string($0.canonicalUnit), .string($0.aggregation.rawValue)])
+            .struct([.string, .string, .string, HealthBusAPI.options]),
+            HealthTypeCatalog.all.map { type in
+                var details: [(String, DBusValue)] = [("kind", .string(type.kind.rawValue))]
+                if let range = type.validRange {
+                    details.append(("minimum", .double(range.lowerBound)))
+                    details.append(("maximum", .double(range.upperBound)))
+                }
+                if !type.values.isEmpty {
+                    details.append(
+                        (
+                            "values",
+                            .array(
+                                .struct([.int64, .string]),
+                                type.values.map { .struct([.int64(Int64($0.value)), .string($0.name)]) })
+                        ))
+                }
+                return .struct([
+                    .string(type.identifier), .string(type.canonicalUnit), .string(type.aggregation.rawValue),
+                    .vardict(ordered: details),
+                ])
             })
     }
 
