@@ -82,9 +82,11 @@ extension SQLiteHealthStore {
     }
 
     /// Saves every stream of `streams` (already validated), writing each sample's outcome into `outcomes`.
-    func saveSeries(_ streams: StreamGroups, into outcomes: inout [WriteOutcome]) throws {
+    /// With `sequenceBase`, the sample at batch position i gets sequence number `sequenceBase + 1 + i` (numbers
+    /// the caller reserved); otherwise each stream's inserted samples take the next numbers in turn.
+    func saveSeries(_ streams: StreamGroups, into outcomes: inout [WriteOutcome], sequenceBase: Int64? = nil) throws {
         for (key, columns) in zip(streams.keys, streams.columns) {
-            try saveSeries(columns, key: key, into: &outcomes)
+            try saveSeries(columns, key: key, into: &outcomes, sequenceBase: sequenceBase)
         }
     }
 
@@ -92,9 +94,9 @@ extension SQLiteHealthStore {
     ///
     /// The samples are walked in natural-key order against what is already stored under the same keys (in
     /// chunks of any subject, and in rows), so duplicates and conflicts are found without hashing each sample.
-    private func saveSeries(_ columns: StreamGroups.Columns, key: StreamKey, into outcomes: inout [WriteOutcome])
-        throws
-    {
+    private func saveSeries(
+        _ columns: StreamGroups.Columns, key: StreamKey, into outcomes: inout [WriteOutcome], sequenceBase: Int64?
+    ) throws {
         let count = columns.starts.count
         guard count > 0 else { return }
         let starts = columns.starts
@@ -163,8 +165,14 @@ extension SQLiteHealthStore {
             }
             previous = (start, end, value)
             outcomes[position] = .inserted
-            sequence += 1
-            accepted.append(SeriesChunkCodec.Point(start: start, duration: end - start, value: value, seq: sequence))
+            let seq: Int64
+            if let sequenceBase {
+                seq = sequenceBase + 1 + Int64(position)
+            } else {
+                sequence += 1
+                seq = sequence
+            }
+            accepted.append(SeriesChunkCodec.Point(start: start, duration: end - start, value: value, seq: seq))
             guard key.discrete else { return }
             let quarter = Rollup.bucket(start)
             if quarter != bucket {
@@ -180,7 +188,7 @@ extension SQLiteHealthStore {
             for index in 0..<count { visit(index) }
         }
         if let bucket { mergeRollup(key, bucket: bucket, aggregate) }
-        try reserveSequence(through: sequence)
+        if sequenceBase == nil { try reserveSequence(through: sequence) }
         try append(accepted, to: key)
     }
 
