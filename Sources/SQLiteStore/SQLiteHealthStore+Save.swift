@@ -97,6 +97,9 @@ extension SQLiteHealthStore {
         if !batch.heartbeats.isEmpty { try checkHeartbeats(batch.heartbeats, firstIndex: first, caller) }
         return try writeTransaction {
             var outcomes = [WriteOutcome](repeating: .rejected, count: batch.quantityCount)
+            // Write order follows the batch's samples, as in save([QuantitySample]).
+            let base = try lastSequence()
+            try reserveSequence(through: base + Int64(batch.quantityCount))
             var streams = StreamGroups()
             var logged: [String: Int] = [:]
             var position = 0
@@ -111,12 +114,12 @@ extension SQLiteHealthStore {
                     for index in 0..<series.count {
                         outcomes[position + index] = try save(
                             series.sample(at: index), index: position + index, writer: caller.description,
-                            sequence: try nextSequence())
+                            sequence: base + 1 + Int64(position + index))
                     }
                 }
                 position += series.count
             }
-            try saveSeries(streams, into: &outcomes)
+            try saveSeries(streams, into: &outcomes, sequenceBase: base)
             for (type, count) in logged.sorted(by: { $0.key < $1.key }) {
                 try log(caller, .save, type: type, count: count, denied: false)
             }
