@@ -201,7 +201,7 @@ extension HealthBusServer {
 
     static let queryOptions = [
         "from", "to", "strictStart", "strictEnd", "sources", "devices", "subjects", "ascending", "sort", "limit",
-        "cursor", "unit", "metadata",
+        "cursor", "unit", "metadata", "metadataKeys",
     ]
 
     private func query(type argument: DBusValue, options value: DBusValue, caller: Caller) async throws -> [DBusValue] {
@@ -220,7 +220,14 @@ extension HealthBusServer {
         let unit = try options.string("unit").map { text throws(HealthBusError) in
             try SampleWire.parseUnit(text, for: type)
         }
-        let metadata = try Self.metadataPredicates(options.dictionary("metadata"))
+        let keys = try options.strings("metadataKeys") ?? []
+        guard keys.count <= HealthBusAPI.maximumMetadataEntries else {
+            throw HealthBusError.limitExceeded(
+                "QuerySamples: option 'metadataKeys' lists \(keys.count) keys; at most "
+                    + "\(HealthBusAPI.maximumMetadataEntries)")
+        }
+        let metadata =
+            try Self.metadataPredicates(options.dictionary("metadata")) + keys.map { MetadataPredicate.exists($0) }
         let query = SampleQuery(
             type: type, from: from, to: to, strictStart: try options.bool("strictStart") ?? false,
             strictEnd: try options.bool("strictEnd") ?? false, sources: try options.strings("sources"),

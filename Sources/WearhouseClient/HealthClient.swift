@@ -167,10 +167,15 @@ public final class HealthClient: Sendable {
         if let cursor { options["cursor"] = .string(cursor) }
         if let unit { options["unit"] = .string(unit.description) }
         var equals: [String: MetadataValue] = [:]
+        var keys: [String] = []
         for predicate in query.metadata {
-            if case .equals(let key, let value) = predicate { equals[key] = value }
+            switch predicate {
+            case .equals(let key, let value): equals[key] = value
+            case .exists(let key): keys.append(key)
+            }
         }
         if !equals.isEmpty { options["metadata"] = SampleWire.encode(equals) }
+        if !keys.isEmpty { options["metadataKeys"] = .strings(keys) }
         let reply = try await call("QuerySamples", [.string(query.type.identifier), .vardict(options)])
         guard reply.count == 2, let elements = reply[0].arrayElements, let next = reply[1].stringValue else {
             throw unexpected("QuerySamples")

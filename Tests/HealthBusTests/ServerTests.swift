@@ -102,6 +102,10 @@ import WearhouseClient
             #expect(
                 await call("QuerySamples", [.string("heartRate"), .vardict(["sort": .string("start")])])
                     == HealthBusError.Name.invalidArgument)
+            let keys = (0...HealthBusAPI.maximumMetadataEntries).map { "key\($0)" }
+            #expect(
+                await call("QuerySamples", [.string("heartRate"), .vardict(["metadataKeys": .strings(keys)])])
+                    == HealthBusError.Name.limitExceeded)
             #expect(
                 await call("Statistics", [.string("heartRate"), .int64(20), .int64(10), none])
                     == HealthBusError.Name.invalidArgument)

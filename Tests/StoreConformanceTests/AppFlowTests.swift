@@ -239,6 +239,19 @@ import WearhouseClient
                     value: 0.22 - Double(day) * 0.001, source: me)
             }
             #expect(try await client.save(weights + fat) == Array(repeating: .inserted, count: 20))
+            // One weight entered by hand: found by its metadata key, and by its value.
+            let typed = QuantitySample(
+                type: .bodyMass, start: morning(10), end: morning(10), startOffsetSeconds: 3_600, value: 77,
+                source: me, metadata: [MetadataKey.wasUserEntered: .bool(true)])
+            #expect(try await client.save([typed]) == [.inserted])
+            let entered = try await Self.all(
+                client, SampleQuery(type: .bodyMass, metadata: [.exists(MetadataKey.wasUserEntered)]))
+            #expect(entered.map(\.value) == [77])
+            let enteredTrue = try await Self.all(
+                client, SampleQuery(type: .bodyMass, metadata: [.equals(MetadataKey.wasUserEntered, .bool(true))]))
+            #expect(enteredTrue.map(\.value) == [77])
+            let handEntered = enteredTrue.map(\.id)
+            #expect(try await client.delete(handEntered) == 1)
             // Body fat in percent as HealthKit's `%` unit: a fraction.
             let percent = try await client.samples(SampleQuery(type: bodyFat, limit: 1), unit: try HealthUnit("%"))
             #expect(percent.samples.first.map(Self.value) == 0.22)
@@ -272,7 +285,7 @@ import WearhouseClient
             #expect(after.map(\.value) == weights.prefix(9).map { $0.start == morning(4) ? 79.1 : $0.value })
             #expect(after.first { $0.start == morning(4) }?.id == stored[4].id)
             let changes = try await client.changes(of: .bodyMass, since: 0)
-            #expect(Set(changes.deleted) == [stored[9].id, stored[4].id])
+            #expect(Set(changes.deleted) == Set([stored[9].id, stored[4].id] + handEntered))
         }
     }
 
