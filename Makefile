@@ -21,7 +21,7 @@ DEB_PACKAGES := pkg-config libsqlite3-dev libsystemd-dev libpq-dev libudev-dev l
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-web test-bluez test-bluez-ci venv lint format fuzz fuzz-traces fuzz-smoke fuzz-build bench demo \
+.PHONY: all deps build test test-web test-fhir test-bluez test-bluez-ci venv lint format fuzz fuzz-traces fuzz-smoke fuzz-build bench demo \
     install uninstall clean deb test-deb
 
 all: build
@@ -63,6 +63,7 @@ test: deps lint
 	$(SWIFT) test --skip-build $(TEST_BUILD) --parallel --filter CLITests
 	$(SWIFT) test --skip-build $(TEST_BUILD) --parallel --skip '$(BLOCKING_SUITES)'
 	$(MAKE) --no-print-directory test-web
+	$(MAKE) --no-print-directory test-fhir
 	$(MAKE) --no-print-directory test-bluez-ci
 
 # The Health app in a real browser (Tests/Web/browser_tests.py): Debian's chromium and chromium-driver, driven by
@@ -75,6 +76,16 @@ $(VENV)/.selenium:
 	@touch $@
 
 venv: deps $(VENV)/.selenium
+
+# `export --format fhir` parsed by the `fhir.resources` package's R4B models (R4's Observation) in .venv, with the
+# vital-signs profiles' codes, categories and UCUM units checked (Tests/FHIR/validate_export.py). About 2 s.
+$(VENV)/.fhir: $(VENV)/.selenium
+	$(VENV)/bin/pip install -q 'fhir.resources==8.3.0'
+	@touch $@
+
+test-fhir: deps $(VENV)/.fhir
+	$(SWIFT) build --product wearhouse $(TEST_BUILD)
+	$(VENV)/bin/python Tests/FHIR/validate_export.py .build/debug/wearhouse
 
 test-web: venv
 	$(SWIFT) build --product wearhouse $(TEST_BUILD)

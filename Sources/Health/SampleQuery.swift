@@ -24,8 +24,17 @@ public struct SampleQuery: Hashable, Sendable {
     /// Subjects; `nil` means any.
     public var subjects: [String]?
     public var metadata: [MetadataPredicate]
-    /// Oldest first (by start, then end, then id) when true.
-    public var ascending: Bool
+    /// The sort keys in order (HealthKit's sort descriptors); ties are broken as ``SampleOrder`` says. Empty
+    /// sorts by start ascending.
+    public var sort: [SampleSortDescriptor]
+    /// Whether the first sort key is ascending. Setting it sorts chronologically in that direction: by start, then
+    /// end, then id, oldest (or newest) first.
+    public var ascending: Bool {
+        get { sort.first?.ascending ?? true }
+        set {
+            sort = [SampleSortDescriptor(.start, ascending: newValue), SampleSortDescriptor(.end, ascending: newValue)]
+        }
+    }
     public var limit: Int?
     /// Continue after the last sample of a previous page.
     public var cursor: SampleCursor?
@@ -36,7 +45,8 @@ public struct SampleQuery: Hashable, Sendable {
     public init(
         type: HealthType, from: Instant? = nil, to: Instant? = nil, strictStart: Bool = false, strictEnd: Bool = false,
         sources: [String]? = nil, devices: [String]? = nil, subjects: [String]? = nil,
-        metadata: [MetadataPredicate] = [], ascending: Bool = true, limit: Int? = nil, cursor: SampleCursor? = nil
+        metadata: [MetadataPredicate] = [], ascending: Bool = true, sort: [SampleSortDescriptor]? = nil,
+        limit: Int? = nil, cursor: SampleCursor? = nil
     ) {
         self.type = type
         self.from = from
@@ -47,7 +57,10 @@ public struct SampleQuery: Hashable, Sendable {
         self.devices = devices
         self.subjects = subjects
         self.metadata = metadata
-        self.ascending = ascending
+        self.sort =
+            sort ?? [
+                SampleSortDescriptor(.start, ascending: ascending), SampleSortDescriptor(.end, ascending: ascending),
+            ]
         self.limit = limit
         self.cursor = cursor
     }

@@ -69,27 +69,36 @@ struct BusOptions {
     func dictionary(_ key: String) -> DBusValue? { entries[key] }
 }
 
-/// Where a page of a sample query ended, as an opaque string: `<type>/<a|d>/<start ms>/<end ms>/<uuid>`. The
-/// type and the direction are checked when it comes back, so a cursor cannot continue another query.
+/// Where a page of a sample query ended, as an opaque string: `<type>/<order>/<start ms>/<end ms>/<uuid>`, the order
+/// `a` or `d` when chronological (by start, then end, ascending or descending), else as ``SampleOrder/description``
+/// writes it (`start,-end`). The type and the order are checked when it comes back, so a cursor cannot continue
+/// another query.
 enum CursorWire {
-    static func encode(_ cursor: SampleCursor?, type: HealthType, ascending: Bool) -> String {
+    static func name(_ order: SampleOrder) -> String {
+        if order == .chronological(ascending: true) { return "a" }
+        if order == .chronological(ascending: false) { return "d" }
+        return order.description
+    }
+
+    static func encode(_ cursor: SampleCursor?, type: HealthType, order: SampleOrder) -> String {
         guard let cursor else { return "" }
         return [
-            type.identifier, ascending ? "a" : "d", String(cursor.start.milliseconds), String(cursor.end.milliseconds),
+            type.identifier, name(order), String(cursor.start.milliseconds), String(cursor.end.milliseconds),
             cursor.id.lowercased(),
         ].joined(separator: "/")
     }
 
-    static func decode(_ text: String, type: HealthType, ascending: Bool) throws(HealthBusError) -> SampleCursor? {
+    static func decode(_ text: String, type: HealthType, order: SampleOrder) throws(HealthBusError) -> SampleCursor? {
         guard !text.isEmpty else { return nil }
         let parts = text.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 5, let start = Int64(parts[2]), let end = Int64(parts[3]),
             UUID(uuidString: parts[4]) != nil
-        else { throw .invalidArgument("the cursor '\(text)' is not one this service returned") }
-        guard parts[0] == type.identifier, parts[1] == (ascending ? "a" : "d") else {
+        else { throw .invalidArgument("the cursor '\(HealthBusError.clipped(text))' is not one this service returned") }
+        guard parts[0] == type.identifier, parts[1] == name(order) else {
             throw .invalidArgument(
-                "the cursor continues a query of \(parts[0]) in \(parts[1] == "a" ? "ascending" : "descending") "
-                    + "order; pass the same type and 'ascending' as the query that returned it")
+                "the cursor continues a query of \(HealthBusError.clipped(parts[0])) sorted by "
+                    + "\(parts[1] == "a" ? "start,end" : parts[1] == "d" ? "-start,-end" : HealthBusError.clipped(parts[1])); pass the same type and order ('sort' or 'ascending') as the "
+                    + "query that returned it")
         }
         return SampleCursor(start: Instant(milliseconds: start), end: Instant(milliseconds: end), id: parts[4])
     }

@@ -51,7 +51,7 @@ public enum HealthBusAPI {
     public static let interface = DBusInterface(
         name: interfaceName,
         methods: [
-            .init("Types", outputs: [.init("types", .array(.struct([.string, .string, .string])))]),
+            .init("Types", outputs: [.init("types", .array(.struct([.string, .string, .string, options])))]),
             .init("Identity", outputs: [.init("app", .string), .init("uid", .uint32)]),
             .init(
                 "RequestAuthorization",

@@ -83,11 +83,31 @@ extension HealthBusServer {
         return .vardict(ordered: fields)
     }
 
+    /// `a(sssa{sv})`: identifier, canonical unit, aggregation, and `kind` (s), `minimum` and `maximum` (d, the valid
+    /// range in the canonical unit, when there is one) and for categories `values` (`a(xs)`, each value's integer and
+    /// name).
     private func types() -> DBusValue {
         .array(
-            .struct([.string, .string, .string]),
-            HealthTypeCatalog.all.map {
-                .struct([.string($0.identifier), .string($0.canonicalUnit), .string($0.aggregation.rawValue)])
+            .struct([.string, .string, .string, HealthBusAPI.options]),
+            HealthTypeCatalog.all.map { type in
+                var details: [(String, DBusValue)] = [("kind", .string(type.kind.rawValue))]
+                if let range = type.validRange {
+                    details.append(("minimum", .double(range.lowerBound)))
+                    details.append(("maximum", .double(range.upperBound)))
+                }
+                if !type.values.isEmpty {
+                    details.append(
+                        (
+                            "values",
+                            .array(
+                                .struct([.int64, .string]),
+                                type.values.map { .struct([.int64(Int64($0.value)), .string($0.name)]) })
+                        ))
+                }
+                return .struct([
+                    .string(type.identifier), .string(type.canonicalUnit), .string(type.aggregation.rawValue),
+                    .vardict(ordered: details),
+                ])
             })
     }
 
@@ -255,8 +275,8 @@ extension HealthBusServer {
     // MARK: Reads
 
     static let queryOptions = [
-        "from", "to", "strictStart", "strictEnd", "sources", "devices", "subjects", "ascending", "limit", "cursor",
-        "unit", "metadata", "workout",
+        "from", "to", "strictStart", "strictEnd", "sources", "devices", "subjects", "ascending", "sort", "limit",
+        "cursor", "unit", "metadata", "metadataKeys", "workout",
     ]
 
     private func query(type argument: DBusValue, options value: DBusValue, caller: Caller) async throws -> [DBusValue] {
@@ -265,7 +285,7 @@ extension HealthBusServer {
         let from = try options.instant("from")
         let to = try options.instant("to")
         try Self.checkRange(from, to)
-        let ascending = try options.bool("ascending") ?? true
+        let sort = try Self.sortDescriptors(options)
         let limit = try options.integer("limit") ?? Int64(HealthBusAPI.defaultPageSize)
         guard limit > 0 else {
             throw HealthBusError.invalidArgument(
@@ -275,13 +295,20 @@ extension HealthBusServer {
         let unit = try options.string("unit").map { text throws(HealthBusError) in
             try SampleWire.parseUnit(text, for: type)
         }
-        let metadata = try Self.metadataPredicates(options.dictionary("metadata"))
+        let keys = try options.strings("metadataKeys") ?? []
+        guard keys.count <= HealthBusAPI.maximumMetadataEntries else {
+            throw HealthBusError.limitExceeded(
+                "QuerySamples: option 'metadataKeys' lists \(keys.count) keys; at most "
+                    + "\(HealthBusAPI.maximumMetadataEntries)")
+        }
+        let metadata =
+            try Self.metadataPredicates(options.dictionary("metadata")) + keys.map { MetadataPredicate.exists($0) }
         var query = SampleQuery(
             type: type, from: from, to: to, strictStart: try options.bool("strictStart") ?? false,
             strictEnd: try options.bool("strictEnd") ?? false, sources: try options.strings("sources"),
             devices: try options.strings("devices"), subjects: try options.strings("subjects"), metadata: metadata,
-            ascending: ascending, limit: Int(min(limit, Int64(HealthBusAPI.maximumPageSize))),
-            cursor: try CursorWire.decode(options.string("cursor") ?? "", type: type, ascending: ascending))
+            sort: sort, limit: Int(min(limit, Int64(HealthBusAPI.maximumPageSize))),
+            cursor: try CursorWire.decode(options.string("cursor") ?? "", type: type, order: SampleOrder(sort)))
         if let workout = try options.string("workout") {
             guard type.isSampleType else {
                 throw HealthBusError.invalidArgument("the workout option finds quantity and category samples")
@@ -293,13 +320,13 @@ extension HealthBusServer {
             let page = try await store.correlations(query, as: caller)
             return [
                 .array(HealthBusAPI.sampleType, page.correlations.map { SampleWire.encode($0) }),
-                .string(CursorWire.encode(page.next, type: type, ascending: ascending)),
+                .string(CursorWire.encode(page.next, type: type, order: query.order)),
             ]
         case .workout:
             let page = try await store.workouts(query, as: caller)
             return [
                 .array(HealthBusAPI.sampleType, page.workouts.map { SampleWire.encode($0) }),
-                .string(CursorWire.encode(page.next, type: type, ascending: ascending)),
+                .string(CursorWire.encode(page.next, type: type, order: query.order)),
             ]
         default:
             break
@@ -308,14 +335,35 @@ extension HealthBusServer {
             let page = try await store.heartbeatSeries(query, as: caller)
             return [
                 .array(HealthBusAPI.sampleType, page.series.map { SampleWire.encode($0) }),
-                .string(CursorWire.encode(page.next, type: type, ascending: ascending)),
+                .string(CursorWire.encode(page.next, type: type, order: query.order)),
             ]
         }
         let page = try await store.samples(query, as: caller)
         return [
             .array(HealthBusAPI.sampleType, page.samples.map { SampleWire.encode($0, unit: unit) }),
-            .string(CursorWire.encode(page.next, type: type, ascending: ascending)),
+            .string(CursorWire.encode(page.next, type: type, order: query.order)),
         ]
+    }
+
+    /// The sort order of a query: `sort` (as: `start`, `-end`, ... in order) or `ascending` (b: chronological),
+    /// not both; by default, by start then end, oldest first.
+    static func sortDescriptors(_ options: BusOptions) throws(HealthBusError) -> [SampleSortDescriptor] {
+        let ascending = try options.bool("ascending")
+        guard let keys = try options.strings("sort") else {
+            let direction = ascending ?? true
+            return [
+                SampleSortDescriptor(.start, ascending: direction), SampleSortDescriptor(.end, ascending: direction),
+            ]
+        }
+        guard ascending == nil else {
+            throw .invalidArgument(
+                "QuerySamples takes 'sort' or 'ascending', not both: 'sort' gives each key's direction")
+        }
+        do {
+            return try SampleSortDescriptor.parse(keys)
+        } catch {
+            throw .invalidArgument("QuerySamples: option 'sort': \(error)")
+        }
     }
 
     static let statisticsOptions = ["unit", "sources", "devices", "subjects", "exact", "maxHold"]

@@ -135,16 +135,16 @@ extension PostgresHealthStore {
                 conditions.add("d.key", in: query.devices)
                 conditions.add("sj.name", in: query.subjects)
                 if ownOnly { conditions.add("h.writer = ?", [caller.description]) }
+                let order = query.order
                 if let cursor {
-                    conditions.add(
-                        "(h.start_ms, h.end_ms, h.uuid) \(query.ascending ? ">" : "<") (?, ?, ?::uuid)",
-                        ["\(cursor.start.milliseconds)", "\(cursor.end.milliseconds)", cursor.id])
+                    let after = order.after(
+                        start: "h.start_ms", end: "h.end_ms", id: "h.uuid", idPlaceholder: "?::uuid")
+                    conditions.add(after.sql, after.fields.map { Self.parameter($0, of: cursor) })
                 }
-                let order = query.ascending ? "ASC" : "DESC"
                 let limit = conditions.parameter("1000")
                 let rows = try connection.query(
                     "SELECT \(Self.heartbeatColumns) WHERE \(conditions.sql) "
-                        + "ORDER BY h.start_ms \(order), h.end_ms \(order), h.uuid \(order) LIMIT \(limit)",
+                        + "ORDER BY \(order.orderBy(start: "h.start_ms", end: "h.end_ms", id: "h.uuid")) LIMIT \(limit)",
                     conditions.parameters)
                 let page = try readHeartbeatRows(rows)
                 for row in page where matched.count < wanted {

@@ -37,6 +37,15 @@ extension PostgresHealthStore {
         return result
     }
 
+    /// The value of a cursor's field as a query parameter.
+    static func parameter(_ field: SampleOrderField, of cursor: SampleCursor) -> String {
+        switch field {
+        case .start: "\(cursor.start.milliseconds)"
+        case .end: "\(cursor.end.milliseconds)"
+        case .id: cursor.id
+        }
+    }
+
     /// A device from eight consecutive columns: name, manufacturer, model, hardware, firmware, software, serial,
     /// local identifier (the `devices` table's order).
     static func readDevice(_ rows: PostgresRows, _ row: Int, from column: Int) -> Device {
@@ -52,7 +61,7 @@ extension PostgresHealthStore {
     func rows(
         _ connection: PostgresConnection, of type: HealthType, from: Instant?, to: Instant?, sources: [String]?,
         devices: [String]?, subjects: [String]?, caller: Caller, after cursor: SampleCursor? = nil,
-        ascending: Bool = true, limit: Int? = nil
+        order: SampleOrder = .chronological(ascending: true), limit: Int? = nil
     ) throws -> [Row] {
         guard let typeID = try existingTypeID(connection, type.identifier) else { return [] }
         var conditions = PostgresConditions()
@@ -72,14 +81,12 @@ extension PostgresHealthStore {
             conditions.add("s.writer = ?", [app])
         }
         if let cursor {
-            conditions.add(
-                "(s.start_ms, s.end_ms, s.uuid) \(ascending ? ">" : "<") (?, ?, ?::uuid)",
-                ["\(cursor.start.milliseconds)", "\(cursor.end.milliseconds)", cursor.id])
+            let after = order.after(start: "s.start_ms", end: "s.end_ms", id: "s.uuid", idPlaceholder: "?::uuid")
+            conditions.add(after.sql, after.fields.map { Self.parameter($0, of: cursor) })
         }
-        let order = ascending ? "ASC" : "DESC"
         var sql =
             "SELECT \(Self.rowColumns) WHERE \(conditions.sql) "
-            + "ORDER BY s.start_ms \(order), s.end_ms \(order), s.uuid \(order)"
+            + "ORDER BY \(order.orderBy(start: "s.start_ms", end: "s.end_ms", id: "s.uuid"))"
         if let limit { sql += " LIMIT \(conditions.parameter("\(max(0, limit))"))" }
         return readRows(try connection.query(sql, conditions.parameters), type: type)
     }
@@ -107,7 +114,7 @@ extension PostgresHealthStore {
                 let page = try rows(
                     connection, of: query.type, from: from, to: to, sources: query.sources,
                     devices: query.devices, subjects: query.subjects, caller: caller, after: cursor,
-                    ascending: query.ascending, limit: 1_000)
+                    order: query.order, limit: 1_000)
                 for row in page where matched.count < wanted {
                     let sample = row.sample
                     guard query.matchesTime(start: sample.start, end: sample.end),

@@ -137,6 +137,7 @@ enum PostgresSchema {
             object_uuid uuid NOT NULL, sample_uuid uuid NOT NULL, type text NOT NULL, start_ms bigint NOT NULL,
             end_ms bigint NOT NULL, PRIMARY KEY (object_uuid, sample_uuid));
         CREATE INDEX object_members_sample ON object_members (sample_uuid);
+        """,
         // 7: merged_totals(type, from, to, zone, step), the source-priority merge of a cumulative type in calendar
         // days or weeks (docs/sql.md): what Sources/Health/CumulativeMerge.swift computes, in SQL over elementary
         // segments, reading the priority lists the person set; one row per subject and bucket a sample touched.

@@ -162,15 +162,14 @@ extension SQLiteHealthStore {
         if case .app(let app) = caller, try !canRead(caller, .heartbeatSeries) {
             conditions.add("h.writer = ?", [.text(app)])
         }
-        let cursorKey = query.cursor.map { ($0.start.milliseconds, $0.end.milliseconds, Self.uuidBytes($0.id)) }
-        if let (start, end, _) = cursorKey {
-            conditions.add(
-                "(h.start_ms, h.end_ms) \(query.ascending ? ">=" : "<=") (?, ?)", [.integer(start), .integer(end)])
+        let order = query.order
+        if let cursor = query.cursor {
+            let after = order.after(start: "h.start_ms", end: "h.end_ms", id: nil)
+            conditions.add(after.sql, after.fields.map { Self.binding($0, of: cursor) })
         }
-        let order = query.ascending ? "ASC" : "DESC"
         let statement = try conditions.prepare(
             "SELECT \(Self.heartbeatColumns)\(conditions.clauses.isEmpty ? "" : " WHERE \(conditions.sql)") "
-                + "ORDER BY h.start_ms \(order), h.end_ms \(order)", on: connection)
+                + "ORDER BY \(order.orderBy(start: "h.start_ms", end: "h.end_ms", id: nil))", on: connection)
 
         // Rows stream in (start, end) order; ids order the rows of one (start, end), so each such group is sorted
         // before it is filtered, and the walk stops after the group that filled the page.
@@ -178,18 +177,12 @@ extension SQLiteHealthStore {
         var matched: [HeartbeatSeriesSample] = []
         var group: [HeartbeatSeriesSample] = []
         func flush() {
-            group.sort { lhs, rhs in
-                query.ascending
-                    ? lhs.id.bytes.lexicographicallyPrecedes(rhs.id.bytes)
-                    : rhs.id.bytes.lexicographicallyPrecedes(lhs.id.bytes)
-            }
+            group.sort { order.precedes(($0.start, $0.end, $0.id.bytes), ($1.start, $1.end, $1.id.bytes)) }
             for series in group where matched.count < wanted {
-                if let (start, end, id) = cursorKey, series.start.milliseconds == start, series.end.milliseconds == end
+                if let cursor = query.cursor,
+                    !order.follows((series.start, series.end, series.id.bytes), cursor: cursor)
                 {
-                    let bytes = series.id.bytes
-                    let after =
-                        query.ascending ? id.lexicographicallyPrecedes(bytes) : bytes.lexicographicallyPrecedes(id)
-                    if !after { continue }
+                    continue
                 }
                 guard query.matchesTime(start: series.start, end: series.end),
                     query.matchesMetadata(series.metadata)

@@ -37,7 +37,8 @@ extension SQLiteHealthStore {
     /// may read (an app without read permission sees only what it wrote).
     func rows(
         of type: HealthType, from: Instant?, to: Instant?, sources: [String]?, devices: [String]?, subjects: [String]?,
-        caller: Caller, after cursor: SampleCursor? = nil, ascending: Bool = true, limit: Int? = nil
+        caller: Caller, after cursor: SampleCursor? = nil, order: SampleOrder = .chronological(ascending: true),
+        limit: Int? = nil
     ) throws -> [Row] {
         guard let typeID = try existingTypeID(type.identifier) else { return [] }
         var conditions = SQLConditions()
@@ -50,18 +51,12 @@ extension SQLiteHealthStore {
         conditions.add("sj.name", in: subjects)
         if case .app(let app) = caller, try !canRead(caller, type) { conditions.add("s.writer = ?", [.text(app)]) }
         if let cursor {
-            let comparison = ascending ? ">" : "<"
-            conditions.add(
-                "(s.start_ms, s.end_ms, s.uuid) \(comparison) (?, ?, ?)",
-                [
-                    .integer(cursor.start.milliseconds), .integer(cursor.end.milliseconds),
-                    .blob(Self.uuidBytes(cursor.id)),
-                ])
+            let after = order.after(start: "s.start_ms", end: "s.end_ms", id: "s.uuid")
+            conditions.add(after.sql, after.fields.map { Self.binding($0, of: cursor) })
         }
-        let order = ascending ? "ASC" : "DESC"
         var sql =
             "SELECT \(Self.rowColumns) WHERE \(conditions.sql) "
-            + "ORDER BY s.start_ms \(order), s.end_ms \(order), s.uuid \(order)"
+            + "ORDER BY \(order.orderBy(start: "s.start_ms", end: "s.end_ms", id: "s.uuid"))"
         if let limit { sql += " LIMIT \(max(0, limit))" }
         let statement = try conditions.prepare(sql, on: connection)
         var rows: [Row] = []
@@ -70,10 +65,10 @@ extension SQLiteHealthStore {
         }
         let series = try seriesRows(
             of: type, typeID: typeID, from: from, to: to, sources: sources, devices: devices, subjects: subjects,
-            caller: caller, after: cursor, ascending: ascending, limit: limit)
+            caller: caller, after: cursor, order: order, limit: limit)
         guard !series.isEmpty else { return rows }
         rows += series
-        rows.sort { Self.precedes($0.sample, $1.sample, ascending: ascending) }
+        rows.sort { Self.precedes($0.sample, $1.sample, order) }
         if let limit, rows.count > limit { rows.removeLast(rows.count - limit) }
         return rows
     }
@@ -86,6 +81,15 @@ extension SQLiteHealthStore {
             hardwareVersion: statement.text(column + 3), firmwareVersion: statement.text(column + 4),
             softwareVersion: statement.text(column + 5), serialNumber: statement.text(column + 6),
             localIdentifier: statement.text(column + 7))
+    }
+
+    /// The value of a cursor's field, bound as the samples table stores it.
+    static func binding(_ field: SampleOrderField, of cursor: SampleCursor) -> Binding {
+        switch field {
+        case .start: .integer(cursor.start.milliseconds)
+        case .end: .integer(cursor.end.milliseconds)
+        case .id: .blob(uuidBytes(cursor.id))
+        }
     }
 
     static func uuidBytes(_ text: String) -> [UInt8] {
@@ -114,7 +118,7 @@ extension SQLiteHealthStore {
         while matched.count < wanted {
             let page = try rows(
                 of: query.type, from: from, to: to, sources: query.sources, devices: query.devices,
-                subjects: query.subjects, caller: caller, after: cursor, ascending: query.ascending, limit: 1_000)
+                subjects: query.subjects, caller: caller, after: cursor, order: query.order, limit: 1_000)
             for row in page where matched.count < wanted {
                 let sample = row.sample
                 guard query.matchesTime(start: sample.start, end: sample.end),

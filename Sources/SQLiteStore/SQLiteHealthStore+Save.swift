@@ -40,6 +40,10 @@ extension SQLiteHealthStore {
         _ samples: [QuantitySample], _ typeCounts: [(type: HealthType, count: Int)], _ caller: Caller
     ) throws -> [WriteOutcome] {
         var outcomes = [WriteOutcome](repeating: .rejected, count: samples.count)
+        // Write order follows the batch: the sample at position i gets sequence number base + 1 + i, whether it
+        // becomes a row or a chunk's point, as on PostgreSQL (the merge breaks ties by write order).
+        let base = try lastSequence()
+        try reserveSequence(through: base + Int64(samples.count))
         // Dense series go into chunks, grouped by stream; everything else is a row.
         var streams = StreamGroups()
         var previous: (sample: QuantitySample, key: StreamKey)?
@@ -49,7 +53,8 @@ extension SQLiteHealthStore {
             run.left -= 1
             let type = typeCounts[run.index].type
             guard isSeriesSample(sample, type, caller) else {
-                outcomes[index] = try save(sample, index: index, writer: caller.description)
+                outcomes[index] = try save(
+                    sample, index: index, writer: caller.description, sequence: base + 1 + Int64(index))
                 continue
             }
             let key: StreamKey
@@ -65,7 +70,7 @@ extension SQLiteHealthStore {
                 key, start: sample.start.milliseconds, end: sample.end.milliseconds, value: sample.value,
                 position: index)
         }
-        try saveSeries(streams, into: &outcomes)
+        try saveSeries(streams, into: &outcomes, sequenceBase: base)
         var logged: [String: Int] = [:]
         for (type, count) in typeCounts { logged[type.identifier, default: 0] += count }
         for (type, count) in logged.sorted(by: { $0.key < $1.key }) {
@@ -105,6 +110,9 @@ extension SQLiteHealthStore {
         if !batch.heartbeats.isEmpty { try checkHeartbeats(batch.heartbeats, firstIndex: first, caller) }
         return try writeTransaction {
             var outcomes = [WriteOutcome](repeating: .rejected, count: batch.quantityCount)
+            // Write order follows the batch's samples, as in save([QuantitySample]).
+            let base = try lastSequence()
+            try reserveSequence(through: base + Int64(batch.quantityCount))
             var streams = StreamGroups()
             var logged: [String: Int] = [:]
             var position = 0
@@ -118,12 +126,13 @@ extension SQLiteHealthStore {
                 } else {
                     for index in 0..<series.count {
                         outcomes[position + index] = try save(
-                            series.sample(at: index), index: position + index, writer: caller.description)
+                            series.sample(at: index), index: position + index, writer: caller.description,
+                            sequence: base + 1 + Int64(position + index))
                     }
                 }
                 position += series.count
             }
-            try saveSeries(streams, into: &outcomes)
+            try saveSeries(streams, into: &outcomes, sequenceBase: base)
             for (type, count) in logged.sorted(by: { $0.key < $1.key }) {
                 try log(caller, .save, type: type, count: count, denied: false)
             }
@@ -158,7 +167,7 @@ extension SQLiteHealthStore {
         sample.invalidityReason(as: type)
     }
 
-    private func save(_ sample: QuantitySample, index: Int, writer: String) throws -> WriteOutcome {
+    private func save(_ sample: QuantitySample, index: Int, writer: String, sequence: Int64) throws -> WriteOutcome {
         let typeID = try typeID(sample.type.identifier)
         let sourceID = try sourceID(sample.source)
         let deviceID = try deviceID(sample.device)
@@ -196,7 +205,9 @@ extension SQLiteHealthStore {
                 }
                 let oldUUID = lookup.blob(0) ?? []
                 try remove(uuid: oldUUID, typeID: typeID, writer: writer, replacedBy: sample.id.bytes)
-                try insert(sample, typeID, sourceID, deviceID, subjectID, writer: writer, external: external)
+                try insert(
+                    sample, typeID, sourceID, deviceID, subjectID, writer: writer, external: external,
+                    sequence: sequence)
                 return .replaced
             }
         } else {
@@ -222,7 +233,8 @@ extension SQLiteHealthStore {
                 }
             }
         }
-        try insert(sample, typeID, sourceID, deviceID, subjectID, writer: writer, external: external)
+        try insert(
+            sample, typeID, sourceID, deviceID, subjectID, writer: writer, external: external, sequence: sequence)
         return .inserted
     }
 
@@ -251,7 +263,7 @@ extension SQLiteHealthStore {
 
     private func insert(
         _ sample: QuantitySample, _ typeID: Int64, _ sourceID: Int64, _ deviceID: Int64, _ subjectID: Int64,
-        writer: String, external: (String, Int64)?
+        writer: String, external: (String, Int64)?, sequence: Int64
     ) throws {
         let statement = try connection.cached(
             """
@@ -271,7 +283,7 @@ extension SQLiteHealthStore {
         try statement.bind(10, writer)
         try statement.bind(11, external?.0)
         try statement.bind(12, external?.1)
-        try statement.bind(13, try nextSequence())
+        try statement.bind(13, sequence)
         try statement.bind(14, encodedMetadata(sample.metadata))
         try statement.step()
         if sample.type.aggregation == .discrete {

@@ -82,9 +82,11 @@ extension SQLiteHealthStore {
     }
 
     /// Saves every stream of `streams` (already validated), writing each sample's outcome into `outcomes`.
-    func saveSeries(_ streams: StreamGroups, into outcomes: inout [WriteOutcome]) throws {
+    /// With `sequenceBase`, the sample at batch position i gets sequence number `sequenceBase + 1 + i` (numbers
+    /// the caller reserved); otherwise each stream's inserted samples take the next numbers in turn.
+    func saveSeries(_ streams: StreamGroups, into outcomes: inout [WriteOutcome], sequenceBase: Int64? = nil) throws {
         for (key, columns) in zip(streams.keys, streams.columns) {
-            try saveSeries(columns, key: key, into: &outcomes)
+            try saveSeries(columns, key: key, into: &outcomes, sequenceBase: sequenceBase)
         }
     }
 
@@ -92,9 +94,9 @@ extension SQLiteHealthStore {
     ///
     /// The samples are walked in natural-key order against what is already stored under the same keys (in
     /// chunks of any subject, and in rows), so duplicates and conflicts are found without hashing each sample.
-    private func saveSeries(_ columns: StreamGroups.Columns, key: StreamKey, into outcomes: inout [WriteOutcome])
-        throws
-    {
+    private func saveSeries(
+        _ columns: StreamGroups.Columns, key: StreamKey, into outcomes: inout [WriteOutcome], sequenceBase: Int64?
+    ) throws {
         let count = columns.starts.count
         guard count > 0 else { return }
         let starts = columns.starts
@@ -163,8 +165,14 @@ extension SQLiteHealthStore {
             }
             previous = (start, end, value)
             outcomes[position] = .inserted
-            sequence += 1
-            accepted.append(SeriesChunkCodec.Point(start: start, duration: end - start, value: value, seq: sequence))
+            let seq: Int64
+            if let sequenceBase {
+                seq = sequenceBase + 1 + Int64(position)
+            } else {
+                sequence += 1
+                seq = sequence
+            }
+            accepted.append(SeriesChunkCodec.Point(start: start, duration: end - start, value: value, seq: seq))
             guard key.discrete else { return }
             let quarter = Rollup.bucket(start)
             if quarter != bucket {
@@ -180,7 +188,7 @@ extension SQLiteHealthStore {
             for index in 0..<count { visit(index) }
         }
         if let bucket { mergeRollup(key, bucket: bucket, aggregate) }
-        try reserveSequence(through: sequence)
+        if sequenceBase == nil { try reserveSequence(through: sequence) }
         try append(accepted, to: key)
     }
 
@@ -303,17 +311,21 @@ extension SQLiteHealthStore {
     /// those after it, and with a limit, stopping once no further chunk can hold a closer sample.
     func seriesRows(
         of type: HealthType, typeID: Int64, from: Instant?, to: Instant?, sources: [String]?, devices: [String]?,
-        subjects: [String]?, caller: Caller, after cursor: SampleCursor?, ascending: Bool, limit: Int?
+        subjects: [String]?, caller: Caller, after cursor: SampleCursor?, order: SampleOrder, limit: Int?
     ) throws -> [Row] {
         // Chunks hold owner-written samples only: an app without read permission sees none of them.
         if case .app = caller, try !canRead(caller, type) { return [] }
         var lower = from?.milliseconds ?? .min
         var upper = to?.milliseconds ?? .max
+        // Rows after the cursor lie beyond its first key's value. A chunk holds its samples' starts and ends, so
+        // bounding its end from below (or its start from above) by that value keeps every chunk that can hold one.
+        let ascending = order.keys[0].ascending
         if let cursor {
+            let leading = order.leadingValue(start: cursor.start, end: cursor.end).milliseconds
             if ascending {
-                lower = max(lower, cursor.start.milliseconds)
+                lower = max(lower, leading)
             } else {
-                upper = min(upper, cursor.start.milliseconds)
+                upper = min(upper, leading)
             }
         }
         var conditions = SQLConditions()
@@ -340,14 +352,16 @@ extension SQLiteHealthStore {
             WHERE \(conditions.sql)
             """ + (ascending ? " ORDER BY c.start_ms ASC" : " ORDER BY c.end_ms DESC"), on: connection)
 
-        let cursorKey = cursor.map { ($0.start.milliseconds, $0.end.milliseconds, Self.uuidBytes($0.id)) }
         var rows: [Row] = []
         while try statement.step() {
             if let limit, rows.count >= limit {
                 // Rows are sorted below; can this chunk still hold one of the first `limit`?
-                rows.sort { Self.precedes($0.sample, $1.sample, ascending: ascending) }
+                rows.sort { Self.precedes($0.sample, $1.sample, order) }
                 rows.removeLast(rows.count - limit)
-                let boundary = rows[limit - 1].sample.start.milliseconds
+                let last = rows[limit - 1].sample
+                // Chunks come by start (by end when descending): every sample of a chunk starting after the
+                // boundary (ending before it) comes after the last one kept, whichever key leads.
+                let boundary = order.leadingValue(start: last.start, end: last.end).milliseconds
                 if ascending ? statement.int64(0) > boundary : statement.int64(1) < boundary { break }
             }
             let device = statement.int64(7) == 0 ? nil : Self.readDevice(statement, from: 8)
@@ -364,17 +378,8 @@ extension SQLiteHealthStore {
                     type: type, start: Instant(milliseconds: point.start), end: Instant(milliseconds: end),
                     startOffsetSeconds: offset, value: point.value, source: source, device: device, subject: subject,
                     metadata: metadata)
-                if let (start, end, id) = cursorKey {
-                    let key = (sample.start.milliseconds, sample.end.milliseconds, sample.id.bytes)
-                    let after =
-                        key.0 != start
-                        ? key.0 > start
-                        : key.1 != end ? key.1 > end : id.lexicographicallyPrecedes(key.2)
-                    let before =
-                        key.0 != start
-                        ? key.0 < start
-                        : key.1 != end ? key.1 < end : key.2.lexicographicallyPrecedes(id)
-                    if ascending ? !after : !before { continue }
+                if let cursor, !order.follows((sample.start, sample.end, sample.id.bytes), cursor: cursor) {
+                    continue
                 }
                 rows.append(Row(sample: sample, seq: point.seq, writer: Caller.owner.description))
             }
@@ -382,14 +387,9 @@ extension SQLiteHealthStore {
         return rows
     }
 
-    /// The sample order of queries: by start, then end, then id bytes.
-    static func precedes(_ lhs: QuantitySample, _ rhs: QuantitySample, ascending: Bool) -> Bool {
-        let left = (lhs.start, lhs.end)
-        let right = (rhs.start, rhs.end)
-        if left != right { return ascending ? left < right : left > right }
-        return ascending
-            ? lhs.id.bytes.lexicographicallyPrecedes(rhs.id.bytes)
-            : rhs.id.bytes.lexicographicallyPrecedes(lhs.id.bytes)
+    /// The sample order of queries (``SampleOrder``).
+    static func precedes(_ lhs: QuantitySample, _ rhs: QuantitySample, _ order: SampleOrder) -> Bool {
+        order.precedes((lhs.start, lhs.end, lhs.id.bytes), (rhs.start, rhs.end, rhs.id.bytes))
     }
 }
 

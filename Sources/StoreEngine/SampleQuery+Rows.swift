@@ -35,3 +35,53 @@ extension SampleCursor {
         return SampleCursor(start: last.start, end: last.end, id: last.id.uuidString)
     }
 }
+
+/// A column of the sort order, for the SQL both engines build.
+public enum SampleOrderField: Sendable {
+    case start
+    case end
+    case id
+}
+
+extension SampleOrder {
+    /// `ORDER BY` terms over the given columns: `s.start_ms DESC, s.end_ms DESC, s.uuid DESC`. Without `id`, the
+    /// id tie-break is left out.
+    public func orderBy(start: String, end: String, id: String?) -> String {
+        var terms = keys.map { ($0.key == .start ? start : end) + ($0.ascending ? " ASC" : " DESC") }
+        if let id { terms.append(id + (idAscending ? " ASC" : " DESC")) }
+        return terms.joined(separator: ", ")
+    }
+
+    /// A condition that holds for rows after the cursor in this order, with `?` placeholders for the fields
+    /// listed, in order: `(k1 > ?) OR (k1 = ? AND k2 < ?) OR ...`, led by `k1 >= ?` so that an index on the first
+    /// key reads from the cursor on. Without `id`, rows tied with the cursor on start and end match too (the caller
+    /// then compares ids itself).
+    public func after(
+        start: String, end: String, id: String?, idPlaceholder: String = "?"
+    ) -> (sql: String, fields: [SampleOrderField]) {
+        var columns: [(column: String, field: SampleOrderField, ascending: Bool, placeholder: String)] = keys.map {
+            ($0.key == .start ? start : end, $0.key == .start ? .start : .end, $0.ascending, "?")
+        }
+        if let id { columns.append((id, .id, idAscending, idPlaceholder)) }
+        let lead = columns[0]
+        var fields: [SampleOrderField] = [lead.field]
+        var alternatives: [String] = []
+        for index in columns.indices {
+            var terms: [String] = []
+            for tied in columns[..<index] {
+                terms.append("\(tied.column) = \(tied.placeholder)")
+                fields.append(tied.field)
+            }
+            let current = columns[index]
+            let inclusive = id == nil && index == columns.count - 1
+            terms.append(
+                "\(current.column) \(current.ascending ? ">" : "<")\(inclusive ? "=" : "") \(current.placeholder)")
+            fields.append(current.field)
+            alternatives.append("(" + terms.joined(separator: " AND ") + ")")
+        }
+        let sql =
+            "\(lead.column) \(lead.ascending ? ">=" : "<=") \(lead.placeholder) AND ("
+            + alternatives.joined(separator: " OR ") + ")"
+        return (sql, fields)
+    }
+}

@@ -18,9 +18,11 @@ struct ExportCommand: Command {
         each: blood pressure as omh blood-pressure 3.0 (fhir: one Observation, LOINC 85354-9, components 8480-6
         and 8462-4 in mm[Hg]), food with its members, a workout as omh physical-activity 1.2 (fhir: an
         Observation with the activity type, duration, totals and events); a correlation's members are written with
-        it, not again on their own, and a workout carries the ids of its samples. fhir: one R4 Observation a line, LOINC
-        8867-4 for heart rate and 55423-8 for steps, UCUM units, the sample id as identifier urn:uuid:<id>, a
-        heartbeat series' beats as components. csv: the columns of 'samples --format csv' plus the metadata as
+        it, not again on their own, and a workout carries the ids of its samples. fhir: one R4 Observation a line,
+        the type's LOINC code and UCUM units, the sample id as identifier urn:uuid:<id>; body weight, height (cm),
+        body temperature (Cel), oxygen saturation (%), heart rate and respiratory rate (/min) follow the
+        vital-signs profiles; a category sample's value is a code (valueCodeableConcept, the value's name), a
+        heartbeat series' beats are components. csv: the columns of 'samples --format csv' plus the metadata as
         JSON; a heartbeat series gives one row per beat (its RR interval in ms at the beat's instant). sqlite: a
         database of one row per sample (tables types, samples and heartbeats; times as ISO text and epoch
         milliseconds, metadata as JSON text) that sqlite3, Datasette or pandas read as it is
@@ -410,31 +412,6 @@ struct ExportCommand: Command {
         ]
     }
 
-    /// A FHIR R4 Observation of a quantity sample: `valueQuantity` in UCUM.
-    static func fhirObservation(_ sample: QuantitySample) -> [Field] {
-        let ucum: (unit: String, code: String) =
-            switch sample.type.canonicalUnit {
-            case "count/min": (sample.type.identifier == "heartRate" ? "beats/minute" : "/min", "/min")
-            case "count":
-                (
-                    sample.type.identifier == "stepCount" ? "steps" : "count",
-                    sample.type.identifier == "stepCount" ? "{steps}" : "1"
-                )
-            default: (sample.type.canonicalUnit, sample.type.canonicalUnit)
-            }
-        let category =
-            sample.type.identifier == "heartRate" || sample.type.identifier == "heartRateVariabilitySDNN"
-            ? "vital-signs" : "activity"
-        return fhirObservation(
-            Record(sample), category: category,
-            value: Field(
-                "valueQuantity",
-                .object([
-                    Field("value", .double(sample.value)), Field("unit", .string(ucum.unit)),
-                    Field("system", .string("http://unitsofmeasure.org")), Field("code", .string(ucum.code)),
-                ])))
-    }
-
     /// A FHIR R4 Observation of a heartbeat series: one `component` per beat, its RR interval as a
     /// `valueQuantity` in ms, its offset from the start (ms) and whether a gap precedes it as extensions.
     static func fhirObservation(_ series: HeartbeatSeriesSample) -> [Field] {
@@ -465,15 +442,24 @@ struct ExportCommand: Command {
         return fhirObservation(Record(series), category: "vital-signs", value: Field("component", components))
     }
 
-    /// A FHIR R4 Observation with `value` (a `valueQuantity` or the `component` list).
-    static func fhirObservation(_ sample: Record, category: String, value: Field) -> [Field] {
+    /// A FHIR R4 Observation with `value` (a `valueQuantity`, a `valueCodeableConcept` or the `component` list),
+    /// coded with `codes` (LOINC code and display; by default the type's LOINC code), under `profile` when given.
+    static func fhirObservation(
+        _ sample: Record, category: String, codes: [(String, String)]? = nil, profile: String? = nil, value: Field
+    ) -> [Field] {
         var coding: [FieldValue] = []
-        if let loinc = sample.type.loinc {
-            coding.append(.object([Field("system", .string("http://loinc.org")), Field("code", .string(loinc))]))
+        let given = codes ?? sample.type.loinc.map({ [($0, "")] }) ?? []
+        for (code, display) in given {
+            var entry = [Field("system", .string("http://loinc.org")), Field("code", .string(code))]
+            if !display.isEmpty { entry.append(Field("display", .string(display))) }
+            coding.append(.object(entry))
         }
         var fields: [Field] = [
             Field("resourceType", .string("Observation")),
             Field("id", .string(sample.id.uuidString.lowercased())),
+        ]
+        if let profile { fields.append(Field("meta", .object([Field("profile", .list([.string(profile)]))]))) }
+        fields += [
             Field(
                 "identifier",
                 .list([
@@ -494,11 +480,17 @@ struct ExportCommand: Command {
                                     Field(
                                         "system", .string("http://terminology.hl7.org/CodeSystem/observation-category")),
                                     Field("code", .string(category)),
+                                    Field("display", .string(category == "vital-signs" ? "Vital Signs" : "Activity")),
                                 ])
                             ]))
                     ])
                 ])),
-            Field("code", .object([Field("coding", .list(coding)), Field("text", .string(sample.type.identifier))])),
+            // FHIR allows no empty list: a type without a LOINC code has only the text.
+            Field(
+                "code",
+                .object(
+                    (coding.isEmpty ? [] : [Field("coding", .list(coding))])
+                        + [Field("text", .string(sample.type.identifier))])),
         ]
         if let subject = sample.subject {
             fields.append(Field("subject", .object([Field("display", .string(subject))])))

@@ -20,6 +20,7 @@ struct SamplesCommand: Command {
         EXAMPLES:
           wearhouse samples --type heartRate --from 2025-03-30 --to 2025-03-31 --time-zone Europe/Berlin
           wearhouse samples --type stepCount --subject alice --format csv
+          wearhouse samples --type stepCount --sort -start,-end --limit 20
           wearhouse samples --type heartbeatSeries --from 2025-03-30T06:00 --format json
           wearhouse samples --type bloodPressure --format json
           wearhouse samples --type workout --from 2025-03-01
@@ -40,6 +41,8 @@ struct SamplesCommand: Command {
         var subjects: [String]?
         var devices: [String]?
         var sources: [String]?
+        /// `nil`: by start then end, oldest first.
+        var sort: [SampleSortDescriptor]?
         /// 0: every matching sample.
         var limit = 0
         var format = Format.table
@@ -53,6 +56,16 @@ struct SamplesCommand: Command {
         .list("subject", value: "names", \.subjects, help: "Only these subjects."),
         .list("device", value: "keys", \.devices, help: "Only these devices (BLE address or key)."),
         .list("source", value: "ids", \.sources, help: "Only these sources."),
+        .value(
+            "sort", value: "keys", \.sort,
+            help: "Sort by these keys in order: start, end; a leading - sorts descending (start,-end)."
+        ) { text throws(UsageError) in
+            do {
+                return try SampleSortDescriptor.parse(text)
+            } catch {
+                throw UsageError("--sort: \(error)")
+            }
+        },
         .integer("limit", in: 0...Int.max, \.limit, help: "At most n samples (default 0: all)."),
         .choice("format", \.format, help: "How to print: a table, JSON (one object per line) or CSV."),
         StoreOptions.store(\.store),
@@ -68,7 +81,7 @@ struct SamplesCommand: Command {
             let query = SampleQuery(
                 type: type, from: StoreOptions.instant(options.from, in: options.timeZone),
                 to: StoreOptions.instant(options.to, in: options.timeZone), sources: options.sources,
-                devices: options.devices, subjects: options.subjects)
+                devices: options.devices, subjects: options.subjects, sort: options.sort)
             let store = try StoreLocation.open(store: options.store, mustExist: true)
             let limit = options.limit == 0 ? nil : options.limit
             let cut: Bool

@@ -58,15 +58,43 @@ public final class HealthClient: Sendable {
         return (app, uid)
     }
 
-    /// The types the store knows: identifier, canonical unit, aggregation (`cumulative`, `discrete`, `series`).
-    public func types() async throws -> [(identifier: String, unit: String, aggregation: String)] {
+    /// A type as the store describes it (``types()``).
+    public struct TypeDescription: Hashable, Sendable {
+        public var identifier: String
+        /// `nil` for a kind this client does not know (a newer service).
+        public var kind: HealthType.Kind?
+        /// The canonical unit; empty for kinds without one (categories, characteristics).
+        public var unit: String
+        /// `cumulative`, `discrete`, `series`, `category` or `none`.
+        public var aggregation: String
+        /// The valid range in the canonical unit, when the type has one.
+        public var validRange: ClosedRange<Double>?
+        /// A category's values: integer and name (`appleStandHour`: 0 stood, 1 idle).
+        public var values: [HealthType.EnumeratedValue]
+    }
+
+    /// The types the store knows, with their kind, unit, aggregation, range and category values.
+    public func types() async throws -> [TypeDescription] {
         let reply = try await call("Types", [])
         guard let elements = reply.first?.arrayElements else { throw unexpected("Types") }
         return elements.compactMap { element in
-            guard let members = element.structMembers, members.count == 3, let identifier = members[0].stringValue,
-                let unit = members[1].stringValue, let aggregation = members[2].stringValue
+            guard let members = element.structMembers, members.count == 4, let identifier = members[0].stringValue,
+                let unit = members[1].stringValue, let aggregation = members[2].stringValue,
+                let details = members[3].stringKeyedValue
             else { return nil }
-            return (identifier, unit, aggregation)
+            var range: ClosedRange<Double>?
+            if let low = details["minimum"]?.doubleValue, let high = details["maximum"]?.doubleValue, low <= high {
+                range = low...high
+            }
+            let values: [HealthType.EnumeratedValue] = (details["values"]?.arrayElements ?? []).compactMap { entry in
+                guard let pair = entry.structMembers, pair.count == 2, let value = pair[0].int64Value,
+                    let name = pair[1].stringValue
+                else { return nil }
+                return HealthType.EnumeratedValue(name, Int(clamping: value))
+            }
+            return TypeDescription(
+                identifier: identifier, kind: details["kind"]?.stringValue.flatMap(HealthType.Kind.init(rawValue:)),
+                unit: unit, aggregation: aggregation, validRange: range, values: values)
         }
     }
 
@@ -123,10 +151,11 @@ public final class HealthClient: Sendable {
     }
 
     /// The samples of `query.type` that this app may read (only its own without read permission), one page at a
-    /// time: `query.limit` samples (at most ``HealthBusAPI/maximumPageSize``) after `cursor`.
+    /// time: `query.limit` samples (at most ``HealthBusAPI/maximumPageSize``) after `cursor`, in the order of
+    /// `query.sort` (pass the same order with the cursor).
     /// `query.cursor` is not used (the API's cursors are strings).
     public func samples(_ query: SampleQuery, cursor: String? = nil, unit: HealthUnit? = nil) async throws -> Page {
-        var options: [String: DBusValue] = ["ascending": .boolean(query.ascending)]
+        var options: [String: DBusValue] = ["sort": .strings(query.order.keys.map(\.description))]
         if let from = query.from { options["from"] = .int64(from.milliseconds) }
         if let to = query.to { options["to"] = .int64(to.milliseconds) }
         if query.strictStart { options["strictStart"] = .boolean(true) }
@@ -139,10 +168,15 @@ public final class HealthClient: Sendable {
         if let unit { options["unit"] = .string(unit.description) }
         if let workout = query.workout { options["workout"] = .string(workout.uuidString.lowercased()) }
         var equals: [String: MetadataValue] = [:]
+        var keys: [String] = []
         for predicate in query.metadata {
-            if case .equals(let key, let value) = predicate { equals[key] = value }
+            switch predicate {
+            case .equals(let key, let value): equals[key] = value
+            case .exists(let key): keys.append(key)
+            }
         }
         if !equals.isEmpty { options["metadata"] = SampleWire.encode(equals) }
+        if !keys.isEmpty { options["metadataKeys"] = .strings(keys) }
         let reply = try await call("QuerySamples", [.string(query.type.identifier), .vardict(options)])
         guard reply.count == 2, let elements = reply[0].arrayElements, let next = reply[1].stringValue else {
             throw unexpected("QuerySamples")
@@ -360,6 +394,64 @@ public final class HealthClient: Sendable {
     }
 
     // MARK: Calls
+
+    // MARK: Sources and priorities
+
+    /// Who has written `type` (HealthKit's source query): each source and device with its count and times. Without
+    /// read permission, only this app itself.
+    public func sources(of type: HealthType) async throws -> [SourceSummary] {
+        let reply = try await call("Sources", [.string(type.identifier)])
+        guard let elements = reply.first?.arrayElements else { throw unexpected("Sources") }
+        return elements.compactMap { element in
+            guard let members = element.structMembers, members.count == 6, let source = members[0].stringValue,
+                let device = members[1].stringValue, let name = members[2].stringValue,
+                let count = members[3].uint32Value, let first = members[4].int64Value, let last = members[5].int64Value
+            else { return nil }
+            return SourceSummary(
+                provenance: Provenance(source: source, device: device.isEmpty ? nil : device),
+                deviceName: name.isEmpty ? nil : name, count: Int(count), first: Instant(milliseconds: first),
+                last: Instant(milliseconds: last))
+        }
+    }
+
+    /// The person's source priorities, by type identifier (the default under ``defaultPriorityKey``). For the
+    /// owner's tools: any other caller gets ``HealthBusError`` `NotAuthorized`.
+    public func priorities() async throws -> [String: SourcePriority] {
+        let reply = try await call("Priorities", [])
+        guard let elements = reply.first?.arrayElements else { throw unexpected("Priorities") }
+        var result: [String: SourcePriority] = [:]
+        for element in elements {
+            guard let members = element.structMembers, members.count == 3, let key = members[0].stringValue,
+                let entries = members[1].stringArrayValue,
+                let unranked = members[2].stringValue.flatMap(CumulativeMerge.UnrankedPolicy.init(rawValue:))
+            else { throw unexpected("Priorities") }
+            var order: [Provenance] = []
+            for entry in entries {
+                guard case .success(let parsed) = SourcePriority.parseEntries(entry) else {
+                    throw unexpected("Priorities")
+                }
+                order += parsed
+            }
+            result[key == "default" ? defaultPriorityKey : key] = SourcePriority(order: order, unranked: unranked)
+        }
+        return result
+    }
+
+    /// Ranks the sources of the cumulative `type` (`nil`: the default of every type without its own), highest
+    /// first. Owner only.
+    public func setPriority(of type: HealthType?, _ priority: SourcePriority) async throws {
+        _ = try await call(
+            "SetPriority",
+            [
+                .string(type?.identifier ?? "default"), .strings(priority.order.map(SourcePriority.spelling)),
+                .string(priority.unranked.rawValue),
+            ])
+    }
+
+    /// Removes the priority of `type` (`nil`: the default). Owner only.
+    public func resetPriority(of type: HealthType?) async throws {
+        _ = try await call("ResetPriority", [.string(type?.identifier ?? "default")])
+    }
 
     func call(_ member: String, _ arguments: [DBusValue]) async throws -> [DBusValue] {
         let result: Result<[DBusValue], DBusError>

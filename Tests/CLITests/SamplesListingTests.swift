@@ -60,4 +60,27 @@ import Testing
         #expect(series.stdout.split(separator: "\n").count == 1 + 2)
         #expect(series.stderr == "wearhouse: printed the first 2 samples; more match (--limit 0 prints all)\n")
     }
+
+    /// `--sort` orders the listing by its keys (all pages of it) and refuses what it cannot mean.
+    @Test func sortOrdersTheWholeListing() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await fill()
+        let newest = try WearhouseRunner.run([
+            "samples", "--store", store, "--type", "heartRate", "--format", "csv", "--sort", "-start,-end",
+        ])
+        #expect(newest.status == 0, "\(newest.stderr)")
+        let rows = newest.stdout.split(separator: "\n").dropFirst().map { String($0.split(separator: ",")[2]) }
+        #expect(rows.count == 1_234)
+        #expect(rows == rows.sorted(by: >))
+        #expect(rows.first == "2025-03-30T10:20:33.000Z")
+        let series = try WearhouseRunner.run([
+            "samples", "--store", store, "--type", "heartbeatSeries", "--format", "csv", "--sort", "-end",
+        ])
+        #expect(series.status == 0, "\(series.stderr)")
+        for bad in ["middle", "start,start", "start,end,start"] {
+            let refused = try WearhouseRunner.run(["samples", "--store", store, "--type", "heartRate", "--sort", bad])
+            #expect(refused.status != 0, "\(bad)")
+            #expect(refused.stderr.contains("--sort"), "\(bad): \(refused.stderr)")
+        }
+    }
 }

@@ -164,39 +164,9 @@ struct MultiUserTests {
     @Test func theDocumentedExamplesWorkAsPrinted() async throws {
         let service = try await RunningService.start()
         defer { service.stop() }
-        let user = MultiUser.users[0]
-        let exact = user == 1000
-        let page = try String(
-            contentsOf: repositoryRoot.appendingPathComponent("docs/app-api.md"), encoding: .utf8)
-        var inConsole = false
-        var steps: [(command: String, owner: Bool, expected: [String])] = []
-        for line in page.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
-            if line.hasPrefix("```") {
-                inConsole = line == "```console"
-                continue
-            }
-            guard inConsole else { continue }
-            if line.hasPrefix("$ ") || line.hasPrefix("# ") {
-                steps.append((String(line.dropFirst(2)), line.hasPrefix("# "), []))
-            } else if !steps.isEmpty {
-                steps[steps.count - 1].expected.append(line)
-            }
-        }
+        let steps = try ConsoleExamples(page: "docs/app-api.md").sections.flatMap { $0 }
         #expect(steps.count >= 10)
-        for step in steps {
-            let result = try service.run(["/bin/sh", "-c", step.command], as: step.owner ? nil : user)
-            let output = (result.stdout + result.stderr).split(separator: "\n").map(String.init)
-            let fails = step.expected.first?.hasPrefix("Call failed") == true
-            #expect((result.status == 0) != fails, "\(step.command): \(result.stderr)")
-            if exact {
-                #expect(output == step.expected, "\(step.command)")
-            } else {
-                let shape = { (lines: [String]) in
-                    lines.map { $0.hasPrefix("Call failed") ? "Call failed" : String($0.prefix { $0 != " " }) }
-                }
-                #expect(shape(output) == shape(step.expected), "\(step.command)")
-            }
-        }
+        try ConsoleExamples.check(steps, on: service, as: MultiUser.users[0])
     }
 }
 

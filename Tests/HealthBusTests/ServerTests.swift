@@ -89,6 +89,23 @@ import WearhouseClient
             #expect(
                 await call("QuerySamples", [.string("heartRate"), .vardict(["cursor": .string("stepCount/a/1/2/x")])])
                     == HealthBusError.Name.invalidArgument)
+            for sort in [["middle"], ["start", "start"], ["start", "end", "start"], []] {
+                #expect(
+                    await call("QuerySamples", [.string("heartRate"), .vardict(["sort": .strings(sort)])])
+                        == HealthBusError.Name.invalidArgument, "\(sort)")
+            }
+            #expect(
+                await call(
+                    "QuerySamples",
+                    [.string("heartRate"), .vardict(["sort": .strings(["-end"]), "ascending": .boolean(false)])])
+                    == HealthBusError.Name.invalidArgument)
+            #expect(
+                await call("QuerySamples", [.string("heartRate"), .vardict(["sort": .string("start")])])
+                    == HealthBusError.Name.invalidArgument)
+            let keys = (0...HealthBusAPI.maximumMetadataEntries).map { "key\($0)" }
+            #expect(
+                await call("QuerySamples", [.string("heartRate"), .vardict(["metadataKeys": .strings(keys)])])
+                    == HealthBusError.Name.limitExceeded)
             #expect(
                 await call("Statistics", [.string("heartRate"), .int64(20), .int64(10), none])
                     == HealthBusError.Name.invalidArgument)
@@ -176,6 +193,21 @@ import WearhouseClient
                 SampleQuery(type: .heartRate, ascending: false, limit: 2), unit: try HealthUnit("count/s"))
             #expect(newest.samples.map(start) == [Self.noon + 11_999_000, Self.noon + 11_998_000])
             #expect(newest.cursor != nil)
+            // Sort descriptors: by end descending, paged; a cursor continues only its own order.
+            let byEnd = SampleQuery(
+                type: .heartRate, sort: [SampleSortDescriptor(.end, ascending: false)], limit: 4_000)
+            var backwards: [Int64] = []
+            cursor = nil
+            repeat {
+                let page = try await client.samples(byEnd, cursor: cursor)
+                backwards += page.samples.map(start)
+                cursor = page.cursor
+            } while cursor != nil
+            #expect(backwards == seen.reversed())
+            let first = try await client.samples(byEnd).cursor
+            #expect(
+                await errorName { _ = try await client.samples(SampleQuery(type: .heartRate), cursor: first) }
+                    == HealthBusError.Name.invalidArgument)
             // Changes page too.
             let changes = try await client.changes(of: .heartRate, since: 0, limit: 1_000_000)
             #expect(changes.added.count == 5_000 && changes.more)

@@ -80,12 +80,22 @@ import Testing
     @Test func cursorsContinueOnlyTheirOwnQuery() throws {
         let cursor = SampleCursor(
             start: Instant(milliseconds: 1), end: Instant(milliseconds: 2), id: "01941f29-7c00-8d2b-8c79-2c6c88f024da")
-        let text = CursorWire.encode(cursor, type: .heartRate, ascending: true)
-        #expect(try CursorWire.decode(text, type: .heartRate, ascending: true) == cursor)
-        #expect(throws: HealthBusError.self) { try CursorWire.decode(text, type: .stepCount, ascending: true) }
-        #expect(throws: HealthBusError.self) { try CursorWire.decode(text, type: .heartRate, ascending: false) }
-        #expect(throws: HealthBusError.self) { try CursorWire.decode("garbage", type: .heartRate, ascending: true) }
-        #expect(try CursorWire.decode("", type: .heartRate, ascending: true) == nil)
+        let up = SampleOrder.chronological(ascending: true)
+        let text = CursorWire.encode(cursor, type: .heartRate, order: up)
+        #expect(try CursorWire.decode(text, type: .heartRate, order: up) == cursor)
+        #expect(throws: HealthBusError.self) { try CursorWire.decode(text, type: .stepCount, order: up) }
+        #expect(throws: HealthBusError.self) {
+            try CursorWire.decode(text, type: .heartRate, order: .chronological(ascending: false))
+        }
+        // Another order of the same first key is another query.
+        let mixed = SampleOrder([SampleSortDescriptor(.start), SampleSortDescriptor(.end, ascending: false)])
+        #expect(throws: HealthBusError.self) { try CursorWire.decode(text, type: .heartRate, order: mixed) }
+        #expect(
+            try CursorWire.decode(
+                CursorWire.encode(cursor, type: .heartRate, order: mixed), type: .heartRate, order: mixed)
+                == cursor)
+        #expect(throws: HealthBusError.self) { try CursorWire.decode("garbage", type: .heartRate, order: up) }
+        #expect(try CursorWire.decode("", type: .heartRate, order: up) == nil)
     }
 
     @Test func unitsFromCgroups() {
