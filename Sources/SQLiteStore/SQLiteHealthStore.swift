@@ -314,7 +314,11 @@ public actor SQLiteHealthStore: HealthStore {
     ///
     /// When it throws, the transaction rolls back, and so do the id caches: a row it inserted into a dimension
     /// table (a new source, device, ...) is gone, and its cached id must not be used again.
+    ///
+    /// Inside a running write transaction (``saveAll(as:_:)``), `body` joins it: the outer one commits or rolls
+    /// back.
     func writeTransaction<Result>(_ body: () throws -> Result) throws -> Result {
+        if pendingSequence != nil { return try body() }
         do {
             return try transactionKeepingSequence(body)
         } catch {

@@ -67,6 +67,9 @@ struct SamplesCommand: Command {
                 devices: options.devices, subjects: options.subjects)
             let store = try StoreLocation.open(store: options.store, mustExist: true)
             let limit = options.limit == 0 ? nil : options.limit
+            let progress =
+                format != .table && console.showsProgress(dataOnTerminal: true) ? CountProgress(console) : nil
+            var printed = 0
             let cut: Bool
             if type.aggregation == .series {
                 var listed: [HeartbeatSeriesSample] = []
@@ -77,6 +80,8 @@ struct SamplesCommand: Command {
                         listed += page.series
                     } else {
                         console.out(Self.render(page.series, format: format, header: first))
+                        printed += page.series.count
+                        progress?.show(printed)
                     }
                 }
                 if format == .table { console.out(Self.render(listed, format: format)) }
@@ -88,10 +93,13 @@ struct SamplesCommand: Command {
                         listed += page.samples
                     } else {
                         console.out(Self.render(page.samples, format: format, header: first))
+                        printed += page.samples.count
+                        progress?.show(printed)
                     }
                 }
                 if format == .table { console.out(Self.render(listed, format: format)) }
             }
+            progress?.end()
             if cut, let limit {
                 console.err("wearhouse: printed the first \(limit) samples; more match (--limit 0 prints all)\n")
             }
