@@ -450,13 +450,10 @@ struct ImportSamplesCommand: Command {
         } catch {
             throw fail("\(error)")
         }
-        let magnitude = abs(Int(offset))
-        let canonical = String(
-            format: "%@.%03d%@%02d:%02d", local.description.prefix(19).description, millisecond,
-            offset < 0 ? "-" : "+", magnitude / 3_600, magnitude % 3_600 / 60)
-        guard case .instant(let instant)? = try? StatisticsTime(parsing: canonical) else {
-            throw fail("outside the years 1-9999")
-        }
+        // The wall time at `offset`: UTC is that much earlier (east) or later (west).
+        let milliseconds = local.naiveMilliseconds - Int64(offset) * 1_000
+        guard Instant.supportedMilliseconds.contains(milliseconds) else { throw fail("outside the years 1-9999") }
+        let instant = Instant(milliseconds: milliseconds)
         return (instant, offset)
     }
 }
