@@ -128,7 +128,7 @@ struct ExportCommand: Command {
     }
 
     /// How many samples one store query reads; each page is written before the next is read.
-    static let pageSize = 10_000
+    static let pageSize = 2_000
 
     /// The CSV columns: those of `wearhouse samples --format csv`, and the metadata as one JSON object.
     static let csvHeader = "uuid,type,start,end,value,unit,source,source_version,device,device_name,subject,metadata\n"

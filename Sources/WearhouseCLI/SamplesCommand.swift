@@ -193,7 +193,8 @@ struct SamplesCommand: Command {
         switch value {
         case .null: return ""
         case .string(let text):
-            return text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" })
+            // Bytes, not characters: a comma, quote or newline is one byte in UTF-8 (and a listing's hot path).
+            return text.utf8.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0A })
                 ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
         case .object, .list: return csvCell(.string(value.json))
         default: return value.json
