@@ -7,7 +7,7 @@ import Foundation
 enum ExportScenario {
     static func run(size: BenchSize) async throws -> BenchReport {
         let count = size.pick(full: 1_000_000, quick: 200_000, smoke: 2_000)
-        let memoryCount = size.pick(full: 10_000_000, quick: 1_000_000, smoke: 20_000)
+        let memoryCount = size.pick(full: 10_000_000, quick: 1_000_000, smoke: 5_000)
         let runs = size.pick(full: 3, quick: 2, smoke: 1)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-export-\(getpid())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

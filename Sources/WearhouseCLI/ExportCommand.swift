@@ -20,7 +20,9 @@ struct ExportCommand: Command {
         JSON; a heartbeat series gives one row per beat (its RR interval in ms at the beat's instant). sqlite: a
         database of one row per sample (tables types, samples and heartbeats; times as ISO text and epoch
         milliseconds, metadata as JSON text) that sqlite3, Datasette or pandas read as it is
-        (docs/sqlite-export.md); needs --out.
+        (docs/sqlite-export.md); needs --out. Samples are written as they are read, \(ExportCommand.pageSize) at
+        a time, so memory stays flat whatever the export's size; --out is written beside the file and renamed over
+        it once complete. A running count shows on stderr when it is a terminal (and the data does not go there).
         """
     }
 

@@ -63,6 +63,7 @@ import Testing
         ])
         #expect(timing.status == 0, timing.stderr)
         let whole = clock.now - started
+        let microseconds = Double(whole.components.seconds) * 1e6 + Double(whole.components.attoseconds) * 1e-12
         var killed = 0
         for fraction in [0.2, 0.45, 0.7, 0.9] {
             let process = Process()
@@ -71,7 +72,7 @@ import Testing
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            usleep(UInt32(Double(whole.components.seconds * 1_000_000) * fraction))
+            usleep(UInt32(microseconds * fraction))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             if process.terminationReason == .uncaughtSignal { killed += 1 }
