@@ -6,8 +6,8 @@ import Foundation
 /// holding the same rows (the `import` scenario's Python peer's table).
 enum ExportScenario {
     static func run(size: BenchSize) async throws -> BenchReport {
-        let count = size.pick(full: 1_000_000, quick: 200_000, smoke: 2_000)
-        let memoryCount = size.pick(full: 10_000_000, quick: 1_000_000, smoke: 5_000)
+        let count = size.pick(full: 1_000_000, quick: 200_000, smoke: 500)
+        let memoryCount = size.pick(full: 10_000_000, quick: 1_000_000, smoke: 1_000)
         let runs = size.pick(full: 3, quick: 2, smoke: 1)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-export-\(getpid())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
