@@ -27,3 +27,62 @@ enum Peers {
         return output
     }
 }
+
+extension Peers {
+    /// What one run of a program cost: its wall time (measured here, from start to exit) and its peak resident
+    /// memory (`/usr/bin/time -f %M`; 0 without it).
+    struct Measured {
+        var seconds: Double
+        var peakMegabytes: Double
+        var output: Data
+    }
+
+    /// The `wearhouse` binary beside this harness (`make bench` builds both in release, `make test` both in debug).
+    static var wearhouse: String {
+        get throws {
+            let path = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+                .appendingPathComponent("wearhouse").path
+            guard FileManager.default.isExecutableFile(atPath: path) else {
+                throw ReplayScenario.BenchError("no wearhouse binary at \(path) (make bench builds it)")
+            }
+            return path
+        }
+    }
+
+    /// Runs `executable` under `/usr/bin/time`, its stdin read from the file `input` and its stdout written to the
+    /// file `output` (else returned); throws when it fails.
+    static func measure(_ executable: String, _ arguments: [String], input: String? = nil, output: String? = nil)
+        throws -> Measured
+    {
+        let timed = FileManager.default.isExecutableFile(atPath: "/usr/bin/time")
+        let report = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-time-\(getpid())").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: timed ? "/usr/bin/time" : executable)
+        process.arguments = timed ? ["-f", "%M", "-o", report, executable] + arguments : arguments
+        let pipe = Pipe()
+        if let output {
+            _ = FileManager.default.createFile(atPath: output, contents: nil)
+            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+        } else {
+            process.standardOutput = pipe
+        }
+        if let input { process.standardInput = FileHandle(forReadingAtPath: input) }
+        let clock = ContinuousClock()
+        let started = clock.now
+        try process.run()
+        let data = output == nil ? pipe.fileHandleForReading.readDataToEndOfFile() : Data()
+        process.waitUntilExit()
+        let elapsed = clock.now - started
+        guard process.terminationStatus == 0 else {
+            throw ReplayScenario.BenchError(
+                "\(executable) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
+        }
+        let kilobytes =
+            (try? String(contentsOfFile: report, encoding: .utf8))?.split(separator: "\n").last
+            .flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+        try? FileManager.default.removeItem(atPath: report)
+        return Measured(
+            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18,
+            peakMegabytes: kilobytes / 1024, output: data)
+    }
+}

@@ -22,10 +22,13 @@ if let index = arguments.firstIndex(of: "--out"), index + 1 < arguments.count {
 
 let scenarios: [String: @Sendable (BenchSize) async throws -> BenchReport] = [
     "decode": { try DecodeScenario.run(size: $0) },
+    "export": { try await ExportScenario.run(size: $0) },
+    "import": { try await ImportScenario.run(size: $0) },
     "ingest": { try await IngestScenario.run(size: $0) },
     "postgres": { try await PostgresScenario.run(size: $0) },
     "query": { try await QueryScenario.run(size: $0) },
     "replay": { try await ReplayScenario.run(size: $0) },
+    "replay-rejects": { try await ReplayRejectsScenario.run(size: $0) },
     "service": { try await ServiceScenario.run(size: $0) },
     "storage": { try await StorageScenario.run(size: $0) },
 ]

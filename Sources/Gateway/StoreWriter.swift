@@ -284,20 +284,15 @@ public actor StoreWriter {
         do {
             tally(try await sink.write(merged))
         } catch let invalid as InvalidSampleError {
-            // One invalid sample rejects the whole batch: write the rest one by one, leaving only the bad ones out.
+            // One invalid sample rejects the whole batch. What the store's own checks refuse is left out in one
+            // pass and the rest written as one batch again, so a rejected sample costs about what an accepted one
+            // does (issue 20: a save per sample made a day with 1,837 bad series take 125 s instead of 0.19 s).
             remember("\(invalid)")
-            for stream in merged.quantities {
-                for index in 0..<stream.count {
-                    var alone = SampleBatch()
-                    alone.append(stream.selecting([index]))
-                    try await writeAlone(alone)
-                }
+            let (kept, rejected) = merged.removingInvalid()
+            for rejection in rejected {
+                reject(rejection.type, at: rejection.startMilliseconds, rejection.reason)
             }
-            for series in merged.heartbeats {
-                var alone = SampleBatch()
-                alone.heartbeats = [series]
-                try await writeAlone(alone)
-            }
+            try await writeNarrowing(kept)
         }
         counters.batches += 1
         let now = clock.now
@@ -307,25 +302,35 @@ public actor StoreWriter {
         }
     }
 
-    private func writeAlone(_ batch: SampleBatch) async throws {
-        do {
-            tally(try await sink.write(batch))
-        } catch let invalid as InvalidSampleError {
-            counters.rejected += 1
-            remember(invalid.reason)
-            if firstRejections.count < Self.firstRejectionLimit {
-                firstRejections.append("\(Self.describe(batch)): \(invalid.reason)")
+    /// Writes `batch`; when the store still refuses a sample (a reason only it can see, such as an id that names
+    /// another sample), leaves out the one its error names and tries again: a write per refused sample, never
+    /// per sample of the batch.
+    private func writeNarrowing(_ batch: SampleBatch) async throws {
+        var remaining = batch
+        while !remaining.isEmpty {
+            do {
+                tally(try await sink.write(remaining))
+                return
+            } catch let invalid as InvalidSampleError {
+                guard let (kept, type, start) = remaining.removing(index: invalid.index) else {
+                    // An index outside the batch: nothing to narrow down by; the batch is refused as a whole.
+                    counters.rejected += remaining.count
+                    remember(invalid.reason)
+                    return
+                }
+                reject(type, at: start, invalid.reason)
+                remaining = kept
             }
         }
     }
 
-    /// The one sample in `batch`, for a rejection: its type and start.
-    private static func describe(_ batch: SampleBatch) -> String {
-        if let series = batch.heartbeats.first { return "heartbeatSeries at \(iso(series.start.milliseconds))" }
-        if let stream = batch.quantities.first, let start = stream.starts.first {
-            return "\(stream.type.identifier) at \(iso(start))"
+    /// Counts and remembers one refused sample or series.
+    private func reject(_ type: String, at start: Int64, _ reason: String) {
+        counters.rejected += 1
+        remember(reason)
+        if firstRejections.count < Self.firstRejectionLimit {
+            firstRejections.append("\(type) at \(Self.iso(start)): \(reason)")
         }
-        return "a sample"
     }
 
     private static func iso(_ milliseconds: Int64) -> String {

@@ -21,7 +21,8 @@ public struct LocalDateTime: Hashable, Sendable, Comparable, CustomStringConvert
     public init(
         year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0, second: Int = 0, millisecond: Int = 0
     ) throws(StatisticsBucketError) {
-        let text = LocalDateTime.format(year, month, day, hour, minute, second, millisecond)
+        // The text only for an error: formatting it for every valid time cost an import a sixth of its time.
+        var text: String { LocalDateTime.format(year, month, day, hour, minute, second, millisecond) }
         guard (1...9999).contains(year) else { throw .invalidTime(text, reason: "the year must be from 1 to 9999") }
         guard (1...12).contains(month) else { throw .invalidTime(text, reason: "the month must be from 1 to 12") }
         let monthLength = LocalDateTime.daysInMonth(year: year, month: month)
@@ -88,7 +89,7 @@ public struct LocalDateTime: Hashable, Sendable, Comparable, CustomStringConvert
     // MARK: Internal arithmetic
 
     /// The wall time read as if it were UTC, in milliseconds since the epoch.
-    var naiveMilliseconds: Int64 {
+    public var naiveMilliseconds: Int64 {
         let days = LocalDateTime.daysFromCivil(year, month, day)
         let seconds = Int64(hour) * 3600 + Int64(minute) * 60 + Int64(second)
         return (days * 86_400 + seconds) * 1000 + Int64(millisecond)

@@ -115,6 +115,85 @@ public struct SampleBatch: Sendable {
     public var samples: [QuantitySample] { quantities.flatMap(\.samples) }
 }
 
+extension SampleBatch {
+    /// A sample or series a batch left out, for a writer's explanation: its type and start, and why.
+    public struct Rejection: Hashable, Sendable {
+        public var type: String
+        public var startMilliseconds: Int64
+        public var reason: String
+    }
+
+    /// The batch without the samples and series a store refuses on their own (an unknown type, an invalid
+    /// value, time or metadata: ``QuantitySeries/invalidityReason(at:as:)``,
+    /// ``HeartbeatSeriesSample/invalidityReason``), and what was left out. One pass, so that one bad sample does
+    /// not cost the writer a save per sample of its batch.
+    public func removingInvalid() -> (kept: SampleBatch, rejected: [Rejection]) {
+        var kept = self
+        var rejected: [Rejection] = []
+        var streams: [QuantitySeries] = []
+        var keptTags: [StreamTag?] = []
+        for (series, tag) in zip(quantities, tags) {
+            var streamReason: String?
+            let type = HealthTypeCatalog.type(series.type.identifier)
+            if type == nil || type?.aggregation == .series {
+                streamReason = "unknown type '\(series.type.identifier)'"
+            } else if !series.metadata.isEmpty {
+                streamReason = series.metadata.invalidityReason
+            }
+            var good: [Int] = []
+            for index in 0..<series.count {
+                if let reason = streamReason ?? type.flatMap({ series.invalidityReason(at: index, as: $0) }) {
+                    rejected.append(
+                        Rejection(type: series.type.identifier, startMilliseconds: series.starts[index], reason: reason)
+                    )
+                } else {
+                    good.append(index)
+                }
+            }
+            guard !good.isEmpty else { continue }
+            streams.append(good.count == series.count ? series : series.selecting(good))
+            keptTags.append(tag)
+        }
+        kept.quantities = streams
+        kept.tags = keptTags
+        kept.streamIndex = [:]
+        for (index, tag) in keptTags.enumerated() {
+            if let tag { kept.streamIndex[tag] = index }
+        }
+        kept.quantityCount = streams.reduce(0) { $0 + $1.count }
+        kept.heartbeats = heartbeats.filter { series in
+            guard let reason = series.invalidityReason else { return true }
+            rejected.append(
+                Rejection(type: "heartbeatSeries", startMilliseconds: series.start.milliseconds, reason: reason))
+            return false
+        }
+        return (kept, rejected)
+    }
+
+    /// The batch without the sample or series at `index` (``samples`` then ``heartbeats``, as a store's
+    /// ``InvalidSampleError`` counts), and what it was; `nil` when `index` is outside the batch.
+    public func removing(index: Int) -> (kept: SampleBatch, type: String, startMilliseconds: Int64)? {
+        guard index >= 0, index < count else { return nil }
+        var kept = self
+        if index >= quantityCount {
+            let series = kept.heartbeats.remove(at: index - quantityCount)
+            return (kept, "heartbeatSeries", series.start.milliseconds)
+        }
+        var first = 0
+        for (position, series) in quantities.enumerated() {
+            if index < first + series.count {
+                let within = index - first
+                let start = series.starts[within]
+                kept.quantities[position] = series.selecting((0..<series.count).filter { $0 != within })
+                kept.quantityCount -= 1
+                return (kept, series.type.identifier, start)
+            }
+            first += series.count
+        }
+        return nil
+    }
+}
+
 extension SampleBatch: Equatable {
     /// Batches are equal when they hold the same streams and heartbeat series (tags are how they were built).
     public static func == (lhs: SampleBatch, rhs: SampleBatch) -> Bool {

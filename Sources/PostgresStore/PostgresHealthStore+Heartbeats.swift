@@ -270,3 +270,18 @@ enum PostgresBeats {
         return beats
     }
 }
+
+extension PostgresHealthStore {
+    /// Saves the batches `next` hands out in one transaction (``HealthStoreEngine/saveAll(as:_:)``), each through
+    /// the staging table as a single batch is, its rollups written before the next.
+    public func saveAll(as caller: Caller, _ next: @Sendable () throws -> SampleBatch?) throws -> [WriteOutcome: Int] {
+        try writeTransaction { connection in
+            var counts: [WriteOutcome: Int] = [:]
+            while let batch = try next() {
+                for outcome in try save(batch, as: caller) { counts[outcome, default: 0] += 1 }
+                try flushRollups(connection)
+            }
+            return counts
+        }
+    }
+}

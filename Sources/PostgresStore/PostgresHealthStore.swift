@@ -39,6 +39,8 @@ public actor PostgresHealthStore: HealthStore {
     var metadataCache: [[String: MetadataValue]: String?] = [:]
     /// The write-order counter while a write transaction runs.
     var pendingSequence: Int64?
+    /// The connection of the running write transaction, which a nested ``writeTransaction(_:)`` joins.
+    var transactionConnection: PostgresConnection?
     /// Rollup changes of the running write transaction (see PostgresHealthStore+Rollups.swift).
     var pendingRollups: [RollupKey: RollupValue] = [:]
     var staleRollups: Set<RollupKey> = []
@@ -188,9 +190,15 @@ public actor PostgresHealthStore: HealthStore {
     /// A transaction. A write transaction first takes the write lock (``PostgresSchema/writeLock``) and turns
     /// synchronous commit on, then reads the write-order counter and keeps it in memory until it stores it back
     /// before committing, after the rollups. When anything throws, it rolls back, and so do the id caches.
+    ///
+    /// Inside a running write transaction (``saveAll(as:_:)``), `body` joins it: the outer one commits or rolls
+    /// back.
     @discardableResult
     func writeTransaction<Result>(_ body: (PostgresConnection) throws -> Result) throws -> Result {
-        try withConnection { connection in
+        if let open = transactionConnection { return try body(open) }
+        return try withConnection { connection in
+            transactionConnection = connection
+            defer { transactionConnection = nil }
             try connection.run("BEGIN")
             do {
                 try connection.query(

@@ -333,3 +333,22 @@ extension QuantitySample {
             && subject == other.subject && startOffsetSeconds == other.startOffsetSeconds && metadata == other.metadata
     }
 }
+
+extension SQLiteHealthStore {
+    /// Saves the batches `next` hands out in one write transaction (``HealthStoreEngine/saveAll(as:_:)``). The
+    /// transaction's pages beyond SQLite's page cache go to the WAL as it runs, so memory stays at one batch; the
+    /// WAL holds the new pages until the commit, and is checkpointed after it.
+    public func saveAll(as caller: Caller, _ next: @Sendable () throws -> SampleBatch?) throws -> [WriteOutcome: Int] {
+        defer { connection.resetCachedStatements() }
+        let counts = try writeTransaction {
+            var counts: [WriteOutcome: Int] = [:]
+            while let batch = try next() {
+                for outcome in try save(batch, as: caller) { counts[outcome, default: 0] += 1 }
+                try flushRollups()
+            }
+            return counts
+        }
+        try? checkpoint()
+        return counts
+    }
+}

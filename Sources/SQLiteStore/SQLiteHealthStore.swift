@@ -97,6 +97,9 @@ public actor SQLiteHealthStore: HealthStore {
         let connection = try SQLiteConnection(path: path)
         try connection.execute("PRAGMA journal_mode = WAL")
         connection.keepWALFiles()
+        // SQLite checkpoints the WAL every 1,000 pages and then writes it again from the start; without a limit the
+        // file keeps the size of its largest transaction forever. With one, it is cut back after each checkpoint.
+        try connection.execute("PRAGMA journal_size_limit = \(Self.walSizeLimit)")
         try connection.execute(durability == .full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
         try Self.migrate(connection)
         let accessPath = path + "-access"
@@ -130,6 +133,9 @@ public actor SQLiteHealthStore: HealthStore {
         self.now = now
         executor = StoreExecutor(label: "wearhouse.sqlite")
     }
+
+    /// The size the WAL file is cut back to after a checkpoint (`PRAGMA journal_size_limit`), bytes.
+    public static let walSizeLimit = 8 << 20
 
     /// The most a store file's mode allows: the owner reads and writes, the group (the store directory's, the
     /// service's group `wearhouse` under the shipped unit) at most reads, others nothing.
@@ -314,7 +320,11 @@ public actor SQLiteHealthStore: HealthStore {
     ///
     /// When it throws, the transaction rolls back, and so do the id caches: a row it inserted into a dimension
     /// table (a new source, device, ...) is gone, and its cached id must not be used again.
+    ///
+    /// Inside a running write transaction (``saveAll(as:_:)``), `body` joins it: the outer one commits or rolls
+    /// back.
     func writeTransaction<Result>(_ body: () throws -> Result) throws -> Result {
+        if pendingSequence != nil { return try body() }
         do {
             return try transactionKeepingSequence(body)
         } catch {

@@ -20,6 +20,12 @@ public protocol HealthStoreEngine: HealthStore, SensorRegistry {
     /// How many samples `delete(ids, as: caller)` would delete now: it runs the same deletion and rolls it back
     /// (ids that match nothing, or were given twice, are not counted).
     func deletionCount(_ ids: [UUID], as caller: Caller) async throws -> Int
+    /// Saves the batches `next` hands out, one after the other, in one write transaction: when a batch is refused
+    /// (``InvalidSampleError``, its index within that batch) or `next` throws, nothing of any batch is stored.
+    /// Each batch goes through ``HealthStore/save(_:as:)-(SampleBatch,_)`` and its rollups are written before
+    /// the next is asked for, so the memory held is one batch whatever the total (`wearhouse import-samples`).
+    /// Returns the outcomes, counted.
+    func saveAll(as caller: Caller, _ next: @Sendable () throws -> SampleBatch?) async throws -> [WriteOutcome: Int]
 }
 
 /// Thrown inside a write transaction to roll back a rehearsal (``HealthStoreEngine/pruneCount()``,

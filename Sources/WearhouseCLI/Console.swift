@@ -1,4 +1,5 @@
 internal import Foundation
+internal import Synchronization
 
 /// Where a command writes: stdout carries data only, stderr diagnostics. Injected so tests can capture both.
 public struct Console: Sendable {
@@ -6,12 +7,23 @@ public struct Console: Sendable {
     public var err: @Sendable (String) -> Void
     /// Whether stdout is a terminal (progress bars, colours).
     public var isTerminal: Bool
+    /// Whether stderr is a terminal (progress counts of commands whose data goes to stdout or a file).
+    public var errorIsTerminal: Bool
 
-    public init(out: @escaping @Sendable (String) -> Void, err: @escaping @Sendable (String) -> Void, isTerminal: Bool)
-    {
+    public init(
+        out: @escaping @Sendable (String) -> Void, err: @escaping @Sendable (String) -> Void, isTerminal: Bool,
+        errorIsTerminal: Bool = false
+    ) {
         self.out = out
         self.err = err
         self.isTerminal = isTerminal
+        self.errorIsTerminal = errorIsTerminal
+    }
+
+    /// Whether a command writing data shows its progress on stderr: stderr is a terminal, and the data does not
+    /// go to that same terminal (`dataOnTerminal`: it goes to stdout, and stdout is a terminal too).
+    func showsProgress(dataOnTerminal: Bool) -> Bool {
+        errorIsTerminal && !(dataOnTerminal && isTerminal)
     }
 
     /// The process's own stdout and stderr. When one of them can no longer be written (the reader of a pipe went
@@ -20,7 +32,8 @@ public struct Console: Sendable {
     public static let standard = Console(
         out: { write($0, to: STDOUT_FILENO, name: "stdout") },
         err: { write($0, to: STDERR_FILENO, name: "stderr") },
-        isTerminal: isatty(STDOUT_FILENO) != 0
+        isTerminal: isatty(STDOUT_FILENO) != 0,
+        errorIsTerminal: isatty(STDERR_FILENO) != 0
     )
 
     /// Writes `Error: message` and a hint to stderr.
@@ -50,5 +63,30 @@ public struct Console: Sendable {
                 offset += written
             }
         }
+    }
+}
+
+/// `exported 1234567 samples` on stderr, redrawn in place at most every ``step`` samples, for commands whose total
+/// is not known before they end (`export`, `samples`).
+final class CountProgress: Sendable {
+    static let step = 50_000
+    let console: Console
+    private let shown = Mutex(0)
+
+    init(_ console: Console) {
+        self.console = console
+    }
+
+    func show(_ count: Int) {
+        let due = shown.withLock { last in
+            guard count - last >= Self.step else { return false }
+            last = count
+            return true
+        }
+        if due { console.err("\r\(count) samples") }
+    }
+
+    func end() {
+        console.err("\r" + String(repeating: " ", count: 24) + "\r")
     }
 }

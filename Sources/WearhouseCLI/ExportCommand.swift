@@ -26,7 +26,9 @@ struct ExportCommand: Command {
         JSON; a heartbeat series gives one row per beat (its RR interval in ms at the beat's instant). sqlite: a
         database of one row per sample (tables types, samples and heartbeats; times as ISO text and epoch
         milliseconds, metadata as JSON text) that sqlite3, Datasette or pandas read as it is
-        (docs/sqlite-export.md); needs --out.
+        (docs/sqlite-export.md); needs --out. Samples are written as they are read, \(ExportCommand.pageSize) at
+        a time, so memory stays flat whatever the export's size; --out is written beside the file and renamed over
+        it once complete. A running count shows on stderr when it is a terminal (and the data does not go there).
         """
     }
 
@@ -86,62 +88,86 @@ struct ExportCommand: Command {
                 console.err("exported \(count) samples to \(path)\n")
                 return .success
             }
-            var output = format == .csv ? Self.csvHeader : ""
-            var count = 0
-            var members: Set<UUID> = []
-            for type in types {
-                var query = SampleQuery(
-                    type: type, from: StoreOptions.instant(options.from, in: options.timeZone),
-                    to: StoreOptions.instant(options.to, in: options.timeZone), subjects: options.subjects,
-                    limit: 10_000)
-                while true {
-                    let next: SampleCursor?
-                    if type.kind == .correlation {
-                        let page = try await store.correlations(query, as: .owner)
-                        for correlation in page.correlations {
-                            members.formUnion(correlation.objects.map(\.id))
-                            output += Self.lines(correlation, format: format)
-                        }
-                        count += page.correlations.count
-                        next = page.next
-                    } else if type.kind == .workout {
-                        let page = try await store.workouts(query, as: .owner)
-                        for workout in page.workouts {
-                            let ids = try await store.workoutSampleIDs(workout.id, as: .owner)
-                            output += Self.lines(
-                                workout, samples: ids.sorted { $0.key < $1.key }.flatMap(\.value), format: format)
-                        }
-                        count += page.workouts.count
-                        next = page.next
-                    } else if type.aggregation == .series {
-                        let page = try await store.heartbeatSeries(query, as: .owner)
-                        for series in page.series { output += Self.lines(series, format: format) }
-                        count += page.series.count
-                        next = page.next
-                    } else {
-                        let page = try await store.samples(query, as: .owner)
-                        for sample in page.samples where !members.contains(sample.id) {
-                            output += Self.lines(sample, format: format)
-                            count += 1
-                        }
-                        next = page.next
-                    }
-                    guard let next else { break }
-                    query.cursor = next
-                }
-            }
+            // Written page by page as the store reads them: memory is one page, whatever the export's size.
+            var file: PrivateFile?
             if let path = options.out {
-                if let failure = Self.writePrivately(Array(output.utf8), to: path) {
-                    console.error("cannot write \(path): \(failure)")
+                do throws(PrivateFile.Failure) {
+                    file = try PrivateFile(creating: path)
+                } catch {
+                    console.error("cannot write \(path): \(error.message)")
                     return .ioError
                 }
-                console.err("exported \(count) samples to \(path)\n")
-            } else {
-                console.out(output)
+            }
+            let progress = console.showsProgress(dataOnTerminal: options.out == nil) ? CountProgress(console) : nil
+            var output = format == .csv ? Self.csvHeader : ""
+            func flush() throws(PrivateFile.Failure) {
+                if let file { try file.write(output) } else { console.out(output) }
+                output = ""
+            }
+            var count = 0
+            var members: Set<UUID> = []
+            do {
+                for type in types {
+                    var query = SampleQuery(
+                        type: type, from: StoreOptions.instant(options.from, in: options.timeZone),
+                        to: StoreOptions.instant(options.to, in: options.timeZone), subjects: options.subjects,
+                        limit: Self.pageSize)
+                    while true {
+                        let next: SampleCursor?
+                        if type.kind == .correlation {
+                            let page = try await store.correlations(query, as: .owner)
+                            for correlation in page.correlations {
+                                members.formUnion(correlation.objects.map(\.id))
+                                output += Self.lines(correlation, format: format)
+                            }
+                            count += page.correlations.count
+                            next = page.next
+                        } else if type.kind == .workout {
+                            let page = try await store.workouts(query, as: .owner)
+                            for workout in page.workouts {
+                                let ids = try await store.workoutSampleIDs(workout.id, as: .owner)
+                                output += Self.lines(
+                                    workout, samples: ids.sorted { $0.key < $1.key }.flatMap(\.value), format: format)
+                            }
+                            count += page.workouts.count
+                            next = page.next
+                        } else if type.aggregation == .series {
+                            let page = try await store.heartbeatSeries(query, as: .owner)
+                            for series in page.series { output += Self.lines(series, format: format) }
+                            count += page.series.count
+                            next = page.next
+                        } else {
+                            // A correlation's members went out with it (correlation types come first).
+                            let page = try await store.samples(query, as: .owner)
+                            for sample in page.samples where !members.contains(sample.id) {
+                                output += Self.lines(sample, format: format)
+                                count += 1
+                            }
+                            next = page.next
+                        }
+                        try flush()
+                        progress?.show(count)
+                        guard let next else { break }
+                        query.cursor = next
+                    }
+                }
+                try flush()
+                progress?.end()
+                if let file, let path = options.out {
+                    try file.finish()
+                    console.err("exported \(count) samples to \(path)\n")
+                }
+            } catch let failure as PrivateFile.Failure {
+                progress?.end()
+                console.error("cannot write \(options.out ?? "stdout"): \(failure.message)")
+                return .ioError
             }
             return .success
         }
     }
+
+    /// How many samples one store query reads; each page is written before the next is read.
+    static let pageSize = 2_000
 
     /// The CSV columns: those of `wearhouse samples --format csv`, and the metadata as one JSON object.
     static let csvHeader = "uuid,type,start,end,value,unit,source,source_version,device,device_name,subject,metadata\n"
@@ -176,35 +202,6 @@ struct ExportCommand: Command {
         case .fhir: FieldValue.object(ObjectRecords.fhir(workout)).json + "\n"
         case .sqlite: ""
         }
-    }
-
-    /// Writes `bytes` to `path` whole or not at all, mode 0600 whatever the umask (an export is health data):
-    /// into a new file beside it, synced, then renamed over it. Returns what failed, or `nil`.
-    static func writePrivately(_ bytes: [UInt8], to path: String) -> String? {
-        let temporary = "\(path).\(getpid()).partial"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return "cannot create \(temporary): \(String(cString: strerror(errno)))" }
-        var written = 0
-        var failure: String?
-        while written < bytes.count, failure == nil {
-            let result = bytes[written...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            if result > 0 {
-                written += result
-            } else if result < 0, errno == EINTR {
-                continue
-            } else {
-                failure = "cannot write \(temporary): \(String(cString: strerror(errno)))"
-            }
-        }
-        if failure == nil, fsync(descriptor) != 0 {
-            failure = "cannot sync \(temporary): \(String(cString: strerror(errno)))"
-        }
-        close(descriptor)
-        if failure == nil, rename(temporary, path) != 0 {
-            failure = "cannot rename \(temporary) to \(path): \(String(cString: strerror(errno)))"
-        }
-        if failure != nil { unlink(temporary) }
-        return failure
     }
 
     /// A heartbeat series in `format`: in CSV one line per beat (its RR interval in ms at the beat's instant,
@@ -513,5 +510,65 @@ struct ExportCommand: Command {
         }
         fields.append(value)
         return fields
+    }
+}
+
+/// An export file written piece by piece, whole or not at all, mode 0600 whatever the umask (an export is health
+/// data): into a new file beside `path`, synced and renamed over it by ``finish()``; removed when dropped
+/// unfinished (an error, a broken pipe).
+final class PrivateFile {
+    struct Failure: Error {
+        var message: String
+    }
+
+    let path: String
+    let temporary: String
+    private var descriptor: Int32
+    private var finished = false
+
+    init(creating path: String) throws(Failure) {
+        self.path = path
+        temporary = "\(path).\(getpid()).partial"
+        descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw Failure(message: "cannot create \(temporary): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    func write(_ text: String) throws(Failure) {
+        var text = text
+        let failure: Failure? = text.withUTF8 { bytes in
+            var written = 0
+            while written < bytes.count {
+                let result = Glibc.write(descriptor, bytes.baseAddress! + written, bytes.count - written)
+                if result > 0 {
+                    written += result
+                } else if result < 0, errno == EINTR {
+                    continue
+                } else {
+                    return Failure(message: "cannot write \(temporary): \(String(cString: strerror(errno)))")
+                }
+            }
+            return nil
+        }
+        if let failure { throw failure }
+    }
+
+    /// Syncs the file and renames it to `path`.
+    func finish() throws(Failure) {
+        guard fsync(descriptor) == 0 else {
+            throw Failure(message: "cannot sync \(temporary): \(String(cString: strerror(errno)))")
+        }
+        close(descriptor)
+        descriptor = -1
+        guard rename(temporary, path) == 0 else {
+            throw Failure(message: "cannot rename \(temporary) to \(path): \(String(cString: strerror(errno)))")
+        }
+        finished = true
+    }
+
+    deinit {
+        if descriptor >= 0 { close(descriptor) }
+        if !finished { unlink(temporary) }
     }
 }

@@ -1,10 +1,12 @@
 import Foundation
 import Health
 import SQLiteStore
+import StoreEngine
 
 /// `wearhouse import-samples FILE`: samples from elsewhere, one JSON object a line, in the shape
-/// `wearhouse samples --format json` prints. Validated line by line; the file is saved as one batch, so a bad
-/// line leaves the store untouched.
+/// `wearhouse samples --format json` prints. Read, validated and saved in batches of bounded size, all of them in
+/// one store transaction (``HealthStoreEngine/saveAll(as:_:)``), so memory stays flat whatever the file's size
+/// and a bad line (or a kill) leaves the store untouched.
 struct ImportSamplesCommand: Command {
     let name = "import-samples"
     let abstract = "Import samples from a JSON-lines file (the shape 'samples --format json' prints)."
@@ -22,7 +24,14 @@ struct ImportSamplesCommand: Command {
         "objects"; a workout line has "activity_type", "duration_s", "total_energy_burned_kcal",
         "total_distance_m", "total_swimming_stroke_count", "total_flights_climbed", "events" [{"type", "start",
         "end", "metadata"}] and "samples" (ids of stored or imported samples), as 'samples --format json' and
-        'export --format ndjson' write them; they are saved after the samples.
+        'export --format ndjson' write them.
+
+        The file is read and saved in batches of at most \(ImportReader.batchLines) lines, so memory stays flat
+        whatever its size, and all the batches go into one store transaction: a bad line, a refused sample, an
+        error or the process being killed leaves the store as it was (nothing of the file is stored). Correlations
+        and workouts (at most \(ImportReader.maximumObjects) a file, held until the samples are in) are saved after
+        the samples, in one more transaction each. A progress bar shows on a terminal when the file is a regular
+        file.
         """
     }
 
@@ -40,63 +49,62 @@ struct ImportSamplesCommand: Command {
             .text("source", value: "id", \.source, help: "Source for lines without one."), StoreOptions.store(\.store),
         ])
 
-    struct LineError: Error { var line: Int; var message: String }
+    struct LineError: Error {
+        var line: Int
+        var message: String
+        /// The file could not be read there (an I/O error, not bad data).
+        var isRead = false
+    }
 
     func run(_ options: Options, console: Console) async -> ExitCode {
         let file = options.file
-        let text: String
-        if file == "-" {
-            text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
-        } else {
-            guard let data = FileManager.default.contents(atPath: file) else {
-                console.error("cannot read \(file)")
-                return .noInput
-            }
-            text = String(decoding: data, as: UTF8.self)
+        let name = file == "-" ? "stdin" : file
+        let descriptor = file == "-" ? STDIN_FILENO : open(file, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            console.error("cannot read \(file): \(String(cString: strerror(errno)))")
+            return .noInput
         }
-        var samples: [QuantitySample] = []
-        var series: [HeartbeatSeriesSample] = []
-        var correlations: [Correlation] = []
-        var workouts: [(workout: Workout, samples: [UUID])] = []
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let trimmed = String(line).trimmingSpaces
-            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
-            do {
-                switch try Self.sample(from: trimmed, defaultSource: options.source) {
-                case .quantity(let sample): samples.append(sample)
-                case .series(let one): series.append(one)
-                case .correlation(let correlation): correlations.append(correlation)
-                case .workout(let workout, let ids): workouts.append((workout, ids))
-                }
-            } catch {
-                console.error("\(file == "-" ? "stdin" : file):\(index + 1): \(error.message); nothing was imported")
-                return .dataError
-            }
-        }
+        defer { if descriptor != STDIN_FILENO { close(descriptor) } }
+        var status = stat()
+        let size = fstat(descriptor, &status) == 0 && status.st_mode & 0o170000 == 0o100000 ? Int64(status.st_size) : 0
+        let bar = console.isTerminal && size > 0 ? ProgressBar(console: console) : nil
+        var progress: (@Sendable (Double) -> Void)?
+        if let bar { progress = { @Sendable fraction in bar.show(fraction) } }
+        let lines = LineReader(descriptor: descriptor, maximumLineBytes: Self.maximumLineBytes)
+        let reader = ImportReader(lines: lines, defaultSource: options.source, size: size, progress: progress)
         do {
             let store = try StoreLocation.open(store: options.store, mustExist: false)
-            var outcomes = try await store.save(SampleBatch(samples, heartbeats: series), as: .owner)
+            var counts = try await store.saveAll(as: .owner) { try reader.next() }
+            bar?.end()
             // Correlations (with their members) and workouts after the samples, each kind in one transaction,
             // then the workouts' samples.
-            if !correlations.isEmpty { outcomes += try await store.save(correlations, as: .owner) }
-            if !workouts.isEmpty { outcomes += try await store.save(workouts.map(\.workout), as: .owner) }
-            for (workout, ids) in workouts where !ids.isEmpty {
+            var outcomes: [WriteOutcome] = []
+            if !reader.correlations.isEmpty { outcomes += try await store.save(reader.correlations, as: .owner) }
+            if !reader.workouts.isEmpty { outcomes += try await store.save(reader.workouts.map(\.workout), as: .owner) }
+            for (workout, ids) in reader.workouts where !ids.isEmpty {
                 _ = try await store.add(ids, to: workout.id, as: .owner)
             }
-            let counts = Dictionary(grouping: outcomes, by: { $0 }).mapValues(\.count)
+            for outcome in outcomes { counts[outcome, default: 0] += 1 }
             let summary = [WriteOutcome.inserted, .duplicate, .conflict, .replaced, .stale].map {
                 "\(counts[$0] ?? 0) \($0.rawValue)"
             }
-            console.out("\(outcomes.count) samples: \(summary.joined(separator: ", "))\n")
+            console.out("\(counts.values.reduce(0, +)) samples: \(summary.joined(separator: ", "))\n")
             return .success
         } catch let failure as StoreLocation.Failure {
             console.error(failure.message)
             return failure.code
+        } catch let bad as LineError {
+            bar?.end()
+            console.error("\(name):\(bad.line): \(bad.message); nothing was imported")
+            return bad.isRead ? .ioError : .dataError
         } catch let invalid as InvalidSampleError {
-            console.error("\(invalid); nothing was imported")
+            bar?.end()
+            console.error(
+                "\(name):\(reader.line(ofBatchIndex: invalid.index)): \(invalid.reason); nothing was imported")
             return .dataError
         } catch {
-            console.error("\(error)")
+            bar?.end()
+            console.error("\(error); nothing was imported")
             return .ioError
         }
     }
@@ -576,13 +584,10 @@ struct ImportSamplesCommand: Command {
         } catch {
             throw fail("\(error)")
         }
-        let magnitude = abs(Int(offset))
-        let canonical = String(
-            format: "%@.%03d%@%02d:%02d", local.description.prefix(19).description, millisecond,
-            offset < 0 ? "-" : "+", magnitude / 3_600, magnitude % 3_600 / 60)
-        guard case .instant(let instant)? = try? StatisticsTime(parsing: canonical) else {
-            throw fail("outside the years 1-9999")
-        }
+        // The wall time at `offset`: UTC is that much earlier (east) or later (west).
+        let milliseconds = local.naiveMilliseconds - Int64(offset) * 1_000
+        guard Instant.supportedMilliseconds.contains(milliseconds) else { throw fail("outside the years 1-9999") }
+        let instant = Instant(milliseconds: milliseconds)
         return (instant, offset)
     }
 }

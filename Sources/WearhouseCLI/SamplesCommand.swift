@@ -84,6 +84,9 @@ struct SamplesCommand: Command {
                 devices: options.devices, subjects: options.subjects, sort: options.sort)
             let store = try StoreLocation.open(store: options.store, mustExist: true)
             let limit = options.limit == 0 ? nil : options.limit
+            let progress =
+                format != .table && console.showsProgress(dataOnTerminal: true) ? CountProgress(console) : nil
+            var printed = 0
             let cut: Bool
             if type.kind == .correlation {
                 var listed: [Correlation] = []
@@ -148,6 +151,8 @@ struct SamplesCommand: Command {
                         listed += page.series
                     } else {
                         console.out(Self.render(page.series, format: format, header: first))
+                        printed += page.series.count
+                        progress?.show(printed)
                     }
                 }
                 if format == .table { console.out(Self.render(listed, format: format)) }
@@ -159,10 +164,13 @@ struct SamplesCommand: Command {
                         listed += page.samples
                     } else {
                         console.out(Self.render(page.samples, format: format, header: first))
+                        printed += page.samples.count
+                        progress?.show(printed)
                     }
                 }
                 if format == .table { console.out(Self.render(listed, format: format)) }
             }
+            progress?.end()
             if cut, let limit {
                 console.err("wearhouse: printed the first \(limit) samples; more match (--limit 0 prints all)\n")
             }
@@ -257,7 +265,8 @@ struct SamplesCommand: Command {
         switch value {
         case .null: return ""
         case .string(let text):
-            return text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" })
+            // Bytes, not characters: a comma, quote or newline is one byte in UTF-8 (and a listing's hot path).
+            return text.utf8.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0A })
                 ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
         case .object, .list: return csvCell(.string(value.json))
         default: return value.json

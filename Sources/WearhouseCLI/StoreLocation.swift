@@ -122,17 +122,40 @@ enum StoreArguments {
         let days = local >= 0 ? local / dayLength : (local - dayLength + 1) / dayLength
         let time = local - days * dayLength
         let (year, month, day) = CivilCalendar.date(days: days)
-        func padded(_ value: Int64, _ width: Int) -> String {
-            let digits = String(value)
-            return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+        // Into bytes, digit by digit (exports format two instants per sample).
+        var text: [UInt8] = []
+        text.reserveCapacity(29)
+        func padded(_ value: Int64, _ width: Int) {
+            let digits = String(value).utf8
+            if digits.count < width {
+                text.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - digits.count))
+            }
+            text.append(contentsOf: digits)
         }
-        var text = padded(year, 4) + "-" + padded(month, 2) + "-" + padded(day, 2) + "T"
-        text += padded(time / 3_600_000, 2) + ":" + padded(time / 60_000 % 60, 2) + ":"
-        text += padded(time / 1_000 % 60, 2) + "." + padded(time % 1_000, 3)
-        guard offsetSeconds != 0 else { return text + "Z" }
-        let magnitude = Int64(abs(Int(offsetSeconds)))
-        return text + (offsetSeconds < 0 ? "-" : "+") + padded(magnitude / 3600, 2) + ":"
-            + padded(magnitude % 3600 / 60, 2)
+        func add(_ character: Unicode.Scalar) { text.append(UInt8(ascii: character)) }
+        padded(year, 4)
+        add("-")
+        padded(month, 2)
+        add("-")
+        padded(day, 2)
+        add("T")
+        padded(time / 3_600_000, 2)
+        add(":")
+        padded(time / 60_000 % 60, 2)
+        add(":")
+        padded(time / 1_000 % 60, 2)
+        add(".")
+        padded(time % 1_000, 3)
+        if offsetSeconds == 0 {
+            add("Z")
+        } else {
+            let magnitude = Int64(abs(Int(offsetSeconds)))
+            add(offsetSeconds < 0 ? "-" : "+")
+            padded(magnitude / 3600, 2)
+            add(":")
+            padded(magnitude % 3600 / 60, 2)
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 }
 

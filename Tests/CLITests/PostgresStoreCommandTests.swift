@@ -16,6 +16,21 @@ import Testing
         return server.url(database: String(conninfo.split(separator: "=").last ?? ""))
     }
 
+    /// An import of three batches (ImportReader.batchLines) is one transaction on PostgreSQL too: a line the store
+    /// refuses in the last batch names its line and leaves nothing; without it, every batch is stored.
+    @Test func aMultiBatchImportIsAllOrNothing() throws {
+        let url = try database()
+        let bad = StreamingImportTests.lines(count: 25_000, base: 1_700_000_000, bad: 23_456)
+        let refused = try WearhouseRunner.run(["import-samples", "--store", url, "-"], stdin: bad)
+        #expect(refused.status == 65, "\(refused.stderr)")
+        #expect(refused.stderr.contains("stdin:23456: "), "\(refused.stderr)")
+        let good = StreamingImportTests.lines(count: 25_000, base: 1_700_000_000)
+        let stored = try WearhouseRunner.run(["import-samples", "--store", url, "-"], stdin: good)
+        #expect(stored.stdout.hasPrefix("25000 samples: 25000 inserted"), "\(stored.stderr)")
+        let check = try WearhouseRunner.run(["store", "check", "--store", url, "--json"])
+        #expect((try WearhouseRunner.json(check.stdout)["samples"] as? [String: Int])?["heartRate"] == 25_000)
+    }
+
     @Test func importStatsAndCheckAsOnSQLite() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = try database()

@@ -51,11 +51,14 @@ import Testing
         let result = try WearhouseRunner.run(["import-samples", "--store", store, "-"], stdin: input)
         #expect(result.status == 65)
         #expect(result.stderr == "Error: stdin:6: missing or non-numeric \"value\"; nothing was imported\n")
-        // An out-of-range value is caught by the store: the batch is rejected whole.
+        // An out-of-range value is caught by the store, which names the sample in its batch: the error names the
+        // line, and the import is rejected whole.
         let zero = "{\"type\":\"heartRate\",\"start\":\"2025-03-31T00:00:00Z\",\"value\":0}\n"
         let rejected = try WearhouseRunner.run(["import-samples", "--store", store, "-"], stdin: Self.lines + zero)
         #expect(rejected.status == 65)
-        #expect(rejected.stderr.contains("sample 6 of the batch: heartRate value 0.0 count/min is outside"))
+        #expect(
+            rejected.stderr
+                == "Error: stdin:6: heartRate value 0.0 count/min is outside 1.0...300.0; nothing was imported\n")
         let check = try WearhouseRunner.run(["store", "check", "--store", store, "--json"])
         #expect(try WearhouseRunner.json(check.stdout)["samples"] as? [String: Int] == [:])
     }

@@ -186,6 +186,48 @@ import Testing
         #expect(await writer.rejections.count == 2)  // the batch's error, then the sample's
     }
 
+    /// A sink that refuses batches holding a value in `refused` (valid samples by the store's own rules, refused
+    /// for a reason only the store sees), naming the first; counts its writes.
+    actor RefusingSink: SampleSink {
+        let refused: Set<Double>
+        var attempts = 0
+        var written: [Double] = []
+
+        init(refused: Set<Double>) { self.refused = refused }
+
+        func write(_ batch: SampleBatch) async throws -> [WriteOutcome] {
+            attempts += 1
+            if let index = batch.samples.firstIndex(where: { refused.contains($0.value) || $0.value < 0 }) {
+                throw InvalidSampleError(index: index, reason: "refused")
+            }
+            written += batch.samples.map(\.value)
+            return Array(repeating: .inserted, count: batch.count)
+        }
+    }
+
+    /// Issue 20: a rejected sample costs about what an accepted one does. The samples invalid by the store's own
+    /// rules go in one pass (one write more for the batch, not one per sample); a sample refused for a reason only
+    /// the store sees costs one write more each.
+    @Test func rejectedSamplesCostOneWriteMoreNotOneWritePerSample() async throws {
+        let sink = RefusingSink(refused: [70, 80])
+        let writer = StoreWriter(
+            sink: sink, settings: .init(batchSize: 1_000, flushInterval: .seconds(3_600)), clock: ManualClock())
+        await writer.whileRunning {
+            for second in 0..<1_000 {
+                // Three invalid heart rates (negative) and two the sink refuses (70 and 80 bpm, once each).
+                let value: Double = [100, 500, 900].contains(second) ? -1 : second == 10 ? 70 : second == 20 ? 80 : 60
+                await writer.submit(Self.rate(Int64(second), value))
+            }
+            await writer.flush()
+        }
+        let counters = await writer.counters
+        #expect(counters.rejected == 5)
+        #expect(counters.inserted == 995)
+        #expect(await sink.attempts == 4)  // the batch, the batch without the invalid ones, then one per refusal
+        #expect(await sink.written.count == 995)
+        #expect(await writer.firstRejections.count == 5)
+    }
+
     @Test func closingWritesWhatIsQueuedAndEndsTheLoop() async throws {
         let sink = RecordingSink()
         let writer = StoreWriter(

@@ -1,0 +1,183 @@
+import Foundation
+import Health
+
+/// The lines of a file descriptor, read ``chunkBytes`` at a time: what it holds is one read plus the longest line,
+/// whatever the file's size. A line longer than `maximumLineBytes` is refused before it is read whole.
+struct LineReader {
+    static let chunkBytes = 1 << 20
+
+    let descriptor: Int32
+    let maximumLineBytes: Int
+    private var buffer: [UInt8] = []
+    /// Where the next line starts in `buffer`, and where the search for its newline goes on.
+    private var start = 0
+    private var searched = 0
+    private var atEnd = false
+    /// The number of the line ``next()`` returned last (1 for the first).
+    private(set) var lineNumber = 0
+    /// Bytes read from the descriptor so far.
+    private(set) var bytesRead: Int64 = 0
+
+    init(descriptor: Int32, maximumLineBytes: Int) {
+        self.descriptor = descriptor
+        self.maximumLineBytes = maximumLineBytes
+    }
+
+    /// The next line without its newline, or `nil` at the end. The slice is valid until the next call.
+    mutating func next() throws(ImportSamplesCommand.LineError) -> ArraySlice<UInt8>? {
+        while true {
+            let found = buffer.withUnsafeBufferPointer { bytes -> Int? in
+                guard searched < bytes.count, let base = bytes.baseAddress else { return nil }
+                guard let hit = memchr(base + searched, 0x0A, bytes.count - searched) else { return nil }
+                return base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+            }
+            if let newline = found {
+                return take(upTo: newline, skipping: 1)
+            }
+            searched = buffer.count
+            if atEnd {
+                guard start < buffer.count else { return nil }
+                return take(upTo: buffer.count, skipping: 0)
+            }
+            guard buffer.count - start <= maximumLineBytes else {
+                throw ImportSamplesCommand.LineError(
+                    line: lineNumber + 1, message: "the line is longer than \(maximumLineBytes) bytes")
+            }
+            if start > 0 {
+                buffer.removeSubrange(0..<start)
+                searched -= start
+                start = 0
+            }
+            try read()
+        }
+    }
+
+    private mutating func take(upTo end: Int, skipping separator: Int) -> ArraySlice<UInt8> {
+        lineNumber += 1
+        let line = buffer[start..<end]
+        start = end + separator
+        searched = start
+        return line
+    }
+
+    private mutating func read() throws(ImportSamplesCommand.LineError) {
+        let old = buffer.count
+        buffer.append(contentsOf: repeatElement(0, count: Self.chunkBytes))
+        while true {
+            let count = buffer.withUnsafeMutableBufferPointer { bytes in
+                Foundation.read(descriptor, bytes.baseAddress! + old, Self.chunkBytes)
+            }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else {
+                let reason = String(cString: strerror(errno))
+                buffer.removeSubrange(old...)
+                throw ImportSamplesCommand.LineError(
+                    line: lineNumber + 1, message: "cannot read: \(reason)", isRead: true)
+            }
+            buffer.removeSubrange((old + count)...)
+            bytesRead += Int64(count)
+            if count == 0 { atEnd = true }
+            return
+        }
+    }
+}
+
+/// The batches of one import, read from a ``LineReader`` as the store asks for them: at most ``batchLines``
+/// samples or ``batchBytes`` of their lines each.
+///
+/// The store's write transaction calls ``next()`` on its own executor, one call after the other
+/// (``HealthStoreEngine/saveAll(as:_:)``), and the command reads ``line(ofBatchIndex:)`` only after that call has
+/// returned: one user at a time, which the compiler cannot see through the store's executor.
+final class ImportReader: @unchecked Sendable {
+    static let batchLines = 10_000
+    static let batchBytes = 8 << 20
+    /// Correlations and workouts are held until the samples are saved: at most this many in one file.
+    static let maximumObjects = 100_000
+
+    private var lines: LineReader
+    private let defaultSource: String
+    private let size: Int64
+    private let progress: (@Sendable (Double) -> Void)?
+    /// The line numbers of the last batch's quantity samples and heartbeat series, in the batch's order.
+    private var quantityLines: [Int] = []
+    private var seriesLines: [Int] = []
+    private var shownPercent = -1
+    /// The file's correlations and workouts (with the ids of their samples), saved after its samples.
+    private(set) var correlations: [Correlation] = []
+    private(set) var workouts: [(workout: Workout, samples: [UUID])] = []
+
+    init(lines: LineReader, defaultSource: String, size: Int64, progress: (@Sendable (Double) -> Void)?) {
+        self.lines = lines
+        self.defaultSource = defaultSource
+        self.size = size
+        self.progress = progress
+    }
+
+    /// The next batch, or `nil` at the end of the file. A bad line throws ``ImportSamplesCommand/LineError``
+    /// with its number.
+    func next() throws(ImportSamplesCommand.LineError) -> SampleBatch? {
+        quantityLines.removeAll(keepingCapacity: true)
+        seriesLines.removeAll(keepingCapacity: true)
+        var samples: [QuantitySample] = []
+        var series: [HeartbeatSeriesSample] = []
+        var bytes = 0
+        while quantityLines.count + seriesLines.count < Self.batchLines, bytes < Self.batchBytes,
+            let line = try lines.next()
+        {
+            guard let text = Self.trimmed(line) else { continue }
+            bytes += line.count
+            do {
+                switch try ImportSamplesCommand.sample(from: text, defaultSource: defaultSource) {
+                case .quantity(let sample):
+                    samples.append(sample)
+                    quantityLines.append(lines.lineNumber)
+                case .series(let one):
+                    series.append(one)
+                    seriesLines.append(lines.lineNumber)
+                case .correlation(let correlation):
+                    try holdOneMoreObject()
+                    correlations.append(correlation)
+                case .workout(let workout, let ids):
+                    try holdOneMoreObject()
+                    workouts.append((workout, ids))
+                }
+            } catch {
+                throw ImportSamplesCommand.LineError(line: lines.lineNumber, message: error.message)
+            }
+        }
+        if let progress, size > 0 {
+            let percent = Int(min(lines.bytesRead * 100 / size, 100))
+            if percent != shownPercent {
+                shownPercent = percent
+                progress(Double(percent) / 100)
+            }
+        }
+        guard !samples.isEmpty || !series.isEmpty else { return nil }
+        return SampleBatch(samples, heartbeats: series)
+    }
+
+    private func holdOneMoreObject() throws(ImportSamplesCommand.LineError) {
+        guard correlations.count + workouts.count < Self.maximumObjects else {
+            throw ImportSamplesCommand.LineError(
+                line: lines.lineNumber,
+                message: "more than \(Self.maximumObjects) correlations and workouts in one file; split it")
+        }
+    }
+
+    /// The line number of the sample at `index` of the last batch (``SampleBatch/samples``, then its heartbeat
+    /// series), for the store's ``InvalidSampleError``.
+    func line(ofBatchIndex index: Int) -> Int {
+        if quantityLines.indices.contains(index) { return quantityLines[index] }
+        let series = index - quantityLines.count
+        return seriesLines.indices.contains(series) ? seriesLines[series] : lines.lineNumber
+    }
+
+    /// The line without spaces, tabs and carriage returns around it; `nil` when that leaves nothing or a comment.
+    static func trimmed(_ line: ArraySlice<UInt8>) -> String? {
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D }
+        guard let first = line.firstIndex(where: { !isSpace($0) }), line[first] != UInt8(ascii: "#"),
+            let last = line.lastIndex(where: { !isSpace($0) })
+        else { return nil }
+        return String(decoding: line[first...last], as: UTF8.self)
+    }
+}
