@@ -8,9 +8,12 @@ Run by `make test-web`; prints "web: N passed, N failed".
 """
 
 import datetime
+import http.client
 import json
 import os
 import shutil
+import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -57,12 +60,12 @@ def wearhouse(*arguments, check_status=True):
 class WebApp:
     """`wearhouse web` on `store`, on a free port, stopped with SIGTERM."""
 
-    def __init__(self, store):
+    def __init__(self, store, listen="127.0.0.1:0", extra=()):
         self.process = subprocess.Popen(
-            [WEARHOUSE, "web", "--store", store, "--listen", "127.0.0.1:0", "--time-zone", "UTC"],
+            [WEARHOUSE, "web", "--store", store, "--listen", listen, "--time-zone", "UTC", *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.process.stdout.readline().strip()
-        if not line.startswith("http://"):
+        if not line.startswith("http://") and not line.startswith("https://"):
             raise AssertionError(f"wearhouse web printed {line!r}: {self.process.stderr.read()}")
         self.login = line
         self.base = line.split("/?token=")[0]
@@ -154,6 +157,66 @@ def parse(text):
     return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
+def lan_with_tls_and_password(folder):
+    """A LAN listen (0.0.0.0; the test talks to it over 127.0.0.1 only): HTTPS with a self-signed certificate made
+    here by openssl, checked by Python's ssl against that certificate, and the password form."""
+    cert, key = os.path.join(folder, "cert.pem"), os.path.join(folder, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=wearhouse-test",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True, timeout=60)
+    hashed = subprocess.run([WEARHOUSE, "web", "--hash-password"], input="correct horse\n", capture_output=True,
+                            text=True, timeout=60, check=True).stdout
+    password_file = os.path.join(folder, "web.password")
+    with open(password_file, "w") as file:
+        file.write(hashed)
+    app = WebApp(os.path.join(folder, "lan.db"), listen="0.0.0.0:0",
+                 extra=["--tls-cert", cert, "--tls-key", key, "--password-file", password_file])
+    try:
+        assert app.login.startswith("https://0.0.0.0:"), app.login
+        port = int(app.base.rsplit(":", 1)[1])
+        trusted = ssl.create_default_context(cafile=cert)
+
+        def request(method, path, body=None, cookie=None):
+            connection = http.client.HTTPSConnection("127.0.0.1", port, context=trusted, timeout=20)
+            headers = {"Content-Type": "application/x-www-form-urlencoded"} if body else {}
+            if cookie:
+                headers["Cookie"] = cookie
+            connection.request(method, path, body=body, headers=headers)
+            response = connection.getresponse()
+            text = response.read().decode()
+            connection.close()
+            return response.status, response.getheader("Set-Cookie"), response.getheader("Location"), text
+
+        status, _, _, text = request("GET", "/")
+        assert status == 401 and 'name="password"' in text, (status, text[:200])
+        status, cookie, _, text = request("POST", "/login", body="password=wrong")
+        assert status == 401 and cookie is None and "Wrong password" in text, (status, cookie)
+        status, cookie, location, _ = request("POST", "/login", body="password=correct+horse")
+        assert status == 303 and location == "/" and cookie, (status, cookie)
+        assert "Secure" in cookie and "HttpOnly" in cookie and "SameSite=Strict" in cookie, cookie
+        status, _, _, text = request("GET", "/", cookie=cookie.split(";")[0])
+        assert status == 200 and "<h1>Summary" in text, (status, text[:200])
+        # A client that does not know the certificate refuses it.
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=20) as raw:
+                ssl.create_default_context().wrap_socket(raw, server_hostname="127.0.0.1")
+            raise AssertionError("an unknown self-signed certificate was accepted")
+        except ssl.SSLCertVerificationError:
+            pass
+        # Plain HTTP to the TLS port gets no page.
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as raw:
+            raw.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            answer = b""
+            try:
+                while chunk := raw.recv(4096):
+                    answer += chunk
+            except (ConnectionResetError, socket.timeout):
+                pass
+        assert b"HTTP/1.1 200" not in answer and b"Summary" not in answer, answer[:200]
+    finally:
+        app.stop()
+
+
 def main():
     if not os.access(WEARHOUSE, os.X_OK):
         print(f"{WEARHOUSE} is missing: swift build --product wearhouse")
@@ -191,6 +254,8 @@ def main():
         check("every page of an empty store loads without console errors", lambda: visit_every_page(driver, app, "empty"))
         app.stop()
         processes.remove(app)
+        check("a LAN listen serves HTTPS (openssl's self-signed certificate, Python's ssl) behind the password",
+              lambda: lan_with_tls_and_password(folder))
 
         # The filled store, with the real service on a private bus and an app asking for heart rate.
         store = os.path.join(folder, "health.db")
