@@ -33,7 +33,9 @@ WEARHOUSE = os.path.join(ROOT, ".build", "debug", "wearhouse")
 SHOTS = os.path.join(ROOT, ".build", "screenshots")
 PAGES = ["/", "/type/heartRate", "/type/heartRate?range=week", "/type/heartRate?range=month",
          "/type/heartRate?range=year", "/type/stepCount", "/type/stepCount?range=week", "/type/heartbeatSeries",
-         "/add", "/apps", "/sensors", "/export"]
+         "/type/sleepAnalysis", "/type/sleepAnalysis?range=week", "/type/sleepAnalysis?range=month",
+         "/type/bodyMass?range=month", "/type/bloodPressureSystolic?range=week", "/type/bodyTemperature",
+         "/type/restingHeartRate?range=week", "/add", "/apps", "/sensors", "/me", "/export"]
 
 results = {"passed": 0, "failed": 0}
 
@@ -138,10 +140,59 @@ def fill(store, now):
             lines.append({"type": "activeEnergyBurned", "start": stamp, "end": end, "value": 4,
                           "source": "org.example.watch", "subject": "alice"})
         moment += datetime.timedelta(minutes=1)
+    lines += measurements(now)
     path = store + ".ndjson"
     with open(path, "w") as file:
         file.write("\n".join(json.dumps(line) for line in lines) + "\n")
     wearhouse("import-samples", path, "--store", store)
+    wearhouse("me", "set", "dateOfBirth", "1986-01-15", "--store", store)
+
+
+def stamp(moment):
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def measurements(now):
+    """Weight each morning of the last 10 days (falling 0.1 kg a day), a blood pressure pair, body temperature and
+    resting heart rate each day, the last three nights' sleep in stages, and a heartbeat series each hour of the
+    last 30 (RR alternating by 20 ms: an RMSSD of 20 ms)."""
+    lines = []
+    today = now.replace(hour=0, minute=0)
+    for day in range(10, -1, -1):
+        morning = today - datetime.timedelta(days=day) + datetime.timedelta(hours=7)
+        if morning > now:
+            continue
+        base = {"source": "org.example.scale", "subject": "alice"}
+        lines.append({**base, "type": "bodyMass", "start": stamp(morning), "value": round(72 + day * 0.1, 1)})
+        lines.append({**base, "type": "bloodPressureSystolic", "start": stamp(morning), "value": 118 + day})
+        lines.append({**base, "type": "bloodPressureDiastolic", "start": stamp(morning), "value": 76 + day % 3})
+        lines.append({**base, "type": "bodyTemperature", "start": stamp(morning), "value": 36.6})
+        lines.append({**base, "type": "restingHeartRate", "start": stamp(morning), "value": 55 + day % 4})
+    # The last three nights: 8 h in bed, up at 06:30 (or half an hour ago, when that is earlier); core, deep, core,
+    # REM, awake, core (HealthKit's values 3, 4, 3, 5, 2, 3): 7.25 h asleep.
+    stages = [(3, 60), (4, 90), (3, 120), (5, 60), (2, 15), (3, 105)]
+    up = min(today + datetime.timedelta(hours=6, minutes=30), now - datetime.timedelta(minutes=30))
+    for night in range(2, -1, -1):
+        bed = up - datetime.timedelta(days=night, hours=8)
+        base = {"source": "org.example.ring", "subject": "alice"}
+        lines.append({**base, "type": "sleepAnalysis", "start": stamp(bed),
+                      "end": stamp(bed + datetime.timedelta(hours=8)), "value": 0})
+        moment = bed + datetime.timedelta(minutes=15)
+        for value, minutes in stages:
+            end = moment + datetime.timedelta(minutes=minutes)
+            lines.append({**base, "type": "sleepAnalysis", "start": stamp(moment), "end": stamp(end), "value": value})
+            moment = end
+    for hour in range(30, 0, -1):
+        start = now - datetime.timedelta(hours=hour)
+        beats, offset = [], 0
+        for index in range(60):
+            rr = 1000 if index % 2 == 0 else 1020
+            offset += rr
+            beats.append({"offset_ms": offset, "rr_ms": rr, "gap": False})
+        lines.append({"type": "heartbeatSeries", "start": stamp(start),
+                      "end": stamp(start + datetime.timedelta(milliseconds=offset)), "beats": beats,
+                      "source": "org.example.strap", "subject": "alice"})
+    return lines
 
 
 def count(store, type_name, start=None, end=None):
