@@ -96,7 +96,7 @@ let package = Package(
             name: "Benchmarks",
             dependencies: [
                 "Support", "GATT", "Health", "StoreEngine", "Stores", "SQLiteStore", "PostgresStore", "DBus", "BlueZ",
-                "Traces", "Gateway", "FakeDevices", "TestSupport",
+                "Traces", "Gateway", "FakeDevices", "TestSupport", "WearhouseCLI",
             ],
             swiftSettings: strict),
 
