@@ -75,24 +75,28 @@ extension WebApp {
                 + "(220 minus the age).</p>"
         }
         let hrv = try await rmssd(buckets: results.map(\.bucket), from: from, to: to, session: session)
+        let capped = hrv.capped ? " From the latest \(Self.maximumHRVSeries) series only." : ""
         text +=
             "<h2>Heart rate variability</h2><p class=\"note\">RMSSD of successive RR intervals from the heartbeat "
-            + "series, per bucket (beats after a gap are not paired).</p>"
-            + WebChart.line(Array(zip(results.map(\.bucket), hrv)), unit: "ms", label: "heartbeat series")
+            + "series, per bucket (beats after a gap are not paired).\(capped)</p>"
+            + WebChart.line(Array(zip(results.map(\.bucket), hrv.values)), unit: "ms", label: "heartbeat series")
         return text
     }
 
     /// RMSSD per bucket: the root mean square of the differences of successive RR intervals of the series in
-    /// range (a pair counts in the bucket of its second beat; a beat after a gap starts again).
+    /// range (a pair counts in the bucket of its second beat; a beat after a gap starts again), from the latest
+    /// ``maximumHRVSeries`` series at most (`capped` when there were more).
     func rmssd(buckets: [StatisticsBucket], from: Instant, to: Instant, session: SessionGate.Session) async throws
-        -> [Double?]
+        -> (values: [Double?], capped: Bool)
     {
-        guard !buckets.isEmpty else { return [] }
+        guard !buckets.isEmpty else { return ([], false) }
         var squares = [Double](repeating: 0, count: buckets.count)
         var counts = [Int](repeating: 0, count: buckets.count)
         var query = SampleQuery(
-            type: .heartbeatSeries, from: from, to: to, subjects: session.subject.map { [$0] }, limit: 500)
+            type: .heartbeatSeries, from: from, to: to, subjects: session.subject.map { [$0] }, ascending: false,
+            limit: 500)
         var read = 0
+        var capped = false
         let starts = buckets.map(\.start.milliseconds)
         while read < Self.maximumHRVSeries {
             let page = try await store.heartbeatSeries(query, as: .owner)
@@ -119,8 +123,9 @@ extension WebApp {
             }
             read += page.series.count
             guard let next = page.next else { break }
+            capped = read >= Self.maximumHRVSeries
             query.cursor = next
         }
-        return zip(squares, counts).map { $1 == 0 ? nil : ($0 / Double($1)).squareRoot() }
+        return (zip(squares, counts).map { $1 == 0 ? nil : ($0 / Double($1)).squareRoot() }, capped)
     }
 }
