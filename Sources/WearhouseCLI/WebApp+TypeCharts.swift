@@ -14,9 +14,12 @@ extension WebApp {
     /// The most heartbeat series read for one HRV chart.
     static let maximumHRVSeries = 20_000
 
+    /// What ``heartRateZones(_:)`` returns: the age, the maximum and the zones' lower bounds.
+    typealias Zones = (age: Int, maximum: Double, bounds: [(name: String, low: Double)])
+
     func typeChart(
         _ type: HealthType, _ results: [StatisticsResult], from: Instant, to: Instant, range: Range,
-        session: SessionGate.Session
+        session: SessionGate.Session, zones: Zones?
     ) async throws -> String {
         switch type.aggregation {
         case .cumulative: return WebChart.bars(results.map { ($0.bucket, $0.sum) }, unit: type.canonicalUnit)
@@ -35,7 +38,6 @@ extension WebApp {
             return WebChart.timeline(spans, from: from, to: to, rows: rows, ticks: results.map(\.bucket))
         default:
             if type == .heartRate {
-                let zones = try await heartRateZones(session)
                 return WebChart.band(
                     results, unit: type.canonicalUnit,
                     zones: zones?.bounds.map { WebChart.Zone(name: $0.name, low: $0.low) } ?? [])
@@ -46,9 +48,7 @@ extension WebApp {
 
     /// The maximum heart rate by 220 minus the age (from the date of birth on the Me page), and the zones from
     /// 50 % of it in steps of 10 %; `nil` without a date of birth.
-    func heartRateZones(_ session: SessionGate.Session) async throws -> (
-        age: Int, maximum: Double, bounds: [(name: String, low: Double)]
-    )? {
+    func heartRateZones(_ session: SessionGate.Session) async throws -> Zones? {
         let characteristics = try await store.characteristics(of: session.subject, as: .owner)
         guard let age = characteristics.age(at: .now, timeZone: timeZone) else { return nil }
         let maximum = Double(max(100, 220 - age))
@@ -57,10 +57,10 @@ extension WebApp {
 
     /// What the heart-rate page shows below its chart: the zones and the HRV chart.
     func heartRateExtras(
-        _ results: [StatisticsResult], from: Instant, to: Instant, session: SessionGate.Session
+        _ results: [StatisticsResult], from: Instant, to: Instant, session: SessionGate.Session, zones: Zones?
     ) async throws -> String {
         var text = "<h2>Zones</h2>"
-        if let zones = try await heartRateZones(session) {
+        if let zones {
             let rows = zones.bounds.enumerated().map { index, zone in
                 let top =
                     index + 1 < zones.bounds.count ? format(zones.bounds[index + 1].low - 1) : format(zones.maximum)

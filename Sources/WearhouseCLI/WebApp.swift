@@ -202,9 +202,13 @@ struct WebApp: Sendable {
         let results =
             type.aggregation == .series
             ? try await StatsCommand.seriesCounts(query, in: store) : try await store.statistics(query, as: .owner)
-        let chart = try await typeChart(type, results, from: from, to: endDay, range: range, session: session)
+        // The characteristics are read once (each read is an access-log entry).
+        let zones = type == .heartRate ? try await heartRateZones(session) : nil
+        let chart = try await typeChart(
+            type, results, from: from, to: endDay, range: range, session: session, zones: zones)
         let extras =
-            type == .heartRate ? try await heartRateExtras(results, from: from, to: endDay, session: session) : ""
+            type == .heartRate
+            ? try await heartRateExtras(results, from: from, to: endDay, session: session, zones: zones) : ""
         let sources = try await contributingSources(type, from: from, to: endDay, subjects: filter)
         let priority = try await priorityForm(type, session)
 
