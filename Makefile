@@ -68,7 +68,7 @@ test: deps lint
 # The Health app in a real browser (Tests/Web/browser_tests.py): Debian's chromium and chromium-driver, driven by
 # Selenium from .venv, against the real `wearhouse web` on temporary stores (empty, filled, and `wearhouse demo`s)
 # and over HTTPS with a certificate openssl makes; screenshots in .build/screenshots/.
-# About 2-2.5 minutes on a loaded 2-core machine (20 pages on each of three stores, and `wearhouse demo` for 4 s).
+# About 70 s, 2.5 minutes on a loaded 2-core machine (20 pages on each of three stores, `wearhouse demo` for 4 s).
 # The venv sees Debian's Python packages (python3-dbus, for the D-Bus client the test runs).
 VENV := .venv
 $(VENV)/.selenium:
