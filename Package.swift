@@ -31,6 +31,7 @@ let package = Package(
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CGnuTLS", pkgConfig: "gnutls", providers: [.apt(["libgnutls28-dev"])]),
 
         // What several modules need once: the clock (system and manual), the seeded generator, backoff, the JSON
         // reader and writer, the byte cursor, the logger's model. Standard library (and Glibc, Synchronization) only.
@@ -68,8 +69,8 @@ let package = Package(
         // The Swift client of that API, for apps.
         .target(name: "WearhouseClient", dependencies: ["HealthBus", "DBus", "Health"], swiftSettings: strict),
         // The web app's HTTP layer: `HTTPServer` (the one owner of a libmicrohttpd daemon), requests, responses,
-        // listen addresses, and the session rules (login token, cookie, CSRF, rate limit).
-        .target(name: "HealthWeb", dependencies: ["CMicroHTTPD"], swiftSettings: strict),
+        // listen addresses, and the session rules (login token, LAN password, cookie, CSRF, rate limit).
+        .target(name: "HealthWeb", dependencies: ["CMicroHTTPD", "CGnuTLS"], swiftSettings: strict),
         // Sensor sessions, sample building, store writer, service lifecycle.
         .target(
             name: "Gateway",
@@ -95,7 +96,7 @@ let package = Package(
             name: "Benchmarks",
             dependencies: [
                 "Support", "GATT", "Health", "StoreEngine", "Stores", "SQLiteStore", "PostgresStore", "DBus", "BlueZ",
-                "Traces", "Gateway", "FakeDevices", "TestSupport",
+                "Traces", "Gateway", "FakeDevices", "TestSupport", "WearhouseCLI",
             ],
             swiftSettings: strict),
 

@@ -1,9 +1,10 @@
 /* Peer for the `query` benchmark: the same 1 Hz heart-rate series in a plain row-per-sample SQLite table,
  * and a daily avg/min/max statistics collection as a plain SQL GROUP BY over it.
  *
- * Usage: query_baseline DB DAYS RUNS. Generates DAYS * 86400 samples with the harness's formula
- * (value = 60 + (i / 7) % 50, one a second from START), indexes them by time, then runs the GROUP BY RUNS times
- * after a warm-up. Prints {"samples": n, "seconds": [run, ...], "days_returned": k}.
+ * Usage: query_baseline DB DAYS RUNS [BUCKET_DAYS]. Generates DAYS * 86400 samples with the harness's formula
+ * (value = 60 + (i / 7) % 50, one a second from START), indexes them by time, then runs the GROUP BY (per day, or
+ * per BUCKET_DAYS days: 7 for the web app's year chart) RUNS times after a warm-up. Prints {"samples": n,
+ * "seconds": [run, ...], "days_returned": k} (k: the buckets returned).
  */
 #include <sqlite3.h>
 #include <stdio.h>
@@ -19,8 +20,10 @@ static double now(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 4) { fprintf(stderr, "usage: query_baseline DB DAYS RUNS\n"); return 64; }
+    if (argc != 4 && argc != 5) { fprintf(stderr, "usage: query_baseline DB DAYS RUNS [BUCKET_DAYS]\n"); return 64; }
     long long days = atoll(argv[2]), n = days * 86400;
+    long long bucket_ms = (argc == 5 ? atoll(argv[4]) : 1) * 86400000LL;
+    if (bucket_ms <= 0) { fprintf(stderr, "BUCKET_DAYS must be 1 or more\n"); return 64; }
     int runs = atoi(argv[3]);
     sqlite3 *db;
     if (sqlite3_open(argv[1], &db) != SQLITE_OK) { fprintf(stderr, "%s\n", sqlite3_errmsg(db)); return 74; }
@@ -38,7 +41,7 @@ int main(int argc, char **argv) {
     }
     sqlite3_finalize(insert);
     sqlite3_stmt *query;
-    sqlite3_prepare_v2(db, "SELECT (start_ms - ?1) / 86400000 AS day, avg(value), min(value), max(value) FROM sample"
+    sqlite3_prepare_v2(db, "SELECT (start_ms - ?1) / ?3 AS day, avg(value), min(value), max(value) FROM sample"
                            " WHERE start_ms >= ?1 AND start_ms < ?2 GROUP BY day ORDER BY day", -1, &query, NULL);
     printf("{\"samples\": %lld, \"seconds\": [", n);
     int returned = 0;
@@ -46,6 +49,7 @@ int main(int argc, char **argv) {
         double begin = now();
         sqlite3_bind_int64(query, 1, START);
         sqlite3_bind_int64(query, 2, START + n * 1000);
+        sqlite3_bind_int64(query, 3, bucket_ms);
         returned = 0;
         while (sqlite3_step(query) == SQLITE_ROW) returned++;
         sqlite3_reset(query);

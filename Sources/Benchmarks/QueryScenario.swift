@@ -18,28 +18,8 @@ enum QueryScenario {
         let start: Int64 = 1_743_289_200_000
         let path = directory.appendingPathComponent("year.db").path
         let store = try SQLiteHealthStore(path: path)
-        let source = Source(identifier: "org.wearhouse.gateway", version: "0.1.0")
-        let device = Device(name: "Polar H10", localIdentifier: "A0:9E:1A:00:00:01")
         let clock = ContinuousClock()
-        let loading = try await clock.measure {
-            for day in 0..<days {
-                var batch: [QuantitySample] = []
-                batch.reserveCapacity(10_000)
-                for second in stride(from: 0, to: 86_400, by: step) {
-                    let index = Int64(day) * 86_400 + Int64(second)
-                    let at = Instant(milliseconds: start + index * 1000)
-                    batch.append(
-                        QuantitySample(
-                            type: .heartRate, start: at, end: at, value: Double(60 + (index / 7) % 50), source: source,
-                            device: device, subject: "alice"))
-                    if batch.count == 10_000 {
-                        _ = try await store.save(batch, as: .owner)
-                        batch.removeAll(keepingCapacity: true)
-                    }
-                }
-                if !batch.isEmpty { _ = try await store.save(batch, as: .owner) }
-            }
-        }
+        let loading = try await load(store, days: days, step: step, start: start)
         try await store.checkpoint()
         let samples = Double(days) * Double(86_400 / step)
 
@@ -88,5 +68,31 @@ enum QueryScenario {
                     Double(IngestScenario.fileBytes(path)) / samples),
                 "target: the one-year daily collection in under 50 ms; lower is better (ratio: time relative to wearhouse)",
             ])
+    }
+
+    /// Fills `store` with `days` of heart rate, a sample every `step` seconds from `start` (ms), in batches of
+    /// 10,000 (value 60 + (i / 7) % 50, as the peers generate it); returns how long it took.
+    static func load(_ store: SQLiteHealthStore, days: Int, step: Int, start: Int64) async throws -> Duration {
+        let source = Source(identifier: "org.wearhouse.gateway", version: "0.1.0")
+        let device = Device(name: "Polar H10", localIdentifier: "A0:9E:1A:00:00:01")
+        return try await ContinuousClock().measure {
+            for day in 0..<days {
+                var batch: [QuantitySample] = []
+                batch.reserveCapacity(10_000)
+                for second in stride(from: 0, to: 86_400, by: step) {
+                    let index = Int64(day) * 86_400 + Int64(second)
+                    let at = Instant(milliseconds: start + index * 1000)
+                    batch.append(
+                        QuantitySample(
+                            type: .heartRate, start: at, end: at, value: Double(60 + (index / 7) % 50), source: source,
+                            device: device, subject: "alice"))
+                    if batch.count == 10_000 {
+                        _ = try await store.save(batch, as: .owner)
+                        batch.removeAll(keepingCapacity: true)
+                    }
+                }
+                if !batch.isEmpty { _ = try await store.save(batch, as: .owner) }
+            }
+        }
     }
 }

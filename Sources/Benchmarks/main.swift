@@ -31,6 +31,7 @@ let scenarios: [String: @Sendable (BenchSize) async throws -> BenchReport] = [
     "replay-rejects": { try await ReplayRejectsScenario.run(size: $0) },
     "service": { try await ServiceScenario.run(size: $0) },
     "storage": { try await StorageScenario.run(size: $0) },
+    "web": { try await WebScenario.run(size: $0) },
 ]
 
 #if DEBUG

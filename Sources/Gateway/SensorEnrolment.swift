@@ -240,6 +240,11 @@ public struct SensorEnrolment: Sendable {
         }
     }
 
+    /// Whether `name` is a location the gateway knows (what `wearhouse pair --location` and the web app take).
+    public static func isKnownLocation(_ name: String) -> Bool {
+        locationValue(name) != nil
+    }
+
     /// A location name as its BLE value (Body Sensor Location, else RSC Sensor Location).
     static func locationValue(_ name: String) -> UInt8? {
         GatewayService.bodyLocation(name) ?? GatewayService.rscLocation(name)

@@ -50,17 +50,62 @@ public final class HTTPServer: @unchecked Sendable {
 
     public typealias Handler = @Sendable (HTTPRequest) async -> HTTPResponse
 
+    /// A certificate chain and its private key, PEM (what `--tls-cert` and `--tls-key` name). libmicrohttpd hands
+    /// them to GnuTLS; Debian builds it with GnuTLS (``tlsSupported``).
+    public struct TLSCredentials: Sendable {
+        public var certificatePEM: [UInt8]
+        public var keyPEM: [UInt8]
+
+        public init(certificatePEM: [UInt8], keyPEM: [UInt8]) {
+            self.certificatePEM = certificatePEM
+            self.keyPEM = keyPEM
+        }
+    }
+
+    /// Whether this libmicrohttpd speaks HTTPS (built with GnuTLS, as Debian's libmicrohttpd12 is).
+    public static var tlsSupported: Bool {
+        // 2 is MHD_FEATURE_TLS (Swift imports only its alias, MHD_FEATURE_SSL, under another name).
+        MHD_FEATURE(rawValue: 2).map { MHD_is_feature_supported($0) == .YES } ?? false
+    }
+
     /// Where it listens; for TCP with the port the kernel picked when port 0 was asked for.
     public let address: ListenAddress
     private let dispatcher: Dispatcher
     private let daemon: Mutex<OpaquePointer?>
+    /// The PEM texts, NUL-terminated, alive as long as the daemon (libmicrohttpd keeps the pointers).
+    private let pem: [UnsafeMutablePointer<CChar>]
+    /// Whether it speaks HTTPS.
+    public let isTLS: Bool
 
-    public init(listen: ListenAddress, limits: Limits = Limits(), handler: @escaping Handler) throws(HTTPServerError) {
+    public init(
+        listen: ListenAddress, tls: TLSCredentials? = nil, limits: Limits = Limits(), handler: @escaping Handler
+    ) throws(HTTPServerError) {
         guard (1...1_024).contains(limits.maximumConnections), (1...3_600).contains(limits.idleTimeoutSeconds),
             (0...(64 << 20)).contains(limits.maximumBodyBytes),
             ((8 << 10)...(1 << 20)).contains(limits.connectionMemoryBytes)
         else { throw HTTPServerError("server limits out of range") }
-        let socket = try Self.listeningSocket(listen)
+        if tls != nil, !Self.tlsSupported { throw HTTPServerError("this libmicrohttpd was built without HTTPS") }
+        if let tls,
+            tls.certificatePEM.isEmpty || tls.keyPEM.isEmpty || tls.certificatePEM.count > 1 << 20
+                || tls.keyPEM.count > 1 << 20
+        {
+            throw HTTPServerError("the TLS certificate and key must each be 1 byte to 1 MiB of PEM")
+        }
+        let pem = [tls?.certificatePEM, tls?.keyPEM].compactMap { $0 }.map { bytes in
+            let copy = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
+            for (index, byte) in bytes.enumerated() { copy[index] = CChar(bitPattern: byte) }
+            copy[bytes.count] = 0
+            return copy
+        }
+        self.pem = pem
+        isTLS = tls != nil
+        let socket: Int32
+        do {
+            socket = try Self.listeningSocket(listen)
+        } catch {
+            for copy in pem { copy.deallocate() }
+            throw error
+        }
         address = Self.boundAddress(socket, asked: listen)
         let dispatcher = Dispatcher(limits: limits, handler: handler)
         self.dispatcher = dispatcher
@@ -77,11 +122,17 @@ public final class HTTPServer: @unchecked Sendable {
                     Unmanaged<ConnectionState>.fromOpaque(state).release()
                     connectionContext.pointee = nil
                 }, context),
-            MHD_OptionItem(option: .END, value: 0, ptr_value: nil),
         ]
+        if pem.count == 2 {
+            options += [
+                MHD_OptionItem(option: .HTTPS_MEM_CERT, value: 0, ptr_value: UnsafeMutableRawPointer(pem[0])),
+                MHD_OptionItem(option: .HTTPS_MEM_KEY, value: 0, ptr_value: UnsafeMutableRawPointer(pem[1])),
+            ]
+        }
+        options.append(MHD_OptionItem(option: .END, value: 0, ptr_value: nil))
         let flags =
             MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_THREAD_PER_CONNECTION.rawValue
-            | MHD_USE_POLL.rawValue
+            | MHD_USE_POLL.rawValue | (pem.count == 2 ? MHD_USE_TLS.rawValue : 0)
         let started = options.withUnsafeMutableBufferPointer { items in
             wearhouse_mhd_start(
                 flags, 0,
@@ -96,13 +147,17 @@ public final class HTTPServer: @unchecked Sendable {
         }
         guard let started else {
             close(socket)
-            throw HTTPServerError("libmicrohttpd could not start on \(listen)")
+            for copy in pem { copy.deallocate() }
+            throw HTTPServerError(
+                "libmicrohttpd could not start on \(listen)"
+                    + (tls != nil ? " (is the TLS key the certificate's, both PEM?)" : ""))
         }
         daemon = Mutex(started)
     }
 
     deinit {
         stop()
+        for copy in pem { copy.deallocate() }
     }
 
     /// Stops listening, ends every connection and waits for their threads. Idempotent.

@@ -3,7 +3,9 @@ import Synchronization
 /// The web app's door: who may in, and what every response carries. A random login token (printed once, as
 /// Jupyter does) is exchanged, once, for a session cookie (HttpOnly, SameSite=Strict); every POST must carry the
 /// session's CSRF token; the `Host` header must name this server (no DNS rebinding); requests are rate limited
-/// (per session, and tighter without one). Thread-safe: connections call it from their own threads.
+/// (per session, and tighter without one). With a password (a LAN listen, `--password-file`), `/login` takes it
+/// too, at most 5 tries and then one every 5 s, and the cookie is `Secure` over TLS. Thread-safe: connections call it
+/// from their own threads.
 public final class SessionGate: Sendable {
     public struct Session: Sendable, Hashable {
         public var id: String
@@ -31,12 +33,15 @@ public final class SessionGate: Sendable {
     private let now: @Sendable () -> Double
     private let state: Mutex<State>
     private let assets: Set<String>
+    private let password: PasswordHash?
+    private let secureCookie: Bool
 
     private struct State {
         var tokenUsed = false
         var sessions: [String: Session] = [:]
         var buckets: [String: Bucket] = [:]
         var anonymous = Bucket(tokens: 30, updated: 0)
+        var logins = Bucket(tokens: 5, updated: 0)
     }
 
     private struct Bucket {
@@ -48,9 +53,12 @@ public final class SessionGate: Sendable {
     /// socket, where no browser of another site can reach). `now`: monotonic seconds (a manual clock in tests).
     public init(
         hosts: Set<String>, assets: Set<String> = ["/style.css", "/favicon.svg", "/favicon.ico"],
-        loginToken: String? = nil, now: @escaping @Sendable () -> Double
+        loginToken: String? = nil, password: PasswordHash? = nil, secureCookie: Bool = false,
+        now: @escaping @Sendable () -> Double
     ) {
         self.loginToken = loginToken ?? Self.randomHex(bytes: 32)
+        self.password = password
+        self.secureCookie = secureCookie
         self.hosts = hosts
         self.assets = assets
         self.now = now
@@ -67,9 +75,12 @@ public final class SessionGate: Sendable {
     }
 
     /// Admits `request` to a session, or answers it: 421 for a foreign Host, 303 with the cookie for the login
-    /// token, 401 without a session, 403 for a POST without the CSRF token, 405 for other methods, 429 over the
-    /// rate.
+    /// token (or the password), 401 without a session (with the password form when there is a password), 403 for a
+    /// POST without the CSRF token, 405 for other methods, 429 over the rate.
     public func admit(_ request: HTTPRequest) -> Decision {
+        if let password, request.path == "/login", hosts.isEmpty || hosts.contains(request.headers["host"] ?? "") {
+            return .respond(logIn(request, password: password))
+        }
         if !hosts.isEmpty, !hosts.contains(request.headers["host"] ?? "") {
             return .respond(Self.plain(421, "This server answers only to \(hosts.sorted().joined(separator: ", ")).\n"))
         }
@@ -87,14 +98,11 @@ public final class SessionGate: Sendable {
                             401, "That login token is not valid (each is accepted once). Restart wearhouse web.\n"))
                 }
                 state.tokenUsed = true
-                if state.sessions.count >= Self.maximumSessions { state.sessions.removeAll() }
-                let session = Session(id: Self.randomHex(bytes: 32), csrf: Self.randomHex(bytes: 32), subject: nil)
-                state.sessions[session.id] = session
-                let cookie = "\(Self.cookieName)=\(session.id); HttpOnly; SameSite=Strict; Path=/"
-                return .respond(.redirect(request.path, headers: [("Set-Cookie", cookie)]))
+                return .respond(.redirect(request.path, headers: [("Set-Cookie", newSession(&state))]))
             }
             guard let id = request.cookies[Self.cookieName], let session = state.sessions[id] else {
                 guard Self.take(&state.anonymous, at: time, rate: 1, burst: 30) else { return .respond(Self.tooMany) }
+                if password != nil { return .respond(Self.loginPage(401, problem: nil)) }
                 return .respond(
                     Self.plain(401, "Not logged in: open the address that 'wearhouse web' printed.\n"))
             }
@@ -114,6 +122,40 @@ public final class SessionGate: Sendable {
             }
             return .allow(session)
         }
+    }
+
+    /// A new session (the oldest sessions go past ``maximumSessions``); returns its `Set-Cookie` value.
+    private func newSession(_ state: inout State) -> String {
+        if state.sessions.count >= Self.maximumSessions { state.sessions.removeAll() }
+        let session = Session(id: Self.randomHex(bytes: 32), csrf: Self.randomHex(bytes: 32), subject: nil)
+        state.sessions[session.id] = session
+        return "\(Self.cookieName)=\(session.id); HttpOnly; SameSite=Strict; Path=/\(secureCookie ? "; Secure" : "")"
+    }
+
+    /// `GET /login`: the password form; `POST /login`: the password checked (PBKDF2 outside the lock), rate
+    /// limited across every client (5 tries, then one every 5 s), then a session.
+    private func logIn(_ request: HTTPRequest, password: PasswordHash) -> HTTPResponse {
+        guard request.method == "POST" else { return Self.loginPage(200, problem: nil) }
+        let time = now()
+        guard state.withLock({ Self.take(&$0.logins, at: time, rate: 0.2, burst: 5) }) else { return Self.tooMany }
+        guard let given = request.form("password"), password.matches(given) else {
+            return Self.loginPage(401, problem: "Wrong password.")
+        }
+        let cookie = state.withLock { newSession(&$0) }
+        return .redirect("/", headers: [("Set-Cookie", cookie)])
+    }
+
+    /// The password form (no script; the style sheet is served without a session).
+    static func loginPage(_ status: Int, problem: String?) -> HTTPResponse {
+        let text =
+            "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Log in · wearhouse</title><link "
+            + "rel=\"stylesheet\" href=\"/style.css\"></head><body><main><h1>wearhouse</h1>"
+            + (problem.map { "<p class=\"error\" id=\"problem\">\($0)</p>" } ?? "")
+            + "<form method=\"post\" action=\"/login\" id=\"login\"><label>Password <input type=\"password\" "
+            + "name=\"password\" autocomplete=\"current-password\" required autofocus></label> <button>Log in</button>"
+            + "</form></main></body></html>\n"
+        return HTTPResponse(
+            status: status, contentType: "text/html; charset=utf-8", text: text)
     }
 
     /// Remembers the subject the person picked for this session.

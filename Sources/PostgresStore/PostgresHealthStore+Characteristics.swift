@@ -1,7 +1,16 @@
 public import Health
+internal import StoreEngine
 
 /// Characteristics (`docs/store-semantics.md`, item 26), in the `characteristics` table (migration 3).
 extension PostgresHealthStore {
+    /// Every person the store names (``HealthStoreEngine/subjects()``).
+    public func subjects() throws -> [String] {
+        try withConnection { connection in
+            let rows = try connection.query(subjectsQuery)
+            return (0..<rows.count).compactMap { rows.text($0, 0) }
+        }
+    }
+
     public func characteristics(of subject: String?, as caller: Caller) throws -> Characteristics {
         try withConnection { connection in
             let rows = try connection.query(

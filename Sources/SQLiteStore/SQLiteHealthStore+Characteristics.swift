@@ -1,7 +1,17 @@
 public import Health
+internal import StoreEngine
 
 /// Characteristics (`docs/store-semantics.md`, item 26), in the `characteristics` table (migration 12).
 extension SQLiteHealthStore {
+    /// Every person the store names (``HealthStoreEngine/subjects()``).
+    public func subjects() throws -> [String] {
+        defer { connection.resetCachedStatements() }
+        let statement = try connection.cached(subjectsQuery)
+        var names: [String] = []
+        while try statement.step() { if let name = statement.text(0) { names.append(name) } }
+        return names
+    }
+
     public func characteristics(of subject: String?, as caller: Caller) throws -> Characteristics {
         defer { connection.resetCachedStatements() }
         let statement = try connection.cached("SELECT type, value FROM characteristics WHERE subject = ?1")

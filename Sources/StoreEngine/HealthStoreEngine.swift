@@ -26,7 +26,23 @@ public protocol HealthStoreEngine: HealthStore, SensorRegistry {
     /// the next is asked for, so the memory held is one batch whatever the total (`wearhouse import-samples`).
     /// Returns the outcomes, counted.
     func saveAll(as caller: Caller, _ next: @Sendable () throws -> SampleBatch?) async throws -> [WriteOutcome: Int]
+
+    /// Every person the store names, sorted: the subjects of samples and series (a name stays after its samples
+    /// are deleted), of characteristics and of the sensor registry; at most ``maximumSubjectsListed``. For the
+    /// owner (the web app's people picker), not logged.
+    func subjects() async throws -> [String]
 }
+
+/// The most names ``HealthStoreEngine/subjects()`` returns.
+public let maximumSubjectsListed = 10_000
+
+/// The query both engines run for ``HealthStoreEngine/subjects()`` (their tables have the same names).
+public let subjectsQuery = """
+    SELECT name FROM subjects WHERE name <> ''
+    UNION SELECT subject FROM characteristics WHERE subject <> ''
+    UNION SELECT subject FROM sensors WHERE subject IS NOT NULL AND subject <> ''
+    ORDER BY 1 LIMIT \(maximumSubjectsListed)
+    """
 
 /// Thrown inside a write transaction to roll back a rehearsal (``HealthStoreEngine/pruneCount()``,
 /// ``HealthStoreEngine/deletionCount(_:as:)``) and carry out the count it made.

@@ -1,4 +1,5 @@
 import Foundation
+import Gateway
 import Health
 import HealthWeb
 import StoreEngine
@@ -56,7 +57,7 @@ struct WebApp: Sendable {
         case ("POST", "subject"):
             let subject = request.form("subject").flatMap { $0.isEmpty ? nil : $0 }
             gate.setSubject(subject, for: session)
-            return .redirect("/")
+            return .redirect(request.form("back") == "me" ? "/me" : "/")
         case (_, ""): return try await summary(session)
         case ("GET", "type") where parts.count == 2: return try await typePage(parts[1], request, session)
         case ("GET", "add"): return try addForm(request.query["type"], session, problem: nil)
@@ -67,8 +68,10 @@ struct WebApp: Sendable {
         case ("GET", "apps"): return try await appsPage(session)
         case ("POST", "apps") where parts.count == 2: return try await changeGrants(parts[1], request)
         case ("GET", "sensors"): return try await sensorsPage(session)
-        case ("POST", "sensors") where parts.count == 2: return try await changeSensor(parts[1], request)
+        case ("POST", "sensors") where parts.count == 2: return try await changeSensor(parts[1], request, session)
         case ("POST", "priority") where parts.count == 2: return try await changePriority(parts[1], request)
+        case ("GET", "me"): return try await mePage(session)
+        case ("POST", "me"): return try await changeCharacteristics(request, session)
         case ("GET", "export") where parts.count == 1: return exportPage(session)
         case ("GET", "export") where parts.count == 2 && parts[1] == "download": return try download(request)
         default:
@@ -84,7 +87,7 @@ struct WebApp: Sendable {
         let now = Instant.now
         let today = try dayStart(of: now)
         let weekStart = try dayStart(of: now, minusDays: 6)
-        let subjects = try await knownSubjects(since: weekStart)
+        let subjects = try await store.subjects()
         let subject = session.subject
         let filter = subject.map { [$0] }
         var cards: [String] = []
@@ -122,6 +125,7 @@ struct WebApp: Sendable {
                     title: label, link: "/type/\(type.identifier)", main: main, details: details,
                     sparkline: WebChart.sparkline(days.map(\.sum))))
         }
+        cards += try await measurementCards(now: now, subjects: filter)
         let sensors = try await sensorRows(limit: 8)
         let picker = subjects.isEmpty ? "" : subjectPicker(subjects, selected: subject, session: session)
         return page("Summary", session: session) {
@@ -137,25 +141,21 @@ struct WebApp: Sendable {
             + sparkline + "</section>"
     }
 
-    func subjectPicker(_ subjects: [String], selected: String?, session: SessionGate.Session) -> String {
+    /// The people picker (the choice is kept in the session); `back` names the page it returns to (`me`), and
+    /// `none` what no choice means there.
+    func subjectPicker(
+        _ subjects: [String], selected: String?, session: SessionGate.Session, back: String? = nil,
+        none: String = "everyone"
+    ) -> String {
         let options =
-            ["<option value=\"\"\(selected == nil ? " selected" : "")>everyone</option>"]
+            ["<option value=\"\"\(selected == nil ? " selected" : "")>\(html(none))</option>"]
             + subjects.map {
                 "<option value=\"\(html($0))\"\($0 == selected ? " selected" : "")>\(html($0))</option>"
             }
         return form("/subject", session, id: "subject-picker") {
-            "<label>Person <select name=\"subject\">\(options.joined())</select></label> <button>Show</button>"
+            (back.map { "<input type=\"hidden\" name=\"back\" value=\"\($0)\">" } ?? "")
+                + "<label>Person <select name=\"subject\">\(options.joined())</select></label> <button>Show</button>"
         }
-    }
-
-    /// The subjects of the sensors and of the last week's heart rate and steps.
-    func knownSubjects(since start: Instant) async throws -> [String] {
-        var subjects = Set(try await store.registeredSensors().compactMap(\.subject))
-        for type in [HealthType.heartRate, .stepCount] {
-            let page = try await store.samples(SampleQuery(type: type, from: start, limit: 2_000), as: .owner)
-            subjects.formUnion(page.samples.compactMap(\.subject))
-        }
-        return subjects.sorted()
     }
 
     // MARK: Type pages
@@ -172,7 +172,7 @@ struct WebApp: Sendable {
         }
         let range = request.query["range"].flatMap(Range.init(rawValue:)) ?? .day
         let pageNumber = min(Self.maximumPage, max(1, request.query["page"].flatMap { Int($0) } ?? 1))
-        let endDay: Instant
+        var endDay: Instant
         if let date = request.query["date"] {
             guard let local = try? LocalDateTime(parsing: date), local.isMidnight else {
                 throw PageError(status: 400, message: "date must be a day, YYYY-MM-DD")
@@ -181,13 +181,18 @@ struct WebApp: Sendable {
         } else {
             endDay = try dayStart(of: .now, minusDays: -1)
         }
-        let (from, interval): (Instant, String) =
+        var (from, interval): (Instant, String) =
             switch range {
             case .day: (try dayStart(of: endDay, minusDays: 1), "1h")
             case .week: (try dayStart(of: endDay, minusDays: 7), "1d")
             case .month: (try dayStart(of: endDay, minusDays: 30), "1d")
             case .year: (try mondayStart(of: try dayStart(of: endDay, minusDays: 364)), "1w")
             }
+        if type.identifier == "sleepAnalysis", range == .day {
+            // A day of sleep is the night that ends that morning: noon before to noon.
+            from = from.adding(milliseconds: -43_200_000)
+            endDay = endDay.adding(milliseconds: -43_200_000)
+        }
         let filter = session.subject.map { [$0] }
         let buckets = try StatisticsBuckets(
             interval: try StatisticsInterval(parsing: interval),
@@ -197,25 +202,28 @@ struct WebApp: Sendable {
         let results =
             type.aggregation == .series
             ? try await StatsCommand.seriesCounts(query, in: store) : try await store.statistics(query, as: .owner)
-        let chart: String
-        switch type.aggregation {
-        case .cumulative: chart = WebChart.bars(results.map { ($0.bucket, $0.sum) }, unit: type.canonicalUnit)
-        case .series:
-            chart = WebChart.bars(results.map { ($0.bucket, $0.discrete.map { Double($0.count) }) }, unit: "series")
-        default: chart = WebChart.band(results, unit: type.canonicalUnit)
-        }
+        // The characteristics are read once (each read is an access-log entry).
+        let zones = type == .heartRate ? try await heartRateZones(session) : nil
+        let chart = try await typeChart(
+            type, results, from: from, to: endDay, range: range, session: session, zones: zones)
+        let extras =
+            type == .heartRate
+            ? try await heartRateExtras(results, from: from, to: endDay, session: session, zones: zones) : ""
         let sources = try await contributingSources(type, from: from, to: endDay, subjects: filter)
         let priority = try await priorityForm(type, session)
 
-        let statistics = StatsCommand.render(
-            results,
-            type.aggregation == .cumulative
-                ? ["sum"]
-                : type.aggregation == .series
-                    ? ["count"]
-                    : [
-                        "count", "avg", "min", "max",
-                    ], byProvenance: false, unit: type.canonicalUnit)
+        let statistics =
+            type.aggregation == .category
+            ? StatsCommand.renderCategories(results, type, byProvenance: false)
+            : StatsCommand.render(
+                results,
+                type.aggregation == .cumulative
+                    ? ["sum"]
+                    : type.aggregation == .series
+                        ? ["count"]
+                        : [
+                            "count", "avg", "min", "max",
+                        ], byProvenance: false, unit: type.canonicalUnit)
         let localEnd = try StatisticsBuckets.localTime(at: endDay.adding(milliseconds: -1), in: timeZone)
         let dateText = String(localEnd.description.prefix(10))
         let samples = try await samplesTable(
@@ -226,10 +234,10 @@ struct WebApp: Sendable {
                 + "&amp;date=\(dateText)\">\(other)</a>"
         }.joined()
         return page(type.identifier, session: session) {
-            "<h1>\(html(type.identifier)) <small>(\(html(type.canonicalUnit)))</small></h1><nav class=\"tabs\">"
+            "<h1>\(html(type.identifier))\(type.canonicalUnit.isEmpty ? "" : " <small>(\(html(type.canonicalUnit)))</small>")</h1><nav class=\"tabs\">"
                 + tabs + "</nav><form method=\"get\" action=\"/type/\(type.identifier)\"><input type=\"hidden\" "
                 + "name=\"range\" value=\"\(range)\"><label>Ending <input type=\"date\" name=\"date\" value=\""
-                + "\(dateText)\"></label> <button>Go</button></form>" + chart
+                + "\(dateText)\"></label> <button>Go</button></form>" + chart + extras
                 + "<h2>Sources</h2>" + sources + priority
                 + "<h2>Statistics</h2><pre class=\"stats\">\(html(statistics))</pre>"
                 + (type.aggregation == .series ? "" : "<p><a href=\"/add?type=\(type.identifier)\">Add data</a></p>")
@@ -256,7 +264,10 @@ struct WebApp: Sendable {
             let value =
                 type.aggregation == .cumulative
                 ? format(result.sum ?? 0)
-                : "\(result.discrete?.count ?? 0) samples, avg \(result.discrete?.average.map(format) ?? "-")"
+                : type.aggregation == .category
+                    ? "\(result.categories.map(\.count).reduce(0, +)) samples, "
+                        + String(format: "%.1f h", result.categories.map(\.hours).reduce(0, +))
+                    : "\(result.discrete?.count ?? 0) samples, avg \(result.discrete?.average.map(format) ?? "-")"
             return "<tr><td>\(html(result.provenance?.description ?? "-"))</td><td>\(html(value))</td></tr>"
         }
         let total = merged.map {
@@ -579,38 +590,69 @@ struct WebApp: Sendable {
     func sensorsPage(_ session: SessionGate.Session) async throws -> HTTPResponse {
         let sensors = try await store.registeredSensors()
         let forms = sensors.map { sensor in
-            "<section class=\"sensor\"><h3>\(html(sensor.label ?? sensor.address))</h3>"
+            let address = "<input type=\"hidden\" name=\"address\" value=\"\(html(sensor.address))\">"
+            return "<section class=\"sensor\"><h3>\(html(sensor.label ?? sensor.address))</h3>"
                 + form("/sensors/label", session, id: nil) {
-                    "<input type=\"hidden\" name=\"address\" value=\"\(html(sensor.address))\"><label>Label <input "
-                        + "name=\"label\" value=\"\(html(sensor.label ?? ""))\" maxlength=\"256\"></label><label>Wearer "
-                        + "<input name=\"subject\" value=\"\(html(sensor.subject ?? ""))\" maxlength=\"256\"></label>"
+                    address
+                        + "<label>Label <input name=\"label\" value=\"\(html(sensor.label ?? ""))\" maxlength=\"256\">"
+                        + "</label><label>Wearer <input name=\"subject\" value=\"\(html(sensor.subject ?? ""))\" "
+                        + "maxlength=\"256\"></label><label>Location <input name=\"location\" list=\"locations\" value=\""
+                        + "\(html(sensor.location ?? ""))\" maxlength=\"64\" placeholder=\"as the sensor says\"></label>"
                         + "<button>Save</button>"
                 }
                 + form("/sensors/forget", session, id: nil) {
-                    "<input type=\"hidden\" name=\"address\" value=\"\(html(sensor.address))\"><button class=\"danger\">"
-                        + "Forget this sensor</button>"
+                    address + "<button class=\"danger\">Forget this sensor…</button>"
                 } + "</section>"
         }.joined()
+        let locations = Self.sensorLocations.map { "<option value=\"\($0)\">" }.joined()
         let table = try await sensorRows(limit: 1_000)
-        return page("Sensors", session: session) { "<h1>Sensors</h1>" + table + forms }
+        return page("Sensors", session: session) {
+            "<h1>Sensors</h1>" + table + forms + "<datalist id=\"locations\">\(locations)</datalist>"
+        }
     }
 
-    func changeSensor(_ action: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+    /// Locations offered in the form (the gateway takes every name of Body and RSC Sensor Location).
+    static let sensorLocations = [
+        "chest", "wrist", "finger", "hand", "ear-lobe", "foot", "in-shoe", "top-of-shoe", "hip",
+    ]
+
+    func changeSensor(_ action: String, _ request: HTTPRequest, _ session: SessionGate.Session) async throws
+        -> HTTPResponse
+    {
         guard let address = request.form("address"),
             var sensor = try await store.registeredSensors().first(where: {
                 $0.address == address
             })
         else { throw PageError(status: 404, message: "No such sensor.") }
         switch action {
-        case "forget": _ = try await store.forgetSensor(address)
+        case "forget" where request.form("confirm") == "yes": _ = try await store.forgetSensor(address)
+        case "forget":
+            let status = try await store.sensorStatuses().first { $0.address == address }
+            let wearer = sensor.subject.map { " (worn by " + html($0) + ")" } ?? ""
+            let last = status?.lastSampleAt.map { "; the last arrived " + time($0, 0) + " UTC" } ?? ""
+            let name = html(sensor.label ?? sensor.name ?? sensor.address)
+            return page("Forget a sensor", session: session) {
+                "<h1>Forget \(name)?</h1><p>The gateway stops connecting to \(html(sensor.address))\(wearer) and the "
+                    + "pairing is no longer used. Its samples stay in the store\(last).</p>"
+                    + form("/sensors/forget", session, id: "confirm") {
+                        "<input type=\"hidden\" name=\"address\" value=\"\(html(address))\"><input type=\"hidden\" "
+                            + "name=\"confirm\" value=\"yes\"><button class=\"danger\">Forget it</button> "
+                            + "<a href=\"/sensors\">Cancel</a>"
+                    }
+            }
         case "label":
             let label = request.form("label") ?? ""
             let subject = request.form("subject") ?? ""
+            let location = request.form("location") ?? ""
             guard label.utf8.count <= 256, subject.utf8.count <= 256 else {
                 throw PageError(status: 400, message: "Labels and names are at most 256 bytes.")
             }
+            guard location.isEmpty || location.utf8.count <= 64 && SensorEnrolment.isKnownLocation(location) else {
+                throw PageError(status: 400, message: "A location is one of \(locationNames), or empty.")
+            }
             sensor.label = label.isEmpty ? nil : label
             sensor.subject = subject.isEmpty ? nil : subject
+            sensor.location = location.isEmpty ? nil : location
             try await store.register(sensor)
         default: throw PageError(status: 404, message: "Unknown action.")
         }
@@ -646,7 +688,7 @@ struct WebApp: Sendable {
     func page(_ title: String, session: SessionGate.Session, status: Int = 200, _ body: () -> String) -> HTTPResponse {
         let links = [
             ("/", "Summary"), ("/type/heartRate", "Heart rate"), ("/type/stepCount", "Steps"), ("/add", "Add data"),
-            ("/apps", "Sources & access"), ("/sensors", "Sensors"), ("/export", "Export"),
+            ("/apps", "Sources & access"), ("/sensors", "Sensors"), ("/me", "Me"), ("/export", "Export"),
         ].map { "<a href=\"\($0.0)\">\(html($0.1))</a>" }.joined()
         let types = HealthTypeCatalog.all.map { "<a href=\"/type/\($0.identifier)\">\($0.identifier)</a>" }.joined()
         let text =

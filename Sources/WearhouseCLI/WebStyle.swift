@@ -38,6 +38,11 @@ enum WebStyle {
         button { padding: 4px 12px; } button.danger { background: #b42318; color: #fff; border: 0; border-radius: 4px; }
         .error { color: #b42318; font-weight: 600; } .empty, .note { color: var(--muted); }
         pre.stats { background: #fff; border: 1px solid var(--line); padding: 8px; overflow-x: auto; }
+        path.zone { stroke: #c2410c; stroke-dasharray: 4 3; stroke-width: 1; } text.zone { fill: #c2410c; }
+        path.trend { stroke: #15803d; stroke-width: 2; stroke-dasharray: 6 3; }
+        path.line { fill: none; stroke: var(--calm); stroke-width: 2; } circle.dot { fill: var(--calm); }
+        rect.stage-0 { fill: #cbd5e1; } rect.stage-1 { fill: #818cf8; } rect.stage-2 { fill: #f59e0b; }
+        rect.stage-3 { fill: #60a5fa; } rect.stage-4 { fill: #1e3a8a; } rect.stage-5 { fill: #22d3ee; }
         .pending { background: #fff8e6; border: 1px solid #f5d28c; padding: 6px 10px; border-radius: 6px; }
         """
 }

@@ -111,6 +111,24 @@ import Testing
         #expect(throws: (any Error).self) { try RawHTTP(address: address).connect() }
     }
 
+    /// Debian's libmicrohttpd12 is built with GnuTLS; a key that is not PEM stops the start with a clear error
+    /// (the end-to-end HTTPS test, with openssl's certificate and Python's ssl, is in Tests/Web/browser_tests.py).
+    @Test func tlsIsBuiltInAndBadKeysAreRefused() throws {
+        #expect(HTTPServer.tlsSupported)
+        let junk = HTTPServer.TLSCredentials(certificatePEM: Array("not a certificate".utf8), keyPEM: Array("no".utf8))
+        do {
+            _ = try HTTPServer(listen: .tcp(host: "127.0.0.1", port: 0), tls: junk, handler: Self.echo)
+            Issue.record("a server started with a junk key")
+        } catch {
+            #expect(error.description.contains("TLS key"), "\(error)")
+        }
+        #expect(throws: HTTPServerError.self) {
+            try HTTPServer(
+                listen: .tcp(host: "127.0.0.1", port: 0), tls: .init(certificatePEM: [], keyPEM: []),
+                handler: Self.echo)
+        }
+    }
+
     @Test func listenAddressesParseAndOnlyLoopbackIsLocal() async throws {
         #expect(try ListenAddress(parsing: "127.0.0.1:8710") == .tcp(host: "127.0.0.1", port: 8710))
         #expect(try ListenAddress(parsing: "[::1]:80") == .tcp(host: "::1", port: 80))

@@ -1,6 +1,7 @@
-import HealthWeb
 import Synchronization
 import Testing
+
+@testable import HealthWeb
 
 /// The web app's door, decision by decision, on a manual clock.
 @Suite struct SessionGateTests {
@@ -103,5 +104,50 @@ import Testing
         // Without a session, far fewer.
         let anonymous = (0..<40).map { _ in status(gate.admit(request())) }
         #expect(anonymous.contains(429))
+    }
+
+    @Test func passwordsAreHashedAndRead() throws {
+        let hash = try PasswordHash(password: "correct horse", iterations: 10_000)
+        #expect(hash.matches("correct horse"))
+        #expect(!hash.matches("correct hors") && !hash.matches("") && !hash.matches("correct horse "))
+        let read = try PasswordHash(parsing: "  \(hash)\n")
+        #expect(read == hash && read.matches("correct horse"))
+        #expect(try PasswordHash(password: "correct horse", iterations: 10_000).salt != hash.salt, "a fresh salt")
+        // RFC 7914's PBKDF2-HMAC-SHA256 vector: P="passwd", S="salt", c=1, the first 32 bytes.
+        #expect(
+            try PasswordHash.hex(PasswordHash.derive(Array("passwd".utf8), salt: Array("salt".utf8), iterations: 1))
+                == "55ac046e56e3089fec1691c22544b605f94185216dde0465e68b9d57c20dacbc")
+        for bad in [
+            "hunter2", "pbkdf2-sha256$1$00112233445566778899$" + String(repeating: "ab", count: 32),
+            "pbkdf2-sha256$20000$zz$" + String(repeating: "ab", count: 32), "pbkdf2-sha256$20000$0011223344556677$ab",
+        ] {
+            #expect(throws: PasswordHash.Invalid.self) { try PasswordHash(parsing: bad) }
+        }
+    }
+
+    @Test func aPasswordLogsIn() throws {
+        let password = try PasswordHash(password: "correct horse", iterations: 10_000)
+        let gate = SessionGate(hosts: [], loginToken: "t0ken", password: password, secureCookie: true) { [clock] in
+            clock.seconds.withLock { $0 }
+        }
+        // Without a session: the password form, with a 401.
+        guard case .respond(let form) = gate.admit(request()) else { throw Failure() }
+        #expect(form.status == 401)
+        guard case .bytes(let page) = form.body else { throw Failure() }
+        #expect(String(decoding: page, as: UTF8.self).contains("name=\"password\""))
+        #expect(status(gate.admit(request("GET", "/login"))) == 200)
+        #expect(status(gate.admit(request("POST", "/login", form: "password=wrong"))) == 401)
+        guard case .respond(let done) = gate.admit(request("POST", "/login", form: "password=correct+horse")),
+            let cookie = done.header("Set-Cookie")
+        else { throw Failure() }
+        #expect(done.status == 303 && cookie.contains("; Secure") && cookie.contains("HttpOnly"))
+        let id = String(cookie.split(separator: ";")[0].split(separator: "=")[1])
+        #expect(status(gate.admit(request(cookie: id, host: "192.0.2.1:8710"))) == 200, "any Host on a LAN listen")
+        // Guessing: 5 tries at once (one was spent right and one wrong above), then one every 5 s.
+        let guesses = (0..<5).map { _ in status(gate.admit(request("POST", "/login", form: "password=guess"))) }
+        #expect(guesses == [401, 401, 401, 429, 429])
+        clock.advance(5)
+        #expect(status(gate.admit(request("POST", "/login", form: "password=correct+horse"))) == 303)
+        #expect(status(gate.admit(request("POST", "/login", form: "password=correct+horse"))) == 429)
     }
 }

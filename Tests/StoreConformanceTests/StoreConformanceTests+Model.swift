@@ -1,5 +1,6 @@
 import Foundation
 import Health
+import StoreEngine
 import Testing
 
 /// HealthKit's kinds beyond quantities: category samples and characteristics, on both engines.
@@ -142,5 +143,28 @@ extension Characteristics.Value {
     var dateValue: LocalDateTime? {
         if case .date(let date) = self { return date }
         return nil
+    }
+}
+
+extension StoreConformanceTests {
+    /// The people picker's list: the subjects of samples and series, of characteristics and of sensors, each once,
+    /// sorted; the owner's own person ('') is not a name.
+    @Test(arguments: Engine.allCases) func subjectsAreListedFromEverywhere(_ engine: Engine) async throws {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
+        #expect(try await store.subjects() == [])
+        var sample = Self.sleep("asleepCore", 0, 600)
+        sample.subject = "carol"
+        var other = Self.sleep("asleepDeep", 600, 1_200)
+        other.subject = "alice"
+        let own = Self.sleep("awake", 1_200, 1_300)
+        _ = try await store.save([sample, other, own], as: .owner)
+        try await store.setCharacteristic(.bloodType, to: .enumerated(1), of: "bob", as: .owner)
+        try await store.setCharacteristic(.bloodType, to: .enumerated(2), of: nil, as: .owner)
+        try await store.register(
+            RegisteredSensor(address: "AA:BB:CC:DD:EE:01", subject: "dave", enrolledAt: Instant(seconds: 0)))
+        try await store.register(
+            RegisteredSensor(address: "AA:BB:CC:DD:EE:02", subject: "alice", enrolledAt: Instant(seconds: 0)))
+        #expect(try await store.subjects() == ["alice", "bob", "carol", "dave"])
     }
 }

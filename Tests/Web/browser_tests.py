@@ -8,9 +8,12 @@ Run by `make test-web`; prints "web: N passed, N failed".
 """
 
 import datetime
+import http.client
 import json
 import os
 import shutil
+import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -30,7 +33,9 @@ WEARHOUSE = os.path.join(ROOT, ".build", "debug", "wearhouse")
 SHOTS = os.path.join(ROOT, ".build", "screenshots")
 PAGES = ["/", "/type/heartRate", "/type/heartRate?range=week", "/type/heartRate?range=month",
          "/type/heartRate?range=year", "/type/stepCount", "/type/stepCount?range=week", "/type/heartbeatSeries",
-         "/add", "/apps", "/sensors", "/export"]
+         "/type/sleepAnalysis", "/type/sleepAnalysis?range=week", "/type/sleepAnalysis?range=month",
+         "/type/bodyMass?range=month", "/type/bloodPressureSystolic?range=week", "/type/bodyTemperature",
+         "/type/restingHeartRate?range=week", "/add", "/apps", "/sensors", "/me", "/export"]
 
 results = {"passed": 0, "failed": 0}
 
@@ -57,12 +62,12 @@ def wearhouse(*arguments, check_status=True):
 class WebApp:
     """`wearhouse web` on `store`, on a free port, stopped with SIGTERM."""
 
-    def __init__(self, store):
+    def __init__(self, store, listen="127.0.0.1:0", extra=()):
         self.process = subprocess.Popen(
-            [WEARHOUSE, "web", "--store", store, "--listen", "127.0.0.1:0", "--time-zone", "UTC"],
+            [WEARHOUSE, "web", "--store", store, "--listen", listen, "--time-zone", "UTC", *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.process.stdout.readline().strip()
-        if not line.startswith("http://"):
+        if not line.startswith("http://") and not line.startswith("https://"):
             raise AssertionError(f"wearhouse web printed {line!r}: {self.process.stderr.read()}")
         self.login = line
         self.base = line.split("/?token=")[0]
@@ -135,10 +140,59 @@ def fill(store, now):
             lines.append({"type": "activeEnergyBurned", "start": stamp, "end": end, "value": 4,
                           "source": "org.example.watch", "subject": "alice"})
         moment += datetime.timedelta(minutes=1)
+    lines += measurements(now)
     path = store + ".ndjson"
     with open(path, "w") as file:
         file.write("\n".join(json.dumps(line) for line in lines) + "\n")
     wearhouse("import-samples", path, "--store", store)
+    wearhouse("me", "set", "dateOfBirth", "1986-01-15", "--store", store)
+
+
+def stamp(moment):
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def measurements(now):
+    """Weight each morning of the last 10 days (falling 0.1 kg a day), a blood pressure pair, body temperature and
+    resting heart rate each day, the last three nights' sleep in stages, and a heartbeat series each hour of the
+    last 30 (RR alternating by 20 ms: an RMSSD of 20 ms)."""
+    lines = []
+    today = now.replace(hour=0, minute=0)
+    for day in range(10, -1, -1):
+        morning = today - datetime.timedelta(days=day) + datetime.timedelta(hours=7)
+        if morning > now:
+            continue
+        base = {"source": "org.example.scale", "subject": "alice"}
+        lines.append({**base, "type": "bodyMass", "start": stamp(morning), "value": round(72 + day * 0.1, 1)})
+        lines.append({**base, "type": "bloodPressureSystolic", "start": stamp(morning), "value": 118 + day})
+        lines.append({**base, "type": "bloodPressureDiastolic", "start": stamp(morning), "value": 76 + day % 3})
+        lines.append({**base, "type": "bodyTemperature", "start": stamp(morning), "value": 36.6})
+        lines.append({**base, "type": "restingHeartRate", "start": stamp(morning), "value": 55 + day % 4})
+    # The last three nights: 8 h in bed, up at 06:30 (or half an hour ago, when that is earlier); core, deep, core,
+    # REM, awake, core (HealthKit's values 3, 4, 3, 5, 2, 3): 7.25 h asleep.
+    stages = [(3, 60), (4, 90), (3, 120), (5, 60), (2, 15), (3, 105)]
+    up = min(today + datetime.timedelta(hours=6, minutes=30), now - datetime.timedelta(minutes=30))
+    for night in range(2, -1, -1):
+        bed = up - datetime.timedelta(days=night, hours=8)
+        base = {"source": "org.example.ring", "subject": "alice"}
+        lines.append({**base, "type": "sleepAnalysis", "start": stamp(bed),
+                      "end": stamp(bed + datetime.timedelta(hours=8)), "value": 0})
+        moment = bed + datetime.timedelta(minutes=15)
+        for value, minutes in stages:
+            end = moment + datetime.timedelta(minutes=minutes)
+            lines.append({**base, "type": "sleepAnalysis", "start": stamp(moment), "end": stamp(end), "value": value})
+            moment = end
+    for hour in range(30, 0, -1):
+        start = now - datetime.timedelta(hours=hour)
+        beats, offset = [], 0
+        for index in range(60):
+            rr = 1000 if index % 2 == 0 else 1020
+            offset += rr
+            beats.append({"offset_ms": offset, "rr_ms": rr, "gap": False})
+        lines.append({"type": "heartbeatSeries", "start": stamp(start),
+                      "end": stamp(start + datetime.timedelta(milliseconds=offset)), "beats": beats,
+                      "source": "org.example.strap", "subject": "alice"})
+    return lines
 
 
 def count(store, type_name, start=None, end=None):
@@ -152,6 +206,244 @@ def count(store, type_name, start=None, end=None):
 
 def parse(text):
     return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def lan_with_tls_and_password(folder):
+    """A LAN listen (0.0.0.0; the test talks to it over 127.0.0.1 only): HTTPS with a self-signed certificate made
+    here by openssl, checked by Python's ssl against that certificate, and the password form."""
+    cert, key = os.path.join(folder, "cert.pem"), os.path.join(folder, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=wearhouse-test",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True, timeout=60)
+    hashed = subprocess.run([WEARHOUSE, "web", "--hash-password"], input="correct horse\n", capture_output=True,
+                            text=True, timeout=60, check=True).stdout
+    password_file = os.path.join(folder, "web.password")
+    with open(password_file, "w") as file:
+        file.write(hashed)
+    app = WebApp(os.path.join(folder, "lan.db"), listen="0.0.0.0:0",
+                 extra=["--tls-cert", cert, "--tls-key", key, "--password-file", password_file])
+    try:
+        assert app.login.startswith("https://0.0.0.0:"), app.login
+        port = int(app.base.rsplit(":", 1)[1])
+        trusted = ssl.create_default_context(cafile=cert)
+
+        def request(method, path, body=None, cookie=None):
+            connection = http.client.HTTPSConnection("127.0.0.1", port, context=trusted, timeout=20)
+            headers = {"Content-Type": "application/x-www-form-urlencoded"} if body else {}
+            if cookie:
+                headers["Cookie"] = cookie
+            connection.request(method, path, body=body, headers=headers)
+            response = connection.getresponse()
+            text = response.read().decode()
+            connection.close()
+            return response.status, response.getheader("Set-Cookie"), response.getheader("Location"), text
+
+        status, _, _, text = request("GET", "/")
+        assert status == 401 and 'name="password"' in text, (status, text[:200])
+        status, cookie, _, text = request("POST", "/login", body="password=wrong")
+        assert status == 401 and cookie is None and "Wrong password" in text, (status, cookie)
+        status, cookie, location, _ = request("POST", "/login", body="password=correct+horse")
+        assert status == 303 and location == "/" and cookie, (status, cookie)
+        assert "Secure" in cookie and "HttpOnly" in cookie and "SameSite=Strict" in cookie, cookie
+        status, _, _, text = request("GET", "/", cookie=cookie.split(";")[0])
+        assert status == 200 and "<h1>Summary" in text, (status, text[:200])
+        # A client that does not know the certificate refuses it.
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=20) as raw:
+                ssl.create_default_context().wrap_socket(raw, server_hostname="127.0.0.1")
+            raise AssertionError("an unknown self-signed certificate was accepted")
+        except ssl.SSLCertVerificationError:
+            pass
+        # Plain HTTP to the TLS port gets no page.
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as raw:
+            raw.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            answer = b""
+            try:
+                while chunk := raw.recv(4096):
+                    answer += chunk
+            except (ConnectionResetError, socket.timeout):
+                pass
+        assert b"HTTP/1.1 200" not in answer and b"Summary" not in answer, answer[:200]
+    finally:
+        app.stop()
+
+
+def sensors(store):
+    listed = wearhouse("sensors", "--json", "--store", store)
+    return {entry["address"]: entry for entry in map(json.loads, listed.splitlines()) if entry}
+
+
+def characteristics(store, subject=None):
+    return json.loads(wearhouse("me", "--json", "--store", store, *(["--subject", subject] if subject else [])))
+
+
+def raw(app, method, path, body=None, headers=None):
+    """One request with http.client (no browser): status, headers, body."""
+    host, port = app.base.split("//")[1].split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=20)
+    connection.request(method, path, body=body, headers=headers or {})
+    response = connection.getresponse()
+    text = response.read().decode(errors="replace")
+    connection.close()
+    return response.status, dict(response.getheaders()), text
+
+
+def demo_checks(driver, folder):
+    """The demo store (`wearhouse demo`: four simulated sensors worn by alice and bob): every page; a sensor's
+    wearer and location changed and another forgotten after its confirmation; the Me page of a person picked."""
+    demo = os.path.join(folder, "demo")
+    subprocess.run([WEARHOUSE, "demo", "--duration", "4", "--dir", demo], capture_output=True, timeout=120,
+                   check=True)
+    store = os.path.join(demo, "health.db")
+    app = WebApp(store)
+    try:
+        driver.delete_all_cookies()
+        driver.get(app.login)
+        visit_every_page(driver, app, "demo")
+
+        before = sensors(store)
+        assert len(before) == 4, before
+        driver.get(app.base + "/sensors")
+        assert "%" in driver.find_element(By.CSS_SELECTOR, "table.sensors").text, "no battery shown"
+        section = driver.find_elements(By.CSS_SELECTOR, "section.sensor")[0]
+        address = section.find_element(By.NAME, "address").get_attribute("value")
+        section.find_element(By.NAME, "subject").clear()
+        section.find_element(By.NAME, "subject").send_keys("carol")
+        section.find_element(By.NAME, "location").clear()
+        section.find_element(By.NAME, "location").send_keys("wrist")
+        submit(driver, section.find_element(By.TAG_NAME, "button"))
+        after = sensors(store)[address]
+        assert after["subject"] == "carol" and after["location"] == "wrist", after
+        assert not console_errors(driver)
+
+        section = driver.find_elements(By.CSS_SELECTOR, "section.sensor")[1]
+        gone = section.find_element(By.NAME, "address").get_attribute("value")
+        submit(driver, section.find_element(By.CSS_SELECTOR, "button.danger"))
+        assert driver.find_element(By.TAG_NAME, "h1").text.startswith("Forget"), driver.page_source[:300]
+        assert gone in sensors(store), "forgotten before the confirmation"
+        driver.save_screenshot(os.path.join(SHOTS, "demo-forget-confirmation.png"))
+        submit(driver, driver.find_element(By.CSS_SELECTOR, "#confirm button"))
+        left = sensors(store)
+        assert gone not in left and len(left) == 3, left
+        assert not console_errors(driver)
+
+        # The Me page of bob, picked in the people picker.
+        driver.get(app.base + "/me")
+        picker = driver.find_element(By.ID, "subject-picker")
+        names = [o.get_attribute("value") for o in picker.find_elements(By.TAG_NAME, "option")]
+        assert {"alice", "bob", "carol"} <= set(names), names
+        Select(picker.find_element(By.NAME, "subject")).select_by_value("bob")
+        submit(driver, picker.find_element(By.TAG_NAME, "button"))
+        assert driver.current_url == app.base + "/me" and "(bob)" in driver.find_element(By.TAG_NAME, "h1").text
+        form = driver.find_element(By.ID, "me")
+        driver.execute_script("arguments[0].value = arguments[1]", form.find_element(By.NAME, "dateOfBirth"),
+                              "1990-02-02")
+        Select(form.find_element(By.NAME, "bloodType")).select_by_value("abPositive")
+        Select(form.find_element(By.NAME, "fitzpatrickSkinType")).select_by_value("III")
+        submit(driver, form.find_element(By.TAG_NAME, "button"))
+        bob = characteristics(store, "bob")
+        assert bob.get("dateOfBirth") == "1990-02-02" and bob.get("bloodType") == "abPositive", bob
+        assert bob.get("fitzpatrickSkinType") == "III", bob
+        assert "dateOfBirth" not in characteristics(store), "the store's own person changed too"
+        assert driver.find_element(By.ID, "age").text.startswith("age "), "no age shown"
+        driver.save_screenshot(os.path.join(SHOTS, "demo-me-bob.png"))
+        # Cleared again: an empty field unsets.
+        form = driver.find_element(By.ID, "me")
+        Select(form.find_element(By.NAME, "bloodType")).select_by_value("")
+        submit(driver, form.find_element(By.TAG_NAME, "button"))
+        assert "bloodType" not in characteristics(store, "bob")
+        assert not console_errors(driver)
+    finally:
+        app.stop()
+
+
+def expected_latest(now):
+    """What the summary must show from measurements(now): the latest weight and blood pressure."""
+    today = now.replace(hour=0, minute=0)
+    for day in range(0, 11):
+        if today - datetime.timedelta(days=day) + datetime.timedelta(hours=7) <= now:
+            return round(72 + day * 0.1, 1), 118 + day, 76 + day % 3
+    raise AssertionError("no morning")
+
+
+def card(driver, title):
+    for section in driver.find_elements(By.CSS_SELECTOR, "section.card"):
+        if section.find_element(By.TAG_NAME, "h2").text == title:
+            return section
+    raise AssertionError(f"no card {title!r}")
+
+
+def summary_and_type_pages(driver, app, now):
+    weight, systolic, diastolic = expected_latest(now)
+    driver.get(app.base + "/")
+    assert card(driver, "Weight").find_element(By.CSS_SELECTOR, "p.big").text == f"{weight:g} kg"
+    assert card(driver, "Blood pressure").find_element(By.CSS_SELECTOR, "p.big").text == \
+        f"{systolic}/{diastolic} mmHg"
+    assert card(driver, "Body temperature").find_element(By.CSS_SELECTOR, "p.big").text == "36.6 °C"
+    sleep = card(driver, "Last night's sleep")
+    assert sleep.find_element(By.CSS_SELECTOR, "p.big").text in ("7.2 h asleep", "7.3 h asleep"), sleep.text
+    assert "asleepDeep\n1.5 h" in sleep.text, sleep.text
+    for title in ["Resting heart rate", "Weight", "Blood pressure", "Body temperature", "Last night's sleep"]:
+        assert card(driver, title).find_elements(By.CSS_SELECTOR, "svg.spark path"), f"{title}: no sparkline"
+    driver.save_screenshot(os.path.join(SHOTS, "filled-summary-cards.png"))
+
+    # Heart rate: zones from the date of birth (1986-01-15) and the RR series' RMSSD (RR alternating by 20 ms).
+    born = datetime.date(1986, 1, 15)
+    today = now.date()
+    age = today.year - born.year - ((today.month, today.day) < (born.month, born.day))
+    driver.get(app.base + "/type/heartRate")
+    assert f"Maximum {220 - age} bpm" in driver.find_element(By.ID, "zones").text
+    assert driver.find_elements(By.CSS_SELECTOR, "svg.chart path.zone"), "no zone lines"
+    dots = [t.get_attribute("textContent") for t in driver.find_elements(By.CSS_SELECTOR, "circle.dot title")]
+    assert dots and all(t.endswith(": 20.0 ms") for t in dots), dots
+    driver.save_screenshot(os.path.join(SHOTS, "filled-heart-rate-zones-hrv.png"))
+    # Weight: the trend line falls (0.1 kg a day).
+    driver.get(app.base + "/type/bodyMass?range=month")
+    trend = driver.find_element(By.CSS_SELECTOR, "path.trend title").get_attribute("textContent")
+    assert trend.startswith("trend -0.10 kg"), trend
+    # Sleep: last night as a timeline, a bar per stage sample.
+    driver.get(app.base + "/type/sleepAnalysis")
+    stages = driver.find_elements(By.CSS_SELECTOR, "svg.chart rect.stage")
+    assert len(stages) == 7, len(stages)  # in bed, and six stages
+    driver.save_screenshot(os.path.join(SHOTS, "filled-sleep-timeline.png"))
+    assert not console_errors(driver)
+
+
+def security(driver, app, store):
+    """No page or action without the session; a form without the CSRF token, with a wrong one or from another
+    origin is refused and changes nothing; a body over 1 MiB gets 413; a foreign Host 421."""
+    for path in PAGES:
+        status, _, text = raw(app, "GET", path)
+        assert status == 401 and "<h1" not in text, (path, status)
+    for path in ["/add", "/me", "/delete", "/delete/confirm", "/apps/decide", "/sensors/forget", "/subject",
+                 "/priority/stepCount"]:
+        status, _, _ = raw(app, "POST", path, body="type=heartRate&value=1",
+                           headers={"Content-Type": "application/x-www-form-urlencoded"})
+        assert status == 401, (path, status)
+    driver.get(app.base + "/me")
+    cookie = "wearhouse_session=" + driver.get_cookie("wearhouse_session")["value"]
+    token = driver.find_element(By.CSS_SELECTOR, "#me input[name=csrf]").get_attribute("value")
+    form = {"Content-Type": "application/x-www-form-urlencoded", "Cookie": cookie}
+    before = characteristics(store)
+    for body, extra in [("bloodType=oNegative", {}), ("bloodType=oNegative&csrf=" + "0" * 64, {}),
+                        (f"bloodType=oNegative&csrf={token}", {"Origin": "http://evil.example"})]:
+        status, _, _ = raw(app, "POST", "/me", body=body, headers={**form, **extra})
+        assert status == 403, (body, extra, status)
+    assert characteristics(store) == before, "a refused form changed the store"
+    status, _, _ = raw(app, "POST", "/me", body=f"bloodType=oNegative&csrf={token}", headers=form)
+    assert status == 303 and characteristics(store).get("bloodType") == "oNegative", status
+    # A declared body over 1 MiB is answered 413 before it is sent.
+    host, port = app.base.split("//")[1].split(":")
+    with socket.create_connection((host, int(port)), timeout=20) as connection:
+        connection.sendall(f"POST /add HTTP/1.1\r\nHost: {host}:{port}\r\nCookie: {cookie}\r\nContent-Type: "
+                           f"application/x-www-form-urlencoded\r\nContent-Length: {2 << 20}\r\n\r\n".encode()
+                           + b"x" * 1024)
+        answer = connection.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:100]
+    status, _, _ = raw(app, "GET", "/", headers={"Cookie": cookie, "Host": "rebound.example:80"})
+    assert status == 421, status
+    status, _, _ = raw(app, "GET", "/", headers={"Cookie": cookie})
+    assert status == 200, status
 
 
 def main():
@@ -191,6 +483,8 @@ def main():
         check("every page of an empty store loads without console errors", lambda: visit_every_page(driver, app, "empty"))
         app.stop()
         processes.remove(app)
+        check("a LAN listen serves HTTPS (openssl's self-signed certificate, Python's ssl) behind the password",
+              lambda: lan_with_tls_and_password(folder))
 
         # The filled store, with the real service on a private bus and an app asking for heart rate.
         store = os.path.join(folder, "health.db")
@@ -247,6 +541,11 @@ def main():
             assert not console_errors(driver)
             driver.save_screenshot(os.path.join(SHOTS, "filled-added-heart-rate.png"))
 
+        check("the summary's cards show the latest weight, blood pressure, temperature and last night's sleep; the "
+              "heart-rate page its zones and HRV, weight its trend, sleep its stages",
+              lambda: summary_and_type_pages(driver, app, now))
+        check("no page or action without the session; forged, wrong-token and cross-origin forms refused; "
+              "large bodies 413; foreign Host 421", lambda: security(driver, app, store))
         check("a heart rate added by the form shows in the day's chart and samples", add_heart_rate)
 
         def paging():
@@ -319,6 +618,10 @@ def main():
             assert count(store, "heartRate", first, last) > 0, "another type's samples went"
 
         check("deleting a range removes exactly the samples the confirmation counted", delete_range)
+        app.stop()
+        processes.remove(app)
+        check("the demo store: every page; a sensor's wearer and location changed, another forgotten after its "
+              "confirmation; the Me page of the person picked", lambda: demo_checks(driver, folder))
     finally:
         driver.quit()
         for process in reversed(processes):
