@@ -103,9 +103,7 @@ import WearhouseClient
 
     @Test(arguments: Engine.allCases) func aStepReaderReadsADayFromTwoSourcesMerged(_ engine: Engine) async throws {
         try await Self.withService(engine, unit: "com.example.steps") { client, store, app in
-            let types: [HealthType] = [.stepCount, .appleStandHour]
-            // TODO(coordinator): the step reader also reads workouts (duration, total energy, total distance,
-            // swimming strokes); add them here when the `corr` branch's workouts are merged.
+            let types: [HealthType] = [.stepCount, .appleStandHour, .workout]
             #expect(try await client.requestAuthorization(read: types, write: types).pending)
             try await store.setAuthorization(
                 app: app, types.map { TypeAuthorization(type: $0.identifier, read: true, share: true) })
@@ -149,6 +147,24 @@ import WearhouseClient
                         type: .appleStandHour, start: at(hour * 60), end: at(hour * 60 + 60), value: value, source: me))
             }
             #expect(try await client.save(stands).count == 24)
+
+            // A swim: a workout has a duration (the pause left out), total energy, distance and strokes.
+            let swim = Workout(
+                activityType: .swimming, start: at(7 * 60), end: at(8 * 60), duration: 3_300, totalEnergyBurned: 480,
+                totalDistance: 2_000, totalSwimmingStrokeCount: 1_150,
+                events: [
+                    WorkoutEvent(.pause, start: at(7 * 60 + 30)), WorkoutEvent(.resume, start: at(7 * 60 + 35)),
+                ], source: me)
+            #expect(try await client.save(swim) == .inserted)
+            let workouts = try await client.workouts(SampleQuery(type: .workout, from: at(0), to: at(1_440)))
+            #expect(workouts.workouts.count == 1)
+            let read = try #require(workouts.workouts.first)
+            #expect(read.activityType == .swimming)
+            #expect(read.duration == 3_300)
+            #expect(read.totalEnergyBurned == 480)
+            #expect(read.totalDistance == 2_000)
+            #expect(read.totalSwimmingStrokeCount == 1_150)
+            #expect(read.events.map(\.kind) == [.pause, .resume])
 
             // Newest first by start, then by end (HealthKit's two sort descriptors), 50 a page: the whole day is
             // 384 samples; where both start at a quarter hour, the phone's longer sample ends later and comes first.
