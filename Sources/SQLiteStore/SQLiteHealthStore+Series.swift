@@ -420,48 +420,10 @@ extension SQLiteHealthStore {
         return rows.sorted { $0.seq < $1.seq }
     }
 
-    /// Deletes the chunked sample `id`, if there is one: its id starts with its start time, which finds the
-    /// chunks to look in. Returns whether it was found.
-    func deleteSeriesSample(_ id: UUID, writer: String) throws -> Bool {
-        let bytes = id.bytes
-        let start = bytes.prefix(6).reduce(Int64(0)) { $0 << 8 | Int64($1) }
-        let span = try connection.scalarInt("SELECT value FROM counters WHERE name = 'chunk_span'") ?? 0
-        let candidates = try connection.cached(
-            """
-            SELECT id FROM series_chunks
-            WHERE type_id IN (SELECT id FROM types) AND start_ms BETWEEN ?2 AND ?1 AND last_start_ms >= ?1
-            """)
-        try candidates.bind(1, start)
-        try candidates.bind(2, start - span)
-        var chunkIDs: [Int64] = []
-        while try candidates.step() { chunkIDs.append(candidates.int64(0)) }
-        for chunkID in chunkIDs {
-            guard var chunk = try chunk(id: chunkID) else { continue }
-            let prototype = try seriesSamplePrototype(chunk)
-            guard
-                let position = chunk.points.firstIndex(where: { point in
-                    point.start == start
-                        && QuantitySample.derivedID(
-                            type: prototype.type.identifier, source: prototype.source.identifier,
-                            device: prototype.device?.key, start: Instant(milliseconds: point.start),
-                            end: Instant(milliseconds: point.start + point.duration)) == id
-                })
-            else { continue }
-            chunk.points.remove(at: position)
-            try write(chunk.points, key: chunk.key, replacing: chunk.id)
-            if try isDiscrete(typeID: chunk.key.typeID) {
-                noteRemoved(
-                    typeID: chunk.key.typeID, sourceID: chunk.key.sourceID, deviceID: chunk.key.deviceID,
-                    subjectID: chunk.key.subjectID, start: start)
-            }
-            try tombstone(uuid: bytes, typeID: chunk.key.typeID, writer: writer, replacedBy: nil)
-            return true
-        }
-        return false
-    }
-
-    /// The chunked sample `id`, if there is one, found as ``deleteSeriesSample(_:writer:)`` finds it.
-    func seriesSample(_ id: UUID) throws -> QuantitySample? {
+    /// Where the chunked sample `id` is, if there is one: its id starts with its start time, which finds the
+    /// chunks to look in (no further back than the longest span a chunk has). Returns the chunk, the point's
+    /// position in it and the sample the point is.
+    private func chunkedPoint(_ id: UUID) throws -> (chunk: Chunk, position: Int, sample: QuantitySample)? {
         let start = id.bytes.prefix(6).reduce(Int64(0)) { $0 << 8 | Int64($1) }
         let span = try connection.scalarInt("SELECT value FROM counters WHERE name = 'chunk_span'") ?? 0
         let candidates = try connection.cached(
@@ -476,17 +438,37 @@ extension SQLiteHealthStore {
         for chunkID in chunkIDs {
             guard let chunk = try chunk(id: chunkID) else { continue }
             var sample = try seriesSamplePrototype(chunk)
-            for point in chunk.points where point.start == start {
+            for (position, point) in chunk.points.enumerated() where point.start == start {
                 sample.start = Instant(milliseconds: point.start)
                 sample.end = Instant(milliseconds: point.start + point.duration)
                 sample.value = point.value
                 sample.id = QuantitySample.derivedID(
                     type: sample.type.identifier, source: sample.source.identifier, device: sample.device?.key,
                     start: sample.start, end: sample.end)
-                if sample.id == id { return sample }
+                if sample.id == id { return (chunk, position, sample) }
             }
         }
         return nil
+    }
+
+    /// Deletes the chunked sample `id`, if there is one. Returns whether it was found.
+    func deleteSeriesSample(_ id: UUID, writer: String) throws -> Bool {
+        guard let found = try chunkedPoint(id) else { return false }
+        var chunk = found.chunk
+        chunk.points.remove(at: found.position)
+        try write(chunk.points, key: chunk.key, replacing: chunk.id)
+        if try isDiscrete(typeID: chunk.key.typeID) {
+            noteRemoved(
+                typeID: chunk.key.typeID, sourceID: chunk.key.sourceID, deviceID: chunk.key.deviceID,
+                subjectID: chunk.key.subjectID, start: found.sample.start.milliseconds)
+        }
+        try tombstone(uuid: id.bytes, typeID: chunk.key.typeID, writer: writer, replacedBy: nil)
+        return true
+    }
+
+    /// The chunked sample `id`, if there is one.
+    func seriesSample(_ id: UUID) throws -> QuantitySample? {
+        try chunkedPoint(id)?.sample
     }
 
     func chunk(id: Int64) throws -> Chunk? {
