@@ -33,6 +33,16 @@ public enum JSONValue: Hashable, Sendable {
         if case .bool(let flag) = self { flag } else { nil }
     }
 
+    /// The members of an object.
+    public var members: [JSONField]? {
+        if case .object(let fields) = self { fields } else { nil }
+    }
+
+    /// The elements of an array.
+    public var elements: [JSONValue]? {
+        if case .array(let values) = self { values } else { nil }
+    }
+
     /// Any number as a double (an integer beyond 2^53 rounded to the nearest).
     public var number: Double? {
         switch self {
@@ -40,6 +50,15 @@ public enum JSONValue: Hashable, Sendable {
         case .double(let value): value
         default: nil
         }
+    }
+}
+
+extension [JSONField] {
+    /// The value of the last member named `key`, or `nil` when there is none or it is `null` (formats that read
+    /// absent and `null` alike).
+    public func present(_ key: String) -> JSONValue? {
+        guard let value = last(where: { $0.key == key })?.value, value != .null else { return nil }
+        return value
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import Health
 import SQLiteStore
 import StoreEngine
+import Support
 
 /// `wearhouse import-samples FILE`: samples from elsewhere, one JSON object a line, in the shape
 /// `wearhouse samples --format json` prints. Read, validated and saved in batches of bounded size, all of them in
@@ -135,16 +136,26 @@ struct ImportSamplesCommand: Command {
     }
 
     static func sample(from line: String, defaultSource: String) throws(LineError) -> Parsed {
-        func fail(_ message: String) -> LineError { LineError(line: 0, message: message) }
         guard line.utf8.count <= maximumLineBytes else {
-            throw fail("the line is longer than \(maximumLineBytes) bytes")
+            throw LineError(line: 0, message: "the line is longer than \(maximumLineBytes) bytes")
         }
-        guard var object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else {
-            throw fail("not a JSON object")
+        let value: JSONValue
+        do throws(JSONSyntaxError) {
+            value = try JSONReader.value(line, limits: JSONLimits(maximumDepth: 16, maximumLength: maximumLineBytes))
+        } catch {
+            throw LineError(line: 0, message: "not a JSON object (\(error))")
         }
-        if let header = object["header"] as? [String: Any], object["body"] != nil {
+        guard let object = value.members else { throw LineError(line: 0, message: "not a JSON object") }
+        return try sample(from: object, defaultSource: defaultSource)
+    }
+
+    /// The sample one line's object describes: the flat form of docs/app-api.md, or an Open mHealth data point.
+    static func sample(from line: [JSONField], defaultSource: String) throws(LineError) -> Parsed {
+        func fail(_ message: String) -> LineError { LineError(line: 0, message: message) }
+        var object = line
+        if let header = object.present("header")?.members, object.present("body") != nil {
             // A correlation's or workout's data point carries its whole record.
-            if let record = (header["wearhouse"] as? [String: Any])?["record"] as? [String: Any] {
+            if let record = header.present("wearhouse")?.members?.present("record")?.members {
                 object = record
             } else {
                 object = try flatten(openMHealth: object)
@@ -179,7 +190,7 @@ struct ImportSamplesCommand: Command {
         let metadata = try fields.metadata()
         switch type.kind {
         case .correlation:
-            guard let objects = object["objects"] as? [Any] else {
+            guard let objects = object.present("objects")?.elements else {
                 throw fail("a \(type.identifier) correlation needs \"objects\": a list of its samples")
             }
             guard objects.count <= Correlation.maximumObjects else {
@@ -187,21 +198,17 @@ struct ImportSamplesCommand: Command {
             }
             var members: [QuantitySample] = []
             for (index, raw) in objects.enumerated() {
-                guard let member = raw as? [String: Any],
-                    let data = try? JSONSerialization.data(withJSONObject: member)
-                else { throw fail("\"objects\" \(index + 1) is not an object") }
+                guard let member = raw.members else { throw fail("\"objects\" \(index + 1) is not an object") }
                 let parsed: Parsed
                 do throws(LineError) {
-                    parsed = try sample(from: String(decoding: data, as: UTF8.self), defaultSource: source.identifier)
+                    parsed = try sample(from: member, defaultSource: source.identifier)
                 } catch {
                     throw fail("\"objects\" \(index + 1): \(error.message)")
                 }
                 guard case .quantity(var quantity) = parsed else {
                     throw fail("\"objects\" \(index + 1) is not a quantity sample")
                 }
-                if member["uuid"] == nil || member["uuid"] is NSNull,
-                    quantity.metadata[MetadataKey.externalUUID] == nil
-                {
+                if member.present("uuid") == nil, quantity.metadata[MetadataKey.externalUUID] == nil {
                     // A member without an id is named by its natural key, so that importing it again is a duplicate.
                     quantity.id = QuantitySample.derivedID(
                         type: quantity.type.identifier, source: quantity.source.identifier,
@@ -242,13 +249,10 @@ struct ImportSamplesCommand: Command {
             return .quantity(
                 QuantitySample(
                     id: id ?? UUID.timeOrdered(), type: type, start: start, end: end, startOffsetSeconds: offset,
-                    value: Double(try categoryValue(object["value"], of: type)), source: source, device: device,
-                    subject: subject, metadata: metadata))
+                    value: Double(try categoryValue(object.present("value"), of: type)), source: source,
+                    device: device, subject: subject, metadata: metadata))
         }
-        guard let number = object["value"] as? NSNumber, !isJSONBoolean(number) else {
-            throw fail("missing or non-numeric \"value\"")
-        }
-        var value = number.doubleValue
+        guard var value = object.present("value")?.number else { throw fail("missing or non-numeric \"value\"") }
         if let unitText = try fields.name("unit"), unitText != type.canonicalUnit {
             do {
                 value = try HealthUnit(unitText).convert(value, to: HealthUnit(type.canonicalUnit))
@@ -273,24 +277,21 @@ struct ImportSamplesCommand: Command {
         }
         workout.activityType = activity
         func number(_ key: String) throws(LineError) -> Double? {
-            let value = fields.object[key]
-            if value == nil || value is NSNull { return nil }
-            guard let number = value as? NSNumber, !isJSONBoolean(number) else {
-                throw fail("\"\(key)\" must be a number")
-            }
-            return number.doubleValue
+            guard let value = fields.object.present(key) else { return nil }
+            guard let number = value.number else { throw fail("\"\(key)\" must be a number") }
+            return number
         }
         if let duration = try number("duration_s") { workout.duration = duration }
         workout.totalEnergyBurned = try number("total_energy_burned_kcal")
         workout.totalDistance = try number("total_distance_m")
         workout.totalSwimmingStrokeCount = try number("total_swimming_stroke_count")
         workout.totalFlightsClimbed = try number("total_flights_climbed")
-        if let raw = fields.object["events"], !(raw is NSNull) {
-            guard let events = raw as? [Any], events.count <= Workout.maximumEvents else {
+        if let raw = fields.object.present("events") {
+            guard let events = raw.elements, events.count <= Workout.maximumEvents else {
                 throw fail("\"events\" must be a list of at most \(Workout.maximumEvents) events")
             }
             for (index, item) in events.enumerated() {
-                guard let event = item as? [String: Any] else { throw fail("event \(index + 1) is not an object") }
+                guard let event = item.members else { throw fail("event \(index + 1) is not an object") }
                 let eventFields = Fields(event)
                 guard let kindName = try eventFields.name("type"), let kind = WorkoutEvent.Kind(name: kindName) else {
                     throw fail(
@@ -309,12 +310,12 @@ struct ImportSamplesCommand: Command {
             }
         }
         var ids: [UUID] = []
-        if let raw = fields.object["samples"], !(raw is NSNull) {
-            guard let list = raw as? [Any], list.count <= 100_000 else {
+        if let raw = fields.object.present("samples") {
+            guard let list = raw.elements, list.count <= 100_000 else {
                 throw fail("\"samples\" must be a list of at most 100000 sample ids")
             }
             for item in list {
-                guard let text = item as? String, let id = UUID(uuidString: text) else {
+                guard let text = item.string, let id = UUID(uuidString: text) else {
                     throw fail("\"samples\" holds sample ids (UUIDs)")
                 }
                 ids.append(id)
@@ -324,23 +325,21 @@ struct ImportSamplesCommand: Command {
     }
 
     /// A category's value: one of its names (`"asleepDeep"`) or integers (`4`), nothing else.
-    static func categoryValue(_ raw: Any?, of type: HealthType) throws(LineError) -> Int {
+    static func categoryValue(_ raw: JSONValue?, of type: HealthType) throws(LineError) -> Int {
         let allowed = type.values.map { "\($0.name) (\($0.value))" }.joined(separator: ", ")
-        if let name = raw as? String {
+        if let name = raw?.string {
             guard let value = type.value(named: name) else {
                 throw LineError(
                     line: 0, message: "\(type.identifier) has no value \(echo(name)); it takes \(allowed)")
             }
             return value
         }
-        guard let number = raw as? NSNumber, !isJSONBoolean(number) else {
+        guard let number = raw?.number else {
             throw LineError(
                 line: 0, message: "missing \"value\": \(type.identifier) takes a name or integer of \(allowed)")
         }
-        guard let value = Int(exactly: number.doubleValue), type.name(of: value) != nil else {
-            throw LineError(
-                line: 0,
-                message: "\(type.identifier) has no value \(number.doubleValue); it takes \(allowed)")
+        guard let value = Int(exactly: number), type.name(of: value) != nil else {
+            throw LineError(line: 0, message: "\(type.identifier) has no value \(number); it takes \(allowed)")
         }
         return value
     }
@@ -349,19 +348,18 @@ struct ImportSamplesCommand: Command {
 
     /// The fields of one line, each checked for its JSON type and size; absent and `null` are the same.
     struct Fields {
-        let object: [String: Any]
+        let object: [JSONField]
 
-        init(_ object: [String: Any]) { self.object = object }
+        init(_ object: [JSONField]) { self.object = object }
 
         func fail(_ message: String) -> LineError { LineError(line: 0, message: message) }
 
         /// A string of at most `limit` UTF-8 bytes, or `nil` when absent or null.
-        func string(_ key: String, in object: [String: Any]? = nil, limit: Int, path: String? = nil) throws(LineError)
+        func string(_ key: String, in object: [JSONField]? = nil, limit: Int, path: String? = nil) throws(LineError)
             -> String?
         {
-            let value = (object ?? self.object)[key]
-            if value == nil || value is NSNull { return nil }
-            guard let text = value as? String else { throw fail("\"\(path ?? key)\" must be a string") }
+            guard let value = (object ?? self.object).present(key) else { return nil }
+            guard let text = value.string else { throw fail("\"\(path ?? key)\" must be a string") }
             guard text.utf8.count <= limit else {
                 throw fail("\"\(path ?? key)\" is longer than \(limit) bytes (\(text.utf8.count))")
             }
@@ -375,12 +373,11 @@ struct ImportSamplesCommand: Command {
 
         /// `"device"`: a key (with `"device_name"`), or an object of the ``Device`` fields.
         func device() throws(LineError) -> Device? {
-            let value = object["device"]
-            if value == nil || value is NSNull { return nil }
-            if value is String {
+            guard let value = object.present("device") else { return nil }
+            if value.string != nil {
                 return Device(name: try name("device_name"), localIdentifier: try name("device"))
             }
-            guard let fields = value as? [String: Any] else {
+            guard let fields = value.members else {
                 throw fail("\"device\" must be a string (its key) or an object")
             }
             func text(_ key: String) throws(LineError) -> String? {
@@ -390,7 +387,7 @@ struct ImportSamplesCommand: Command {
                 "key", "name", "manufacturer", "model", "hardware_version", "firmware_version", "software_version",
                 "serial_number", "local_identifier",
             ]
-            if let unknown = fields.keys.sorted().first(where: { !known.contains($0) }) {
+            if let unknown = fields.map(\.key).sorted().first(where: { !known.contains($0) }) {
                 throw fail("\"device\" has an unknown field \(echo(unknown))")
             }
             _ = try text("key")
@@ -402,11 +399,12 @@ struct ImportSamplesCommand: Command {
         }
 
         /// `"metadata"`: an object of strings, numbers, booleans, `{"value", "unit"}` quantities and
-        /// `{"date_time"}` dates.
+        /// `{"date_time"}` dates. A key given twice counts once, with its last value.
         func metadata() throws(LineError) -> [String: MetadataValue] {
-            let value = object["metadata"]
-            if value == nil || value is NSNull { return [:] }
-            guard let raw = value as? [String: Any] else { throw fail("\"metadata\" must be an object") }
+            guard let value = object.present("metadata") else { return [:] }
+            guard let members = value.members else { throw fail("\"metadata\" must be an object") }
+            var raw: [String: JSONValue] = [:]
+            for member in members { raw[member.key] = member.value }
             guard raw.count <= maximumMetadataKeys else {
                 throw fail("\"metadata\" has \(raw.count) keys; at most \(maximumMetadataKeys) are accepted")
             }
@@ -415,35 +413,47 @@ struct ImportSamplesCommand: Command {
                 guard key.utf8.count <= maximumNameBytes else {
                     throw fail("a metadata key is longer than \(maximumNameBytes) bytes")
                 }
-                if item is String {
-                    metadata[key] = .string(
-                        try string(key, in: raw, limit: maximumMetadataStringBytes, path: "metadata.\(key)") ?? "")
-                } else if let number = item as? NSNumber {
-                    metadata[key] =
-                        isJSONBoolean(number)
-                        ? .bool(number.boolValue)
-                        : jsonInteger(number).map { .integer($0) } ?? .number(number.doubleValue)
-                } else if let quantity = item as? [String: Any], quantity.count == 2,
-                    let number = quantity["value"] as? NSNumber, !isJSONBoolean(number),
-                    let unit = try string("unit", in: quantity, limit: maximumNameBytes, path: "metadata.\(key).unit")
-                {
-                    metadata[key] = .quantity(number.doubleValue, unit: unit)
-                } else if let date = item as? [String: Any], date.count == 1,
-                    let text = try string("date_time", in: date, limit: 64, path: "metadata.\(key).date_time")
-                {
-                    metadata[key] = .date(try time(text, field: "metadata.\(key).date_time").0)
-                } else {
-                    throw fail(
-                        "metadata \(echo(key)) must be a string, number, boolean, {\"value\", \"unit\"} or {\"date_time\"}"
-                    )
+                switch item {
+                case .string(let text):
+                    guard text.utf8.count <= maximumMetadataStringBytes else {
+                        throw fail(
+                            "\"metadata.\(key)\" is longer than \(maximumMetadataStringBytes) bytes (\(text.utf8.count))"
+                        )
+                    }
+                    metadata[key] = .string(text)
+                case .bool(let flag):
+                    metadata[key] = .bool(flag)
+                case .integer(let number):
+                    metadata[key] = .integer(number)
+                case .double(let number):
+                    metadata[key] = .number(number)
+                case .object(let members):
+                    if members.count == 2, let number = members.present("value")?.number,
+                        let unit = try string(
+                            "unit", in: members, limit: maximumNameBytes, path: "metadata.\(key).unit")
+                    {
+                        metadata[key] = .quantity(number, unit: unit)
+                    } else if members.count == 1,
+                        let text = try string("date_time", in: members, limit: 64, path: "metadata.\(key).date_time")
+                    {
+                        metadata[key] = .date(try time(text, field: "metadata.\(key).date_time").0)
+                    } else {
+                        throw Self.badMetadata(key, fail)
+                    }
+                case .null, .array:
+                    throw Self.badMetadata(key, fail)
                 }
             }
             return metadata
         }
 
+        static func badMetadata(_ key: String, _ fail: (String) -> LineError) -> LineError {
+            fail("metadata \(echo(key)) must be a string, number, boolean, {\"value\", \"unit\"} or {\"date_time\"}")
+        }
+
         /// `"beats"` of a heartbeat series: `{"offset_ms", "rr_ms", "gap"}` objects (`gap` optional).
         func beats() throws(LineError) -> [Beat] {
-            guard let list = object["beats"] as? [Any] else {
+            guard let list = object.present("beats")?.elements else {
                 throw fail("a heartbeatSeries line needs \"beats\", a list")
             }
             guard list.count <= maximumBeats else {
@@ -452,59 +462,61 @@ struct ImportSamplesCommand: Command {
             var beats: [Beat] = []
             beats.reserveCapacity(list.count)
             for (index, item) in list.enumerated() {
-                guard let beat = item as? [String: Any], let offset = beat["offset_ms"] as? NSNumber,
-                    !isJSONBoolean(offset), let rr = beat["rr_ms"] as? NSNumber, !isJSONBoolean(rr)
+                guard let beat = item.members, let offset = beat.present("offset_ms")?.number,
+                    let rr = beat.present("rr_ms")?.number
                 else { throw fail("beat \(index + 1) must be {\"offset_ms\": number, \"rr_ms\": number}") }
                 var gap = false
-                if let flag = beat["gap"], !(flag is NSNull) {
-                    guard let number = flag as? NSNumber, isJSONBoolean(number) else {
-                        throw fail("beat \(index + 1): \"gap\" must be true or false")
-                    }
-                    gap = number.boolValue
+                if let flag = beat.present("gap") {
+                    guard let value = flag.bool else { throw fail("beat \(index + 1): \"gap\" must be true or false") }
+                    gap = value
                 }
-                beats.append(
-                    Beat(offsetMilliseconds: offset.doubleValue, rrMilliseconds: rr.doubleValue, precededByGap: gap))
+                beats.append(Beat(offsetMilliseconds: offset, rrMilliseconds: rr, precededByGap: gap))
             }
             return beats
         }
     }
 
     /// An Open mHealth data point (as `wearhouse export --format ndjson` writes it) in the flat shape.
-    static func flatten(openMHealth point: [String: Any]) throws(LineError) -> [String: Any] {
+    static func flatten(openMHealth point: [JSONField]) throws(LineError) -> [JSONField] {
         func fail(_ message: String) -> LineError { LineError(line: 0, message: message) }
-        guard let header = point["header"] as? [String: Any], let body = point["body"] as? [String: Any] else {
+        guard let header = point.present("header")?.members, let body = point.present("body")?.members else {
             throw fail("\"header\" and \"body\" must be objects")
         }
-        let extra = header["wearhouse"] as? [String: Any] ?? [:]
-        let schema = (header["schema_id"] as? [String: Any])?["name"] as? String
-        var flat: [String: Any] = [:]
-        flat["type"] = extra["type"] ?? ["heart-rate": "heartRate", "step-count": "stepCount"][schema ?? ""]
-        flat["uuid"] = header["uuid"]
-        flat["source"] = (header["acquisition_provenance"] as? [String: Any])?["source_name"]
-        for key in ["source_version", "device", "subject", "metadata"] where !(extra[key] is NSNull) {
-            flat[key] = extra[key]
+        let extra = header.present("wearhouse")?.members ?? []
+        let schema = header.present("schema_id")?.members?.present("name")?.string
+        var flat: [JSONField] = []
+        func set(_ key: String, _ value: JSONValue?) {
+            if let value { flat.append(JSONField(key: key, value: value)) }
         }
-        if let beats = body["beats"] {
-            flat["beats"] = beats
-            flat["type"] = flat["type"] ?? (schema == "heartbeat-series" ? "heartbeatSeries" : nil)
+        var type =
+            extra.present("type")
+            ?? ["heart-rate": "heartRate", "step-count": "stepCount"][schema ?? ""].map {
+                .string($0)
+            }
+        set("uuid", header.present("uuid"))
+        set("source", header.present("acquisition_provenance")?.members?.present("source_name"))
+        for key in ["source_version", "device", "subject", "metadata"] { set(key, extra.present(key)) }
+        if let beats = body.present("beats") {
+            set("beats", beats)
+            if type == nil, schema == "heartbeat-series" { type = .string("heartbeatSeries") }
         } else {
             guard
-                let (_, measure) = body.first(where: {
-                    $0.key != "effective_time_frame" && ($0.value as? [String: Any])?["value"] != nil
-                }),
-                let quantity = measure as? [String: Any]
+                let quantity = body.first(where: {
+                    $0.key != "effective_time_frame" && $0.value.members?.present("value") != nil
+                })?.value.members
             else { throw fail("body has no {\"value\", \"unit\"} measure") }
-            flat["value"] = quantity["value"]
-            if let unit = quantity["unit"] as? String {
-                flat["unit"] = ["beats/min": "count/min", "steps": "count"][unit] ?? unit
+            set("value", quantity.present("value"))
+            if let unit = quantity.present("unit")?.string {
+                set("unit", .string(["beats/min": "count/min", "steps": "count"][unit] ?? unit))
             }
         }
-        let frame = body["effective_time_frame"] as? [String: Any] ?? [:]
-        if let instant = frame["date_time"] {
-            flat["start"] = instant
-        } else if let interval = frame["time_interval"] as? [String: Any] {
-            flat["start"] = interval["start_date_time"]
-            flat["end"] = interval["end_date_time"]
+        set("type", type)
+        let frame = body.present("effective_time_frame")?.members ?? []
+        if let instant = frame.present("date_time") {
+            set("start", instant)
+        } else if let interval = frame.present("time_interval")?.members {
+            set("start", interval.present("start_date_time"))
+            set("end", interval.present("end_date_time"))
         } else {
             throw fail("body.effective_time_frame needs date_time or time_interval")
         }
@@ -589,21 +601,5 @@ struct ImportSamplesCommand: Command {
         guard Instant.supportedMilliseconds.contains(milliseconds) else { throw fail("outside the years 1-9999") }
         let instant = Instant(milliseconds: milliseconds)
         return (instant, offset)
-    }
-}
-
-/// Whether Foundation decoded this JSON value from `true`/`false` rather than a number (on Linux both arrive as
-/// `NSNumber`, and `is Bool` is true for 0 and 1 too).
-func isJSONBoolean(_ number: NSNumber) -> Bool {
-    String(cString: number.objCType) == "c"
-}
-
-/// The value of a JSON number written without a fraction or an exponent, when it fits an Int64 (metadata keeps it
-/// an integer, so that it is exported as one).
-func jsonInteger(_ number: NSNumber) -> Int64? {
-    switch String(cString: number.objCType) {
-    case "q", "i", "l", "s": number.int64Value
-    case "Q": number.uint64Value <= UInt64(Int64.max) ? Int64(number.uint64Value) : nil
-    default: nil
     }
 }

@@ -43,7 +43,8 @@ import Testing
             // The first batch is written whole, so that the store exists whatever the kills hit (a writer killed
             // before it created the file leaves no store, and `store check` then rightly says so).
             if batch > 0 {
-                let microseconds = firstImport.components.seconds * 1_000_000
+                let microseconds =
+                    firstImport.components.seconds * 1_000_000
                     + firstImport.components.attoseconds / 1_000_000_000_000
                 usleep(UInt32(clamping: Int64.random(in: 0...max(1, microseconds * 9 / 10), using: &generator)))
                 kill(process.processIdentifier, SIGKILL)
