@@ -19,6 +19,9 @@ public struct SampleBatch: Sendable {
 
     public private(set) var quantities: [QuantitySeries] = []
     public var heartbeats: [HeartbeatSeriesSample] = []
+    /// Samples that keep the ids they carry (an export read back, an app's own ids): saved one by one as
+    /// `save([QuantitySample])` saves them, after ``quantities`` and ``heartbeats`` (and counted in that order).
+    public var identified: [QuantitySample] = []
     /// The tag of each stream in ``quantities`` (nil for streams added without one).
     private var tags: [StreamTag?] = []
     private var streamIndex: [StreamTag: Int] = [:]
@@ -34,7 +37,7 @@ public struct SampleBatch: Sendable {
         self.heartbeats = heartbeats
     }
 
-    public var count: Int { quantityCount + heartbeats.count }
+    public var count: Int { quantityCount + heartbeats.count + identified.count }
     public var isEmpty: Bool { count == 0 }
 
     /// Adds a sample to the stream tagged `tag`, creating the stream with `stream()` the first time.

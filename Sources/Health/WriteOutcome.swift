@@ -27,6 +27,16 @@ public struct InvalidSampleError: Error, Hashable, Sendable, CustomStringConvert
     }
 
     public var description: String { "sample \(index + 1) of the batch: \(reason)" }
+
+    /// What `body` returns; an ``InvalidSampleError`` it throws names its sample `first` places further on (a part
+    /// of a larger batch saved on its own).
+    public static func offset<Result>(by first: Int, _ body: () throws -> Result) throws -> Result {
+        do {
+            return try body()
+        } catch let error as InvalidSampleError {
+            throw InvalidSampleError(index: first + error.index, reason: error.reason)
+        }
+    }
 }
 
 /// An app tried to write a type it has no share permission for.

@@ -25,6 +25,9 @@ extension PostgresHealthStore {
             if !batch.heartbeats.isEmpty {
                 outcomes += try insertHeartbeats(connection, batch.heartbeats, firstIndex: samples.count, caller)
             }
+            if !batch.identified.isEmpty {
+                outcomes += try InvalidSampleError.offset(by: outcomes.count) { try save(batch.identified, as: caller) }
+            }
             return outcomes
         }
     }

@@ -139,6 +139,9 @@ extension SQLiteHealthStore {
             if !batch.heartbeats.isEmpty {
                 outcomes += try insertHeartbeats(batch.heartbeats, firstIndex: position, caller)
             }
+            if !batch.identified.isEmpty {
+                outcomes += try InvalidSampleError.offset(by: outcomes.count) { try save(batch.identified, as: caller) }
+            }
             return outcomes
         }
     }

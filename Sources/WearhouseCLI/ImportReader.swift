@@ -101,6 +101,8 @@ final class ImportReader: @unchecked Sendable {
     /// The line numbers of the last batch's quantity samples and heartbeat series, in the batch's order.
     private var quantityLines: [Int] = []
     private var seriesLines: [Int] = []
+    /// And of its samples that keep their own ids (``SampleBatch/identified``).
+    private var identifiedLines: [Int] = []
     private var shownPercent = -1
     /// The file's correlations and workouts (with the ids of their samples), saved after its samples.
     private(set) var correlations: [Correlation] = []
@@ -118,19 +120,25 @@ final class ImportReader: @unchecked Sendable {
     func next() throws(ImportSamplesCommand.LineError) -> SampleBatch? {
         quantityLines.removeAll(keepingCapacity: true)
         seriesLines.removeAll(keepingCapacity: true)
+        identifiedLines.removeAll(keepingCapacity: true)
         var samples: [QuantitySample] = []
         var series: [HeartbeatSeriesSample] = []
+        var identified: [QuantitySample] = []
         var bytes = 0
-        while quantityLines.count + seriesLines.count < Self.batchLines, bytes < Self.batchBytes,
+        while quantityLines.count + seriesLines.count + identifiedLines.count < Self.batchLines,
+            bytes < Self.batchBytes,
             let line = try lines.next()
         {
             guard let text = Self.trimmed(line) else { continue }
             bytes += line.count
             do {
                 switch try ImportSamplesCommand.sample(from: text, defaultSource: defaultSource) {
-                case .quantity(let sample):
+                case .quantity(let sample, keepsID: false):
                     samples.append(sample)
                     quantityLines.append(lines.lineNumber)
+                case .quantity(let sample, keepsID: true):
+                    identified.append(sample)
+                    identifiedLines.append(lines.lineNumber)
                 case .series(let one):
                     series.append(one)
                     seriesLines.append(lines.lineNumber)
@@ -152,8 +160,10 @@ final class ImportReader: @unchecked Sendable {
                 progress(Double(percent) / 100)
             }
         }
-        guard !samples.isEmpty || !series.isEmpty else { return nil }
-        return SampleBatch(samples, heartbeats: series)
+        guard !samples.isEmpty || !series.isEmpty || !identified.isEmpty else { return nil }
+        var batch = SampleBatch(samples, heartbeats: series)
+        batch.identified = identified
+        return batch
     }
 
     private func holdOneMoreObject() throws(ImportSamplesCommand.LineError) {
@@ -164,12 +174,14 @@ final class ImportReader: @unchecked Sendable {
         }
     }
 
-    /// The line number of the sample at `index` of the last batch (``SampleBatch/samples``, then its heartbeat
-    /// series), for the store's ``InvalidSampleError``.
+    /// The line number of the sample at `index` of the last batch (``SampleBatch/samples``, its heartbeat series,
+    /// then its ``SampleBatch/identified`` samples), for the store's ``InvalidSampleError``.
     func line(ofBatchIndex index: Int) -> Int {
         if quantityLines.indices.contains(index) { return quantityLines[index] }
         let series = index - quantityLines.count
-        return seriesLines.indices.contains(series) ? seriesLines[series] : lines.lineNumber
+        if seriesLines.indices.contains(series) { return seriesLines[series] }
+        let identified = series - seriesLines.count
+        return identifiedLines.indices.contains(identified) ? identifiedLines[identified] : lines.lineNumber
     }
 
     /// The line without spaces, tabs and carriage returns around it; `nil` when that leaves nothing or a comment.

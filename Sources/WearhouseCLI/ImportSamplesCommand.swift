@@ -129,7 +129,8 @@ struct ImportSamplesCommand: Command {
     /// One line, as a quantity sample, a heartbeat series, a correlation with its members or a workout with the
     /// ids of its samples.
     enum Parsed {
-        case quantity(QuantitySample)
+        /// `keepsID`: the line named the sample's id, and it is not the one its natural key gives.
+        case quantity(QuantitySample, keepsID: Bool)
         case series(HeartbeatSeriesSample)
         case correlation(Correlation)
         case workout(Workout, samples: [UUID])
@@ -205,7 +206,7 @@ struct ImportSamplesCommand: Command {
                 } catch {
                     throw fail("\"objects\" \(index + 1): \(error.message)")
                 }
-                guard case .quantity(var quantity) = parsed else {
+                guard case .quantity(var quantity, _) = parsed else {
                     throw fail("\"objects\" \(index + 1) is not a quantity sample")
                 }
                 if member.present("uuid") == nil, quantity.metadata[MetadataKey.externalUUID] == nil {
@@ -246,11 +247,11 @@ struct ImportSamplesCommand: Command {
             if let unit = try fields.name("unit"), !unit.isEmpty {
                 throw fail("\(type.identifier) is a category and has no unit (found \(echo(unit)))")
             }
-            return .quantity(
+            return quantity(
                 QuantitySample(
                     id: id ?? UUID.timeOrdered(), type: type, start: start, end: end, startOffsetSeconds: offset,
                     value: Double(try categoryValue(object.present("value"), of: type)), source: source,
-                    device: device, subject: subject, metadata: metadata))
+                    device: device, subject: subject, metadata: metadata), named: id != nil)
         }
         guard var value = object.present("value")?.number else { throw fail("missing or non-numeric \"value\"") }
         if let unitText = try fields.name("unit"), unitText != type.canonicalUnit {
@@ -260,10 +261,16 @@ struct ImportSamplesCommand: Command {
                 throw fail("unit \(echo(unitText)): \(error)")
             }
         }
-        return .quantity(
+        return quantity(
             QuantitySample(
                 id: id ?? UUID.timeOrdered(), type: type, start: start, end: end, startOffsetSeconds: offset,
-                value: value, source: source, device: device, subject: subject, metadata: metadata))
+                value: value, source: source, device: device, subject: subject, metadata: metadata), named: id != nil)
+    }
+
+    /// A quantity or category sample; one whose line `named` an id of its own keeps it (the batch's columnar
+    /// path names a sample by its natural key).
+    private static func quantity(_ sample: QuantitySample, named: Bool) -> Parsed {
+        .quantity(sample, keepsID: named && !sample.hasDerivedID)
     }
 
     /// A workout's own fields (`activity_type`, `duration_s`, the totals, `events`) and the ids in `samples`, on

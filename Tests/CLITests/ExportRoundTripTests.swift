@@ -105,6 +105,33 @@ import Testing
         #expect(copied.series.map(\.metadata) == expected.series.map(\.metadata))
     }
 
+    /// A line's own "uuid" is the sample's id (not the one its natural key would give): `samples` shows it, and the
+    /// same line again is a duplicate, whether it comes alone or next to samples that are named by their key.
+    @Test func aLinesOwnUUIDIsKeptAndItsRepeatIsADuplicate() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let named = "5e1f0c2a-7b3d-4c8e-9a61-0d2b3c4e5f60"
+        let lines = """
+            {"type":"heartRate","start":"2025-03-30T10:00:00Z","value":61,"source":"com.example.app"}
+            {"uuid":"\(named)","type":"bodyMass","start":"2025-03-30T07:00:00Z","value":72.5,"unit":"kg","source":"com.example.app"}
+            {"type":"heartRate","start":"2025-03-30T10:00:05Z","value":62,"source":"com.example.app"}
+
+            """
+        let first = try WearhouseRunner.run(["import-samples", "--store", store, "-"], stdin: lines)
+        #expect(
+            first.stdout == "3 samples: 3 inserted, 0 duplicate, 0 conflict, 0 replaced, 0 stale\n", "\(first.stderr)")
+        let listed = try WearhouseRunner.run(["samples", "--store", store, "--type", "bodyMass", "--format", "json"])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        #expect(try WearhouseRunner.json(listed.stdout)["uuid"] as? String == named)
+        let again = try WearhouseRunner.run(["import-samples", "--store", store, "-"], stdin: lines)
+        #expect(
+            again.stdout == "3 samples: 0 inserted, 3 duplicate, 0 conflict, 0 replaced, 0 stale\n", "\(again.stderr)")
+        let alone = try WearhouseRunner.run(
+            ["import-samples", "--store", store, "-"], stdin: String(lines.split(separator: "\n")[1]) + "\n")
+        #expect(
+            alone.stdout == "1 samples: 0 inserted, 1 duplicate, 0 conflict, 0 replaced, 0 stale\n", "\(alone.stderr)")
+    }
+
     @Test func csvAndFHIRHoldTheHeartbeatSeriesAndStatsCountThem() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         _ = try await fill()
