@@ -92,7 +92,9 @@ test-fhir: deps $(VENV)/.fhir
 
 # bleak (the most used Python BLE library, in .venv) against `wearhouse fake-bluez` on a private system bus, 20
 # times: find the strap by address, connect, read, notify, disconnect (Tests/BlueZClients/bleak_fakebluez.py).
-# Every run must pass. About 40 s (the strap notifies once a second).
+# Every run must pass. First, Tests/BlueZClients/bluez_traffic.py's scenario against the same fake must see the
+# calls, replies, errors and signals the real bluetoothd 5.66 gave it in the VM (traffic-bluez-5.66.txt).
+# About 50 s (the strap notifies once a second).
 $(VENV)/.bleak: $(VENV)/.selenium
 	$(VENV)/bin/pip install -q 'bleak==3.1.0'
 	@touch $@

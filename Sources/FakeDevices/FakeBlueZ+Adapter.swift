@@ -16,10 +16,12 @@ extension FakeBlueZ {
                 return .error(name: BlueZErrorName.inProgress, message: "Operation already in progress")
             }
             discoverySessions[sender] = discoveryFilters[sender] ?? []
-            if discoverySessions.count == 1 { setDiscovering(true) }
-            // Devices are found after the reply, as over the air.
+            let first = discoverySessions.count == 1
+            // Discovering=true and the devices found come after the reply, as from bluetoothd 5.66 (seen in the
+            // VM: Tests/BlueZClients/traffic-bluez-5.66.txt).
             // allowed: runs after the reply went out (as devices are found over the air), on the fake's executor
             Task {
+                if first { self.setDiscovering(true) }
                 self.lastAdvertisement = self.now
                 self.reportNearbyDevices()
             }

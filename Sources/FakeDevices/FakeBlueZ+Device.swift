@@ -71,7 +71,6 @@ enum BlueZErrorName {
     static let notAuthorized = "org.bluez.Error.NotAuthorized"
     static let notSupported = "org.bluez.Error.NotSupported"
     static let invalidArguments = "org.bluez.Error.InvalidArguments"
-    static let invalidOffset = "org.bluez.Error.InvalidOffset"
     static let alreadyExists = "org.bluez.Error.AlreadyExists"
     static let doesNotExist = "org.bluez.Error.DoesNotExist"
     static let unknownObject = "org.freedesktop.DBus.Error.UnknownObject"
@@ -154,7 +153,14 @@ extension FakeBlueZ {
             // bluetoothd 5.66 answers a device that is not connected at once, successfully (seen in the BlueZ VM,
             // docs/bluez-vm.md).
             guard device.connected else { return .empty }
-            disconnect(call.path)
+            // ServicesResolved=false before the reply, Connected=false after it, as 5.66 answers (seen in the
+            // VM: Tests/BlueZClients/traffic-bluez-5.66.txt).
+            if device.servicesResolved {
+                devices[call.path]?.servicesResolved = false
+                setDeviceProperties(["ServicesResolved": .boolean(false)], at: call.path)
+            }
+            // allowed: runs after the Disconnect reply went out, on the fake's executor
+            Task { self.disconnect(call.path) }
             return .empty
         case "Pair":
             if device.paired { return .error(name: BlueZErrorName.alreadyExists, message: "Already Exists") }

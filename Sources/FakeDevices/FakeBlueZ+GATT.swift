@@ -332,8 +332,8 @@ extension FakeBlueZ {
             .error(name: BlueZErrorName.notPermitted, message: "Not paired")
         case 0x08:
             .error(name: BlueZErrorName.notAuthorized, message: "Operation Not Authorized")
-        case 0x07:
-            .error(name: BlueZErrorName.invalidOffset, message: "Invalid offset")
+        case 0x07:  // InvalidArguments, not InvalidOffset: seen from 5.66 in the VM (traffic-bluez-5.66.txt)
+            .error(name: BlueZErrorName.invalidArguments, message: "Invalid offset")
         case ATTError.requestNotSupported.code:
             .error(name: BlueZErrorName.notSupported, message: "Operation is not supported")
         default:

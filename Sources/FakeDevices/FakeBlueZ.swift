@@ -17,7 +17,7 @@ internal import Glibc
 /// (GattCharacteristic1), cached across reconnects. The actor runs on the bus connection's thread, so D-Bus
 /// handlers and the clock share one serial executor.
 ///
-/// Behaviour follows BlueZ 5.66 (`docs/bluez.md`, F1-F17): Connect answers, then GATT objects are added
+/// Behaviour follows BlueZ 5.66 (`docs/bluez.md`, F1-F18): Connect answers, then GATT objects are added
 /// (first connection, or after the services changed), then `ServicesResolved=true`; disconnection is
 /// `ServicesResolved=false` then `Connected=false`; StartNotify sessions are per sender, survive reconnects and
 /// end when the sender leaves the bus; discovery sessions are per sender. Pair calls the caller's (or the

@@ -3,7 +3,9 @@
 Starts a private dbus-daemon of the system type, `wearhouse fake-bluez` on it with one chest strap that only
 discovery finds, and runs bleak (DBUS_SYSTEM_BUS_ADDRESS pointed at the private bus) RUNS times: find the strap
 by address, connect, read the Body Sensor Location, start notifications on the Heart Rate Measurement and get
-some, stop them, disconnect. Every run must succeed: the count is the assertion, not a timing.
+some, stop them, disconnect. Every run must succeed: the count is the assertion, not a timing. Before that,
+Tests/BlueZClients/bluez_traffic.py records one client scenario against FakeBlueZ, and what it saw must be what
+it saw against the real bluetoothd 5.66 (traffic-bluez-5.66.txt, recorded in the VM).
 
     .venv/bin/python Tests/BlueZClients/bleak_fakebluez.py .build/debug/wearhouse [RUNS]
 
@@ -69,6 +71,39 @@ def start_fake(wearhouse, address, directory):
     return fake
 
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+# What Tests/BlueZClients/bluez_traffic.py recorded against the real bluetoothd 5.66 in the VM (the fidelity
+# scenario of Tests/BlueZVM/scenarios.sh writes .build/bluez-vm/out/traffic-bluez.txt).
+REAL_TRAFFIC = os.path.join(HERE, "traffic-bluez-5.66.txt")
+
+
+def compare_traffic():
+    """Runs bluez_traffic.py against FakeBlueZ (before bleak: the sensor is new) and compares what it saw with
+    the real stack's record: the calls with their replies and errors, and the signals between them, line by
+    line. Returns whether they are the same; prints the differences."""
+    result = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "bluez_traffic.py"), "/org/bluez/hci0", ADDRESS],
+                            capture_output=True, text=True, timeout=180)
+    if result.returncode != 0:
+        print("traffic: bluez_traffic.py failed: " + result.stderr[-2000:], file=sys.stderr)
+        return False
+    fake = result.stdout.splitlines()
+    with open(REAL_TRAFFIC) as file:
+        text = file.read().splitlines()
+    real = [line for line in text if line and not line.startswith("#")]
+    # Lines only FakeBlueZ prints, each explained in the record's header, are taken out once each.
+    for line in text:
+        if line.startswith("# fake-only: ") and line[len("# fake-only: "):] in fake:
+            fake.remove(line[len("# fake-only: "):])
+    import difflib
+    diff = list(difflib.unified_diff(real, fake, "bluetoothd 5.66", "FakeBlueZ", n=1, lineterm=""))
+    calls = lambda lines: [line for line in lines if line.startswith("call ")]
+    print("traffic: %d lines, %d calls; %s" % (len(fake), len(calls(fake)),
+                                               "the same as bluetoothd 5.66's" if not diff else "differs:"))
+    for line in diff:
+        print("  " + line)
+    return not diff
+
+
 async def one_run(number):
     """One bleak session; returns None when every step worked, else what failed."""
     from bleak import BleakClient, BleakScanner
@@ -132,6 +167,7 @@ def main():
         processes.append(daemon)
         processes.append(start_fake(wearhouse, address, directory))
         os.environ["DBUS_SYSTEM_BUS_ADDRESS"] = address
+        traffic_ok = compare_traffic()
         passed = asyncio.run(run_all(runs))
     finally:
         for process in reversed(processes):
@@ -142,7 +178,7 @@ def main():
                 process.kill()
         shutil.rmtree(directory, ignore_errors=True)
     print("bleak: %d of %d runs (find by address, connect, read, notify, disconnect)" % (passed, runs))
-    return 0 if passed == runs else 1
+    return 0 if passed == runs and traffic_ok else 1
 
 
 if __name__ == "__main__":
