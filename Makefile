@@ -21,7 +21,7 @@ DEB_PACKAGES := pkg-config libsqlite3-dev libsystemd-dev libpq-dev libudev-dev l
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-web test-fhir test-bluez test-bluez-ci venv lint format fuzz fuzz-traces fuzz-smoke fuzz-build bench demo \
+.PHONY: all deps build test test-web test-fhir test-bleak test-bluez test-bluez-ci venv lint format fuzz fuzz-traces fuzz-smoke fuzz-build bench demo \
     install uninstall clean deb test-deb
 
 all: build
@@ -64,6 +64,7 @@ test: deps lint
 	$(SWIFT) test --skip-build $(TEST_BUILD) --parallel --skip '$(BLOCKING_SUITES)'
 	$(MAKE) --no-print-directory test-web
 	$(MAKE) --no-print-directory test-fhir
+	$(MAKE) --no-print-directory test-bleak
 	$(MAKE) --no-print-directory test-bluez-ci
 
 # The Health app in a real browser (Tests/Web/browser_tests.py): Debian's chromium and chromium-driver, driven by
@@ -88,6 +89,19 @@ $(VENV)/.fhir: $(VENV)/.selenium
 test-fhir: deps $(VENV)/.fhir
 	$(SWIFT) build --product wearhouse $(TEST_BUILD)
 	$(VENV)/bin/python Tests/FHIR/validate_export.py .build/debug/wearhouse
+
+# bleak (the most used Python BLE library, in .venv) against `wearhouse fake-bluez` on a private system bus, 20
+# times: find the strap by address, connect, read, notify, disconnect (Tests/BlueZClients/bleak_fakebluez.py).
+# Every run must pass. First, Tests/BlueZClients/bluez_traffic.py's scenario against the same fake must see the
+# calls, replies, errors and signals the real bluetoothd 5.66 gave it in the VM (traffic-bluez-5.66.txt).
+# About 50 s (the strap notifies once a second).
+$(VENV)/.bleak: $(VENV)/.selenium
+	$(VENV)/bin/pip install -q 'bleak==3.1.0'
+	@touch $@
+
+test-bleak: deps $(VENV)/.bleak
+	$(SWIFT) build --product wearhouse $(TEST_BUILD)
+	$(VENV)/bin/python Tests/BlueZClients/bleak_fakebluez.py .build/debug/wearhouse 20
 
 test-web: venv
 	$(SWIFT) build --product wearhouse $(TEST_BUILD)

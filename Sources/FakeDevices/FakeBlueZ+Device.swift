@@ -27,6 +27,13 @@ struct FakeBlueZDevice {
     var delivered: [PeripheralEmission] = []
     /// A Pair waiting for the agent's answer.
     var pendingPair: DBusMethodCall?
+    /// Served only because discovery found it (never connected, paired or trusted): bluetoothd removes such a
+    /// device ``FakeBlueZ/temporaryTimeout`` after its last advertisement.
+    var temporary = false
+    /// When discovery last saw an advertisement, and whether the current discovery run reported it (its RSSI is
+    /// invalidated when discovery ends).
+    var lastSeen: Duration?
+    var foundByDiscovery = false
 
     init(entry: FakeBlueZScenario.Peripheral, peripheral given: (any SimulatedPeripheral)? = nil) {
         self.entry = entry
@@ -50,6 +57,10 @@ struct FakeBlueZCharacteristic {
     var notifySenders: Set<String> = []
     /// Our end of the AcquireNotify socket pair, while a client holds the other.
     var acquiredSocket: Int32?
+    /// Our end of the AcquireWrite socket pair, while a client holds the other.
+    var writeSocket: Int32?
+    /// The CCCD's object path, for characteristics that notify or indicate.
+    var descriptorPath: String?
 }
 
 enum BlueZErrorName {
@@ -142,7 +153,14 @@ extension FakeBlueZ {
             // bluetoothd 5.66 answers a device that is not connected at once, successfully (seen in the BlueZ VM,
             // docs/bluez-vm.md).
             guard device.connected else { return .empty }
-            disconnect(call.path)
+            // ServicesResolved=false before the reply, Connected=false after it, as 5.66 answers (seen in the
+            // VM: Tests/BlueZClients/traffic-bluez-5.66.txt).
+            if device.servicesResolved {
+                devices[call.path]?.servicesResolved = false
+                setDeviceProperties(["ServicesResolved": .boolean(false)], at: call.path)
+            }
+            // allowed: runs after the Disconnect reply went out, on the fake's executor
+            Task { self.disconnect(call.path) }
             return .empty
         case "Pair":
             if device.paired { return .error(name: BlueZErrorName.alreadyExists, message: "Already Exists") }
@@ -161,6 +179,8 @@ extension FakeBlueZ {
     /// once the Connect reply has gone out, as BlueZ does.
     func connect(_ path: String) {
         devices[path]?.connected = true
+        // Connect makes a discovered device permanent (src/device.c clears its temporary flag).
+        devices[path]?.temporary = false
         setDeviceProperties(["Connected": .boolean(true)], at: path)
         // allowed: runs after the Connect reply went out, as bluetoothd resolves later; on the fake's executor
         Task { self.resolveServices(path) }
@@ -205,6 +225,10 @@ extension FakeBlueZ {
         for (charPath, info) in devices[path]?.characteristics ?? [:] where info.acquiredSocket != nil {
             releaseAcquired(charPath, of: path)
         }
+        for (charPath, info) in devices[path]?.characteristics ?? [:] where info.writeSocket != nil {
+            drainAcquiredWrites(charPath, of: path)
+            releaseAcquiredWrite(charPath, of: path)
+        }
         setDeviceProperties(["Connected": .boolean(false)], at: path)
     }
 
@@ -245,10 +269,7 @@ extension FakeBlueZ {
                                     "Service": .objectPath(servicePath), "Value": .bytes([]),
                                     "Notifying": .boolean(false),
                                     "Flags": .strings(Self.flags(characteristic.properties)), "MTU": .uint16(23),
-                                ].merging(
-                                    characteristic.properties.contains(.notify)
-                                        ? ["NotifyAcquired": .boolean(false)] : [:]
-                                ) { $1 },
+                                ].merging(Self.acquiredProperties(characteristic.properties)) { $1 },
                                 methodHandler: handler { $0.handleCharacteristic($1) })
                         ])
                 }
@@ -256,6 +277,7 @@ extension FakeBlueZ {
                 // The Client Characteristic Configuration descriptor follows the value handle.
                 let descriptorPath = charPath + "/desc" + Self.hex4(handle - 1)
                 device.descriptorPaths.append(descriptorPath)
+                device.characteristics[charPath]?.descriptorPath = descriptorPath
                 emit("export \(descriptorPath)") { bus in
                     try bus.export(
                         descriptorPath,
@@ -266,11 +288,7 @@ extension FakeBlueZ {
                                     "UUID": .string(BluetoothUUID(UInt16(0x2902)).description),
                                     "Characteristic": .objectPath(charPath), "Value": .bytes([]),
                                 ],
-                                methodHandler: { _, call in
-                                    call.member == "ReadValue"
-                                        ? .values([.bytes([0, 0])])
-                                        : .error(name: BlueZErrorName.notPermitted, message: "Write not permitted")
-                                })
+                                methodHandler: handler { $0.handleDescriptor($1) })
                         ])
                 }
             }
@@ -296,9 +314,21 @@ extension FakeBlueZ {
         removeGATTObjects(of: &device, at: path)
         device.exported = false
         device.paired = false
+        device.temporary = false
+        device.lastSeen = nil
+        device.foundByDiscovery = false
         device.peripheral.setPaired(false)
         devices[path] = device
         emit("unexport \(path)") { bus in try bus.unexport(path) }
+    }
+
+    /// `NotifyAcquired` for characteristics that notify, `WriteAcquired` for those that take commands: 5.66
+    /// lists each only where it applies.
+    static func acquiredProperties(_ properties: CharacteristicProperties) -> [String: DBusValue] {
+        var acquired: [String: DBusValue] = [:]
+        if properties.contains(.notify) { acquired["NotifyAcquired"] = .boolean(false) }
+        if properties.contains(.writeWithoutResponse) { acquired["WriteAcquired"] = .boolean(false) }
+        return acquired
     }
 
     static func flags(_ properties: CharacteristicProperties) -> [String] {

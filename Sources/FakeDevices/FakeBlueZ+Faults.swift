@@ -49,6 +49,7 @@ extension FakeBlueZ {
             emit("unexport \(path)") { bus in try bus.unexport(path) }
         }
         discoverySessions = [:]
+        lastAdvertisement = nil
         adapterPresent = false
         emit("unexport adapter") { bus in try bus.unexport(Self.adapterPath) }
     }
@@ -86,6 +87,8 @@ extension FakeBlueZ {
         }
         discoverySessions = [:]
         discoveryFilters = [:]
+        filteredSenders = []
+        lastAdvertisement = nil
         agents = [:]
         defaultAgent = nil
         _ = try await bus.releaseName(Self.busName)

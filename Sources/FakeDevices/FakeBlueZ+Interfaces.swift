@@ -77,11 +77,14 @@ extension FakeBlueZ {
             .init(
                 "AcquireNotify", inputs: [.init("options", .dictionary(key: .string, value: .variant))],
                 outputs: [.init("fd", .unixFD), .init("mtu", .uint16)]),
+            .init(
+                "AcquireWrite", inputs: [.init("options", .dictionary(key: .string, value: .variant))],
+                outputs: [.init("fd", .unixFD), .init("mtu", .uint16)]),
         ],
         properties: [
             .init("UUID", .string), .init("Service", .objectPath), .init("Value", .array(.byte)),
             .init("Notifying", .boolean), .init("Flags", .array(.string)), .init("MTU", .uint16),
-            .init("NotifyAcquired", .boolean),
+            .init("NotifyAcquired", .boolean), .init("WriteAcquired", .boolean),
         ])
 
     /// `org.bluez.GattDescriptor1` on `…/charYYYY/descZZZZ` (the CCCD of notifying characteristics).

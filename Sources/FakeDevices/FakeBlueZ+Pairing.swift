@@ -54,6 +54,7 @@ extension FakeBlueZ {
     func completePairing(_ path: String) {
         guard var device = devices[path], !device.paired else { return }
         device.paired = true
+        device.temporary = false
         device.peripheral.setPaired(true)
         devices[path] = device
         setDeviceProperties(["Paired": .boolean(true), "Bonded": .boolean(true)], at: path)

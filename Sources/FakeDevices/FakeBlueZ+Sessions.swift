@@ -21,10 +21,9 @@ extension FakeBlueZ {
 
     /// Ends every session `client` held.
     func clientLeft(_ client: String) {
-        if discoverySessions.removeValue(forKey: client) != nil, discoverySessions.isEmpty {
-            setDiscovering(false)
-        }
+        if discoverySessions.removeValue(forKey: client) != nil, discoverySessions.isEmpty { endDiscovery() }
         discoveryFilters[client] = nil
+        filteredSenders.remove(client)
         agents[client] = nil
         if defaultAgent == client { defaultAgent = nil }
         for devicePath in devicePaths {

@@ -17,7 +17,7 @@ internal import Glibc
 /// (GattCharacteristic1), cached across reconnects. The actor runs on the bus connection's thread, so D-Bus
 /// handlers and the clock share one serial executor.
 ///
-/// Behaviour follows BlueZ 5.66 (`docs/bluez.md`, F1-F10): Connect answers, then GATT objects are added
+/// Behaviour follows BlueZ 5.66 (`docs/bluez.md`, F1-F18): Connect answers, then GATT objects are added
 /// (first connection, or after the services changed), then `ServicesResolved=true`; disconnection is
 /// `ServicesResolved=false` then `Connected=false`; StartNotify sessions are per sender, survive reconnects and
 /// end when the sender leaves the bus; discovery sessions are per sender. Pair calls the caller's (or the
@@ -43,6 +43,16 @@ public actor FakeBlueZ {
     var defaultAgent: String?
     /// Whether `/org/bluez/hci0` is served (``removeAdapter()``).
     var adapterPresent = true
+    /// Senders whose discovery filter is set (bluetoothd then reports every advertisement, not only RSSI moves
+    /// of 8 dBm or more).
+    var filteredSenders: Set<String> = []
+    /// When discovery last reported the nearby devices (`nil`: not discovering).
+    var lastAdvertisement: Duration?
+    /// How often a nearby, unconnected peripheral advertises.
+    public static let advertisingInterval: Duration = .milliseconds(500)
+    /// bluetoothd's `TemporaryTimeout` (main.conf, 30 s by default): how long a device only found by discovery
+    /// stays after its last advertisement.
+    public static let temporaryTimeout: Duration = .seconds(30)
     /// The simulation clock: time since switch-on of every peripheral.
     public private(set) var now: Duration = .zero
     /// Errors met while emitting signals from scheduled work (nobody to throw them to), for tests.
@@ -107,12 +117,18 @@ public actor FakeBlueZ {
         guard time > now else { return }
         now = time
         for path in devicePaths {
+            // Commands written to acquired sockets reach the peripheral first.
+            for (charPath, info) in devices[path]?.characteristics ?? [:] where info.writeSocket != nil {
+                drainAcquiredWrites(charPath, of: path)
+            }
             guard var device = devices[path] else { continue }
             let emissions = device.peripheral.advance(to: time)
             devices[path] = device
             guard device.connected else { continue }
             for emission in emissions { deliver(emission, from: path) }
         }
+        advertise()
+        removeDisappearedDevices()
     }
 
     /// Advances the clock by `duration` (see ``tick(to:)``).

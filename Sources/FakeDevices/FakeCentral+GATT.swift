@@ -34,9 +34,19 @@ extension FakeCentral {
         try state.withLock { (state) throws(CentralError) in
             let operation = "WriteValue"
             let device = try state.requireCharacteristic(characteristic, of: peripheral, operation)
-            guard characteristic.properties.contains(withResponse ? .write : .writeWithoutResponse) else {
-                throw CentralError(
-                    .notPermitted, operation: operation, detail: "org.bluez.Error.NotSupported: Not supported")
+            // A command goes out whatever the flags (as BlueZ 5.66 sends it); what the peripheral refuses, or
+            // an unpaired link to one that needs pairing, is lost without an answer (FakeBlueZ does the same).
+            guard withResponse else {
+                if characteristic.properties.contains(.writeWithoutResponse),
+                    !device.peripheral.requiresPairing || device.paired
+                {
+                    try? state.devices[peripheral]?.peripheral.write(value, to: characteristic.uuid)
+                    state.flush(peripheral)
+                }
+                return
+            }
+            guard characteristic.properties.contains(.write) else {
+                throw FakeCentralState.error(.writeNotPermitted, operation)
             }
             if device.peripheral.requiresPairing && !device.paired {
                 throw FakeCentralState.error(.insufficientAuthentication, operation)
@@ -48,8 +58,7 @@ extension FakeCentral {
             do throws(ATTError) {
                 try state.devices[peripheral]?.peripheral.write(value, to: characteristic.uuid)
             } catch {
-                // A command (write without response) gets no answer, so its errors are lost.
-                if withResponse { throw FakeCentralState.error(error, operation) }
+                throw FakeCentralState.error(error, operation)
             }
             state.flush(peripheral)
         }
@@ -70,7 +79,9 @@ extension FakeCentral {
                     .notPermitted, operation: operation,
                     detail: "org.bluez.Error.NotSupported: Operation is not supported")
             }
-            if device.peripheral.requiresPairing && !device.paired {
+            // The CCCD write is refused on an unpaired, connected link to a peripheral that needs pairing; while
+            // disconnected the subscription waits (and delivers nothing until the link is paired).
+            if device.connected && device.peripheral.requiresPairing && !device.paired {
                 throw FakeCentralState.error(.insufficientAuthentication, operation)
             }
             state.devices[peripheral]?.subscriptions.insert(characteristic.uuid)

@@ -115,8 +115,12 @@ struct FakeCentralState {
 
     static func error(_ error: ATTError, _ operation: String) -> CentralError {
         switch error {
-        case .insufficientAuthentication, .insufficientEncryption, ATTError(code: 0x08):
-            CentralError(.authentication, operation: operation, detail: "org.bluez.Error.NotAuthorized: Not Authorized")
+        // The names and messages FakeBlueZ answers, after BlueZ 5.66 (docs/bluez.md, F10; kinds as R8 sorts them).
+        case .insufficientAuthentication, .insufficientEncryption, ATTError(code: 0x0C):
+            CentralError(.authentication, operation: operation, detail: "org.bluez.Error.NotPermitted: Not paired")
+        case ATTError(code: 0x08):
+            CentralError(
+                .notPermitted, operation: operation, detail: "org.bluez.Error.NotAuthorized: Operation Not Authorized")
         case .readNotPermitted, .writeNotPermitted:
             CentralError(.notPermitted, operation: operation, detail: "org.bluez.Error.NotPermitted: Not permitted")
         case .requestNotSupported:
@@ -284,7 +288,9 @@ struct FakeCentralState {
     /// subscribed; anything else goes nowhere, as over the air.
     mutating func deliver(_ emission: PeripheralEmission, at time: Duration, from id: PeripheralID) {
         guard stackUp, adapter(id.adapter) != nil, let device = devices[id], device.connected, device.resolved,
-            device.subscriptions.contains(emission.characteristic)
+            device.subscriptions.contains(emission.characteristic),
+            // An unpaired link to a peripheral that needs pairing has its CCCD refused, as FakeBlueZ has.
+            !device.peripheral.requiresPairing || device.paired
         else { return }
         let (seconds, attoseconds) = time.components
         let notification = GATTNotification(

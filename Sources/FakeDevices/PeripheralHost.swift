@@ -389,7 +389,14 @@ public actor PeripheralHost {
         switch call.member {
         case "ReadValue":
             do throws(ATTError) {
-                return .values([.bytes(try peripheral.read(uuid))])
+                // A Read Blob arrives with the offset in the options: the value from there, past its end
+                // InvalidOffset (bluetoothd answers ATT 0x07).
+                let value = try peripheral.read(uuid)
+                let offset = Int(call.arguments.first?.stringKeyedValue?["offset"]?.uint16Value ?? 0)
+                guard offset <= value.count else {
+                    return .error(name: "org.bluez.Error.InvalidOffset", message: "Invalid offset")
+                }
+                return .values([.bytes(Array(value[offset...]))])
             } catch {
                 return Self.reply(to: error)
             }

@@ -179,6 +179,11 @@ scenario_fidelity() {
     # Disconnect on a device that is not connected: success (FakeBlueZTests.disconnectingADeviceThatIsNotConnectedSucceeds).
     dbus-send --system --print-reply --dest=org.bluez "$device" org.bluez.Device1.Disconnect > "$OUT/fidelity.log" 2>&1 \
         || { fail fidelity "Disconnect on a disconnected device: $(cat "$OUT/fidelity.log")"; return; }
+    # The client scenario make test-bleak runs against FakeBlueZ, recorded here against the real stack
+    # (Tests/BlueZClients/bluez_traffic.py); its normalized traffic goes to traffic-bluez.txt and the log.
+    python3 "$ROOT/Tests/BlueZClients/bluez_traffic.py" /org/bluez/hci0 "$PERIPHERAL" > "$OUT/traffic-bluez.txt" \
+        2> "$OUT/traffic-bluez.err" || { fail fidelity "bluez_traffic.py: $(tail -3 "$OUT/traffic-bluez.err")"; return; }
+    echo "fidelity: the real stack's traffic (FakeBlueZ's: make test-bleak)"; sed 's/^/  /' "$OUT/traffic-bluez.txt"
     pass fidelity
 }
 

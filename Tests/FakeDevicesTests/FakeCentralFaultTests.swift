@@ -161,6 +161,9 @@ import Testing
             try await central.startNotifications(hrm, of: Self.id, mode: .properties)
         }
         #expect(subscribe?.kind == .authentication)
+        // FakeBlueZ's answer, after BlueZ 5.66 (docs/bluez.md, F10).
+        #expect(subscribe?.detail == "org.bluez.Error.NotPermitted: Not paired")
+        #expect(refused?.detail == "org.bluez.Error.NotPermitted: Not paired")
 
         central.injectPairingFailure(for: Self.id)
         let failed = await Self.failure { () throws(CentralError) in

@@ -112,6 +112,23 @@ func characteristic(_ uuid: BluetoothUUID, in table: [CharacteristicInfo]) throw
         for index in stride(from: 0, to: 10, by: 2) { #expect(values[index] == values[index + 1]) }
     }
 
+    @Test func aCommandGoesOutWhateverTheFlagsAsFakeBlueZSendsIt() async throws {
+        let (central, strap, _) = Self.make()
+        try await central.startDiscovery(services: [], on: nil)
+        try await central.connect(strap, timeout: .seconds(5))
+        let table = try await central.characteristics(of: strap)
+        // Neither has write-without-response: BlueZ 5.66 sends the command anyway (docs/bluez.md, F13).
+        try await central.write(
+            [0x01], to: characteristic(.heartRateControlPoint, in: table), of: strap, withResponse: false)
+        try await central.write(
+            [0x01], to: characteristic(.bodySensorLocation, in: table), of: strap, withResponse: false)
+        let request = await #expect(throws: CentralError.self) {
+            try await central.write(
+                [0x01], to: characteristic(.bodySensorLocation, in: table), of: strap, withResponse: true)
+        }
+        #expect(request?.kind == .notPermitted)
+    }
+
     @Test func readsDeviceInformationAndAnswersControlPoints() async throws {
         let (central, strap, pod) = Self.make()
         try await central.startDiscovery(services: [], on: nil)
