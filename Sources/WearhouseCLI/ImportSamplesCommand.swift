@@ -1,5 +1,6 @@
 import Foundation
 import Health
+import HealthImports
 import SQLiteStore
 import StoreEngine
 
@@ -58,6 +59,9 @@ struct ImportSamplesCommand: Command {
 
     func run(_ options: Options, console: Console) async -> ExitCode {
         let file = options.file
+        if file != "-", let format = AppleHealthExport.format(ofFileAt: file) {
+            return await AppleHealthImport.run(file: file, format: format, options: options, console: console)
+        }
         let name = file == "-" ? "stdin" : file
         let descriptor = file == "-" ? STDIN_FILENO : open(file, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {

@@ -1,0 +1,78 @@
+import Foundation
+import Health
+import HealthImports
+import StoreEngine
+
+/// `wearhouse import-samples export.zip` (or `export.xml`): an Apple Health export, through the same store calls as
+/// a JSON-lines file (docs/apple-health-import.md). The samples and heartbeat series go in batches into one
+/// transaction; correlations, then workouts, follow in one transaction each, then the owner's characteristics.
+/// Every id is derived from the sample's natural key, so running it again (after a kill, or with a newer export)
+/// stores only what is not stored yet.
+enum AppleHealthImport {
+    static func run(
+        file: String, format: AppleHealthExport.Format, options: ImportSamplesCommand.Options, console: Console
+    ) async -> ExitCode {
+        let reader: AppleHealthReader
+        let export: AppleHealthExport
+        do {
+            export = try AppleHealthExport(path: file, format: format)
+            let bar = console.isTerminal && export.size > 0 ? ProgressBar(console: console) : nil
+            var progress: (@Sendable (Double) -> Void)?
+            if let bar { progress = { @Sendable fraction in bar.show(fraction) } }
+            reader = try AppleHealthReader(export: export, defaultSource: options.source, progress: progress)
+            defer { bar?.end() }
+            return try await save(reader, options: options, console: console, bar: bar)
+        } catch let failure as StoreLocation.Failure {
+            console.error(failure.message)
+            return failure.code
+        } catch let bad as XMLReadError {
+            let place = bad.line > 0 ? ":\(bad.line)" : ""
+            console.error("\(file)\(place): \(bad.message); nothing was imported")
+            return bad.isRead ? .ioError : .dataError
+        } catch let invalid as InvalidSampleError {
+            console.error("\(file): \(invalid.reason); nothing more was imported")
+            return .dataError
+        } catch {
+            console.error("\(file): \(error); nothing was imported")
+            return .ioError
+        }
+    }
+
+    private static func save(
+        _ reader: AppleHealthReader, options: ImportSamplesCommand.Options, console: Console, bar: ProgressBar?
+    ) async throws -> ExitCode {
+        let store = try StoreLocation.open(store: options.store, mustExist: false)
+        var counts = try await store.saveAll(as: .owner) { try reader.next() }
+        bar?.end()
+        var outcomes: [WriteOutcome] = []
+        if !reader.correlations.isEmpty { outcomes += try await store.save(reader.correlations, as: .owner) }
+        if !reader.workouts.isEmpty { outcomes += try await store.save(reader.workouts, as: .owner) }
+        for outcome in outcomes { counts[outcome, default: 0] += 1 }
+        for (type, value) in reader.characteristics {
+            try await store.setCharacteristic(type, to: value, of: nil, as: .owner)
+        }
+        let summary = [WriteOutcome.inserted, .duplicate, .conflict, .replaced, .stale].map {
+            "\(counts[$0] ?? 0) \($0.rawValue)"
+        }
+        var lines = ["\(counts.values.reduce(0, +)) samples: \(summary.joined(separator: ", "))"]
+        let read = reader.read.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
+        lines.append("read: " + (read.isEmpty ? "nothing" : read.joined(separator: ", ")))
+        if reader.routeFiles > 0 {
+            lines.append(
+                "routes: \(reader.routeLocations) locations in \(reader.routeFiles) GPX files, counted on their "
+                    + "workouts (metadata route, routeLocations); the model keeps no location series")
+        }
+        if reader.creationDates > 0 {
+            lines.append("creationDate of \(reader.creationDates) records not kept (the model has no creation date)")
+        }
+        if !reader.notImported.isEmpty {
+            lines.append("not imported:")
+            for (what, skipped) in reader.notImported.sorted(by: { $0.key < $1.key }) {
+                let place = skipped.line > 0 ? "; first at line \(skipped.line)" : ""
+                lines.append("  \(what) \(skipped.count) (\(skipped.reason)\(place))")
+            }
+        }
+        console.out(lines.joined(separator: "\n") + "\n")
+        return .success
+    }
+}
