@@ -67,14 +67,11 @@ import Testing
         }.joined()
     }
 
-    /// `2024-04-01 08:00:00 +0100` plus `minutes`.
+    /// `2024-04-01 08:00:00 +0100` plus `minutes` (less than 40,000: April holds them).
     static func clock(minutes: Int) -> String {
-        let base = 1_711_954_800 + minutes * 60  // 2024-04-01 07:00:00 UTC
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(secondsFromGMT: 3_600)
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
-        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(base))) + " +0100"
+        let total = 8 * 60 + minutes
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "2024-04-\(two(1 + total / 1_440)) \(two(total / 60 % 24)):\(two(total % 60)):00 +0100"
     }
 
     /// Every kind of element the export holds, once or twice each.
@@ -286,4 +283,102 @@ import Testing
         #expect(me.fitzpatrickSkinType == .typeIII)
         #expect(me.dateOfBirth?.description.hasPrefix("1985-06-15") == true)
     }
+
+    /// The store's sample counts by type (`store check`), after checking its integrity.
+    static func counts(_ store: String) throws -> [String: Int] {
+        let check = try WearhouseRunner.run(["store", "check", "--store", store, "--json"])
+        #expect(check.status == 0, "\(check.stdout) \(check.stderr)")
+        #expect(try WearhouseRunner.json(check.stdout)["integrity"] as? [String] == ["ok"])
+        return try WearhouseRunner.json(check.stdout)["samples"] as? [String: Int] ?? [:]
+    }
+
+    /// Everything the store holds: samples, series, correlations and workouts.
+    struct Everything: Equatable {
+        var contents: StoreContents
+        var correlations: [Correlation]
+        var workouts: [Workout]
+    }
+
+    static func everything(_ path: String) async throws -> Everything {
+        let store = try Self.store(path)
+        let food = try #require(HealthTypeCatalog.type("food"))
+        let pressure = try await store.correlations(SampleQuery(type: .bloodPressure, limit: 1_000), as: .owner)
+        let meals = try await store.correlations(SampleQuery(type: food, limit: 1_000), as: .owner)
+        return Everything(
+            contents: try await StoreContents.of(store),
+            correlations: pressure.correlations + meals.correlations,
+            workouts: try await store.workouts(SampleQuery(type: .workout, limit: 1_000), as: .owner).workouts)
+    }
+
+    @Test func importingTwiceStoresNothingNewAndASupersetOnlyWhatIsNew() async throws {
+        let folder = try Folder()
+        let store = folder.path("health.db")
+        let first = try folder.exportZip(Self.heartRates(3) + Self.everyKind, name: "first.zip")
+        #expect(try WearhouseRunner.run(["import-samples", "--store", store, first]).status == 0)
+        let once = try await Self.everything(store)
+        let again = try WearhouseRunner.run(["import-samples", "--store", store, first])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout.hasPrefix("18 samples: 0 inserted, 18 duplicate, 0 conflict"), "\(again.stdout)")
+        #expect(try await Self.everything(store) == once)
+
+        // A newer export: the same records, two more heart rates and a second workout.
+        let later = Self.everyKind.replacingOccurrences(of: "2024-04-04 18:", with: "2024-04-05 18:")
+        let superset = try folder.exportZip(
+            Self.heartRates(5) + Self.everyKind
+                + later.components(separatedBy: "<Workout ")[1]
+                .components(separatedBy: "</Workout>")[0].prepending("<Workout ") + "</Workout>\n",
+            name: "superset.zip")
+        let grown = try WearhouseRunner.run(["import-samples", "--store", store, superset])
+        #expect(grown.status == 0, "\(grown.stderr)")
+        #expect(grown.stdout.hasPrefix("21 samples: 3 inserted, 18 duplicate, 0 conflict"), "\(grown.stdout)")
+        let counts = try Self.counts(store)
+        #expect(counts["heartRate"] == 5)
+        #expect(counts["bodyMass"] == 1)
+        let workouts = try await Self.store(store).workouts(SampleQuery(type: .workout, limit: 10), as: .owner)
+        #expect(workouts.workouts.count == 2)
+    }
+
+    /// SIGKILL at four moments spread over an import of four batches and its correlations and workouts, into one
+    /// store: after each kill the store is intact and holds all of the samples or none; a run to the end then
+    /// leaves exactly one copy of everything, and one more run stores nothing.
+    @Test func anImportKilledAnywhereAndRunAgainEndsWithExactlyOneCopy() async throws {
+        let folder = try Folder()
+        let store = folder.path("health.db")
+        let count = 32_000
+        let zip = try folder.exportZip(Self.heartRates(count) + Self.everyKind)
+
+        // How long a whole import takes here (into a store of its own), to spread the kills over it.
+        let clock = ContinuousClock()
+        let started = clock.now
+        let timing = try WearhouseRunner.run(["import-samples", "--store", folder.path("timing.db"), zip])
+        #expect(timing.status == 0, "\(timing.stderr)")
+        let whole = clock.now - started
+        let microseconds = Double(whole.components.seconds) * 1e6 + Double(whole.components.attoseconds) * 1e-12
+        for fraction in [0.2, 0.5, 0.8, 0.95] {
+            let process = Process()
+            process.executableURL = WearhouseRunner.executable
+            process.arguments = ["import-samples", "--store", store, zip]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            usleep(UInt32(microseconds * fraction))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let stored = try Self.counts(store)["heartRate"] ?? 0
+            #expect(stored == 0 || stored == count, "after a kill at \(fraction): \(stored) heart rates")
+        }
+        let finish = try WearhouseRunner.run(["import-samples", "--store", store, zip])
+        #expect(finish.status == 0, "\(finish.stderr)")
+        let counts = try Self.counts(store)
+        #expect(counts["heartRate"] == count)
+        #expect(counts["bloodPressureSystolic"] == 1)
+        #expect(counts["dietaryProtein"] == 1)
+        #expect(try await Self.everything(store) == Self.everything(folder.path("timing.db")))
+        let more = try WearhouseRunner.run(["import-samples", "--store", store, zip])
+        #expect(more.stdout.hasPrefix("\(count + 15) samples: 0 inserted, \(count + 15) duplicate"), "\(more.stdout)")
+    }
+}
+
+extension String {
+    fileprivate func prepending(_ prefix: String) -> String { prefix + self }
 }
