@@ -56,6 +56,7 @@ public final class XMLPullReader {
         let read: Read
         var failure: (any Error)?
         var firstError: String?
+        var firstErrorLine = 0
 
         init(read: @escaping Read) { self.read = read }
     }
@@ -103,8 +104,8 @@ public final class XMLPullReader {
                 let input = Unmanaged<XMLPullReader.Input>.fromOpaque(context).takeUnretainedValue()
                 guard input.firstError == nil, error.pointee.level.rawValue >= XML_ERR_ERROR.rawValue else { return }
                 let message = error.pointee.message.map { String(cString: $0) } ?? "malformed XML"
-                input.firstError =
-                    "\(message.trimmingCharacters(in: .whitespacesAndNewlines)) (line \(error.pointee.line))"
+                input.firstError = message.trimmingCharacters(in: .whitespacesAndNewlines)
+                input.firstErrorLine = Int(error.pointee.line)
             }, context)
     }
 
@@ -201,7 +202,8 @@ public final class XMLPullReader {
         if let failure = input.failure {
             return XMLReadError(line: line, message: "cannot read: \(failure)", isRead: true)
         }
-        return XMLReadError(line: line, message: input.firstError ?? "malformed XML")
+        return XMLReadError(
+            line: input.firstErrorLine > 0 ? input.firstErrorLine : line, message: input.firstError ?? "malformed XML")
     }
 
     /// Refuses a document whose DTD declares entities (the root element's document is looked at once).

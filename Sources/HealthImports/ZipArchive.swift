@@ -14,13 +14,13 @@ public struct ZipError: Error, CustomStringConvertible, Sendable {
 /// entries and streams one at a time, never unpacking to disk.
 ///
 /// Limits: at most ``maximumEntries`` entries; an entry may declare at most ``maximumEntryBytes`` and at most
-/// ``maximumRatio`` times its compressed size (deflate's own ceiling is about 1,032:1, so only a crafted entry
-/// passes it, and real XML compresses 10-30:1); an entry that yields more than it declares, or fails its CRC, is
+/// ``maximumRatio`` times its compressed size (deflate's own ceiling is about 1,032:1; real XML compresses 10-30:1,
+/// so only crafted or padded data goes past it); an entry that yields more than it declares, or fails its CRC, is
 /// refused where it happens. Not thread-safe: one owner reads it.
 public final class ZipArchive {
     public static let maximumEntries = 1_000_000
     public static let maximumEntryBytes: Int64 = 64 << 30
-    public static let maximumRatio: Int64 = 1_000
+    public static let maximumRatio: Int64 = 500
 
     public struct Entry: Sendable, Hashable {
         public var index: Int

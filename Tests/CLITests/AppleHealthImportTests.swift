@@ -377,6 +377,119 @@ import Testing
         let more = try WearhouseRunner.run(["import-samples", "--store", store, zip])
         #expect(more.stdout.hasPrefix("\(count + 15) samples: 0 inserted, \(count + 15) duplicate"), "\(more.stdout)")
     }
+
+    /// A store holding three heart rates from an earlier import, to see that a refused input leaves it alone.
+    static func earlierStore(_ folder: Folder) throws -> String {
+        let store = folder.path("health.db")
+        let first = folder.path("first.xml")
+        try (header + heartRates(3) + "</HealthData>\n").write(toFile: first, atomically: true, encoding: .utf8)
+        #expect(try WearhouseRunner.run(["import-samples", "--store", store, first]).status == 0)
+        return store
+    }
+
+    /// Imports `file` into `store`, expecting a refusal with `status` whose message holds `expected`, and the
+    /// store as it was (three heart rates, intact).
+    static func expectRefused(_ file: String, _ store: String, status: Int32, _ expected: String) throws {
+        let result = try WearhouseRunner.run(["import-samples", "--store", store, file])
+        #expect(result.status == status, "\(result.stdout) \(result.stderr)")
+        #expect(result.stderr.contains(expected), "\(expected) in \(result.stderr)")
+        #expect(result.stderr.contains("nothing was imported"), "\(result.stderr)")
+        #expect(!result.stderr.contains("root:"), "\(result.stderr)")
+        #expect(try counts(store) == ["heartRate": 3])
+    }
+
+    @Test func hostileXMLIsRefusedWithoutDamage() throws {
+        let folder = try Folder()
+        let store = try Self.earlierStore(folder)
+        func write(_ name: String, _ text: String) throws -> String {
+            let path = folder.path(name)
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+        var laughs = "<!ENTITY lol0 \"lol\">\n"
+        for level in 1...9 {
+            laughs += "<!ENTITY lol\(level) \"" + String(repeating: "&lol\(level - 1);", count: 10) + "\">\n"
+        }
+        let bomb = try write(
+            "laughs.xml",
+            "<?xml version=\"1.0\"?>\n<!DOCTYPE HealthData [\n\(laughs)]>\n<HealthData locale=\"&lol9;\">"
+                + Self.heartRates(1) + "</HealthData>\n")
+        try Self.expectRefused(bomb, store, status: 65, "entit")
+        let external = try write(
+            "external.xml",
+            "<?xml version=\"1.0\"?>\n<!DOCTYPE HealthData [\n<!ENTITY xxe SYSTEM \"file:///etc/passwd\">\n]>\n"
+                + "<HealthData locale=\"en\">&xxe;" + Self.heartRates(1) + "</HealthData>\n")
+        try Self.expectRefused(external, store, status: 65, "entit")
+        let parameter = try write(
+            "parameter.xml",
+            "<?xml version=\"1.0\"?>\n<!DOCTYPE HealthData [\n<!ENTITY % xxe SYSTEM \"file:///etc/passwd\">\n%xxe;\n]>\n"
+                + "<HealthData locale=\"en\">" + Self.heartRates(1) + "</HealthData>\n")
+        try Self.expectRefused(parameter, store, status: 65, "parameter.xml")
+        let huge = try write(
+            "huge.xml",
+            Self.header + Self.heartRates(1)
+                + "<Record type=\"HKQuantityTypeIdentifierHeartRate\" sourceName=\""
+                + String(repeating: "x", count: 200_000) + "\" startDate=\"2024-04-01 08:00:00 +0100\" "
+                + "endDate=\"2024-04-01 08:00:00 +0100\" value=\"60\"/>\n</HealthData>\n")
+        try Self.expectRefused(huge, store, status: 65, "longer than 65536 bytes")
+        let deep = try write(
+            "deep.xml",
+            Self.header + Self.heartRates(1) + String(repeating: "<a>", count: 10_000)
+                + String(repeating: "</a>", count: 10_000) + "</HealthData>\n")
+        try Self.expectRefused(deep, store, status: 65, "deep.xml:")
+        let other = try write("other.xml", "<?xml version=\"1.0\"?>\n<html><body><p>hello</p></body></html>\n")
+        try Self.expectRefused(other, store, status: 65, "not an Apple Health export")
+        let broken = try write("broken.xml", Self.header + Self.heartRates(2) + "<Record type=\"x\"")
+        try Self.expectRefused(broken, store, status: 65, "broken.xml:")
+    }
+
+    @Test func hostileZipsAreRefusedWithoutDamage() throws {
+        let folder = try Folder()
+        let store = try Self.earlierStore(folder)
+        let good = try folder.exportZip(Self.heartRates(50) + Self.everyKind)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: good))
+
+        // Cut in half: no central directory.
+        let truncated = folder.path("truncated.zip")
+        try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: truncated))
+        try Self.expectRefused(truncated, store, status: 74, "not a readable zip archive")
+
+        // export.xml's declared size made smaller than what it holds, in both headers.
+        let lying = folder.path("lying.zip")
+        let patched = try WearhouseRunner.runTool(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                """
+                import struct, sys
+                data = bytearray(open(sys.argv[1], 'rb').read())
+                for signature, offset, name_at in ((b'PK\\x03\\x04', 22, 26), (b'PK\\x01\\x02', 24, 28)):
+                    at = data.find(signature)
+                    while at >= 0:
+                        length = struct.unpack_from('<H', data, at + name_at)[0]
+                        start = at + name_at + (4 if signature == b'PK\\x03\\x04' else 18)
+                        if data[start:start + length].endswith(b'export.xml'):
+                            struct.pack_into('<I', data, at + offset, 100)
+                        at = data.find(signature, at + 4)
+                open(sys.argv[2], 'wb').write(data)
+                """,
+                good, lying,
+            ])
+        #expect(patched.status == 0, "\(patched.stderr)")
+        try Self.expectRefused(lying, store, status: 74, "export.xml")
+
+        // A bomb: 64 MiB of white space inside the export, deflated more than 500:1.
+        let padded = Self.heartRates(1) + String(repeating: " ", count: 64 << 20)
+        let bomb = try folder.exportZip(padded, name: "bomb.zip")
+        try Self.expectRefused(bomb, store, status: 74, "zip bomb")
+
+        // A zip without export.xml.
+        let empty = folder.path("empty.zip")
+        let made = try WearhouseRunner.runTool(
+            "/usr/bin/env", ["python3", "-m", "zipfile", "-c", empty, folder.path("truncated.zip")])
+        #expect(made.status == 0, "\(made.stderr)")
+        try Self.expectRefused(empty, store, status: 65, "holds no export.xml")
+    }
 }
 
 extension String {
