@@ -30,12 +30,35 @@ enum AppleHealthImport {
             console.error("\(file)\(place): \(bad.message); nothing was imported")
             return bad.isRead ? .ioError : .dataError
         } catch let invalid as InvalidSampleError {
-            console.error("\(file): \(invalid.reason); nothing more was imported")
+            console.error("\(file): \(invalid.reason); nothing was imported")
             return .dataError
         } catch {
             console.error("\(file): \(error); nothing was imported")
             return .ioError
         }
+    }
+
+    /// Saves `objects` in one transaction; when the store refuses one (a member that conflicts with a stored
+    /// sample, say), that one is left out, counted under `kind` in `refused` with the store's reason, and the rest
+    /// saved again: at most one more save per refused object, never one per object.
+    private static func saveRefusing<Object: Sendable>(
+        _ objects: [Object], _ kind: String, _ refused: inout [String: (count: Int, reason: String)],
+        _ save: ([Object]) async throws -> [WriteOutcome]
+    ) async throws -> [WriteOutcome] {
+        var remaining = objects
+        while !remaining.isEmpty {
+            do {
+                return try await save(remaining)
+            } catch {
+                guard let invalid = error as? InvalidSampleError, remaining.indices.contains(invalid.index) else {
+                    throw error
+                }
+                remaining.remove(at: invalid.index)
+                let reason = refused[kind]?.reason ?? invalid.reason
+                refused[kind] = ((refused[kind]?.count ?? 0) + 1, reason)
+            }
+        }
+        return []
     }
 
     private static func save(
@@ -44,9 +67,13 @@ enum AppleHealthImport {
         let store = try StoreLocation.open(store: options.store, mustExist: false)
         var counts = try await store.saveAll(as: .owner) { try reader.next() }
         bar?.end()
-        var outcomes: [WriteOutcome] = []
-        if !reader.correlations.isEmpty { outcomes += try await store.save(reader.correlations, as: .owner) }
-        if !reader.workouts.isEmpty { outcomes += try await store.save(reader.workouts, as: .owner) }
+        var refused: [String: (count: Int, reason: String)] = [:]
+        var outcomes = try await saveRefusing(reader.correlations, "Correlation", &refused) { list in
+            try await store.save(list, as: .owner)
+        }
+        outcomes += try await saveRefusing(reader.workouts, "Workout", &refused) { list in
+            try await store.save(list, as: .owner)
+        }
         for outcome in outcomes { counts[outcome, default: 0] += 1 }
         for (type, value) in reader.characteristics {
             try await store.setCharacteristic(type, to: value, of: nil, as: .owner)
@@ -65,11 +92,14 @@ enum AppleHealthImport {
         if reader.creationDates > 0 {
             lines.append("creationDate of \(reader.creationDates) records not kept (the model has no creation date)")
         }
-        if !reader.notImported.isEmpty {
+        if !reader.notImported.isEmpty || !refused.isEmpty {
             lines.append("not imported:")
             for (what, skipped) in reader.notImported.sorted(by: { $0.key < $1.key }) {
                 let place = skipped.line > 0 ? "; first at line \(skipped.line)" : ""
                 lines.append("  \(what) \(skipped.count) (\(skipped.reason)\(place))")
+            }
+            for (what, skipped) in refused.sorted(by: { $0.key < $1.key }) {
+                lines.append("  \(what) \(skipped.count) (the store refused it: \(skipped.reason))")
             }
         }
         console.out(lines.joined(separator: "\n") + "\n")

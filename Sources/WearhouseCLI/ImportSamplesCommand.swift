@@ -33,6 +33,12 @@ struct ImportSamplesCommand: Command {
         and workouts (at most \(ImportReader.maximumObjects) a file, held until the samples are in) are saved after
         the samples, in one more transaction each. A progress bar shows on a terminal when the file is a regular
         file.
+
+        An Apple Health export (export.zip from the Health app, read in place, or the unpacked export.xml; found
+        from the file's first bytes) is imported the same way: its records, correlations, workouts, heartbeat
+        series and characteristics, every id derived from the sample's type, source, device, start and end, so
+        that running it again (after an interruption, or with a newer export) stores only what is new. The summary
+        counts what the model cannot hold, with the reason (docs/apple-health-import.md).
         """
     }
 

@@ -378,6 +378,26 @@ import Testing
         #expect(more.stdout.hasPrefix("\(count + 15) samples: 0 inserted, \(count + 15) duplicate"), "\(more.stdout)")
     }
 
+    /// A blood pressure whose systolic member clashes with a record of the same type, source, start and end but
+    /// another value: the store refuses that correlation, which the summary names, and keeps everything else.
+    @Test func aCorrelationTheStoreRefusesIsNamedAndTheRestIsKept() throws {
+        let folder = try Folder()
+        let clash = """
+              <Record type="HKQuantityTypeIdentifierBloodPressureSystolic" sourceName="Omron" sourceVersion="2.1" unit="mmHg" startDate="2024-04-03 07:00:00 +0100" endDate="2024-04-03 07:00:00 +0100" value="130"/>
+
+            """
+        let zip = try folder.exportZip(clash + Self.everyKind)
+        let store = folder.path("health.db")
+        let result = try WearhouseRunner.run(["import-samples", "--store", store, zip])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix("15 samples: 15 inserted"), "\(result.stdout)")
+        #expect(result.stdout.contains("  Correlation 1 (the store refused it: "), "\(result.stdout)")
+        let counts = try Self.counts(store)
+        #expect(counts["bloodPressureSystolic"] == 1)
+        #expect(counts["bloodPressureDiastolic"] == nil)
+        #expect(counts["dietaryProtein"] == 1)
+    }
+
     /// A store holding three heart rates from an earlier import, to see that a refused input leaves it alone.
     static func earlierStore(_ folder: Folder) throws -> String {
         let store = folder.path("health.db")
