@@ -41,8 +41,13 @@ public enum AppleHealthMapping {
         return enumerated(String(rest), of: type)
     }
 
-    /// An enumerated value of `type` named `name` regardless of case (`APositive` is `aPositive`).
+    /// An enumerated value of `type` named `name` (or an alias of it) regardless of case (`APositive` is
+    /// `aPositive`).
     static func enumerated(_ name: String, of type: HealthType) -> Int? {
+        // A name or alias as the catalog spells it (`Asleep`, before iOS 16, is `asleep`: asleepUnspecified).
+        if let first = name.first, let value = type.value(named: first.lowercased() + name.dropFirst()) {
+            return value
+        }
         let wanted = name.lowercased()
         return type.values.first { $0.name.lowercased() == wanted }?.value
     }
