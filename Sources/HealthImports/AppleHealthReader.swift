@@ -38,6 +38,7 @@ public final class AppleHealthReader: @unchecked Sendable {
     private var finished = false
     private var sawRoot = false
     /// The offset of `<ExportDate>`, for activity summaries' days.
+    private var exportOffset: Int32 = 0
     private var sourceCache: [String: Source] = [:]
     private var deviceCache: [String: Device?] = [:]
     private var unitCache: [String: HealthUnit] = [:]
@@ -116,9 +117,19 @@ public final class AppleHealthReader: @unchecked Sendable {
                 readMe(attributes, line: line)
                 try xml.skip(depth: depth)
             case "ExportDate":
+                if let text = attributes["value"], let (_, offset) = AppleHealthMapping.time(text) {
+                    exportOffset = offset
+                }
                 try xml.skip(depth: depth)
             case "ActivitySummary":
-                skip(name, "activity rings (daily goals and achieved values) have no type in the model yet", line)
+                do throws(MappingError) {
+                    for goal in try activityGoals(attributes) {
+                        samples.append(goal)
+                        read[goal.type.identifier, default: 0] += 1
+                    }
+                } catch {
+                    skip(name, error.description, line)
+                }
                 try xml.skip(depth: depth)
             case "ClinicalRecord":
                 skip(name, "clinical records (FHIR) are not in the model", line)
@@ -527,6 +538,48 @@ public final class AppleHealthReader: @unchecked Sendable {
         } catch {
             throw MappingError("the GPX file cannot be read: \(error)")
         }
+    }
+
+    /// The source of the activity rings' goals (the Health app's, whose rings they are).
+    static let activitySource = Source(identifier: "com.apple.Health")
+
+    /// An `<ActivitySummary>`'s goals as samples of `activeEnergyBurnedGoal`, `appleExerciseTimeGoal`,
+    /// `appleStandHoursGoal` and `appleMoveTimeGoal` over its day (`dateComponents`, midnight to midnight at the
+    /// export's offset), each with the day's achieved value as metadata `achieved`.
+    private func activityGoals(_ attributes: [String: String]) throws(MappingError) -> [QuantitySample] {
+        guard let dayText = attributes["dateComponents"], dayText.count == 10,
+            let day = try? LocalDateTime(parsing: dayText), day.isMidnight
+        else {
+            throw MappingError(
+                "dateComponents \(attributes["dateComponents"]?.prefix(32) ?? "(none)") is not YYYY-MM-DD")
+        }
+        let start = Instant(milliseconds: day.naiveMilliseconds - Int64(exportOffset) * 1_000)
+        let end = start.adding(milliseconds: 86_400_000)
+        var goals: [QuantitySample] = []
+        let rings: [(String, String, String)] = [
+            ("activeEnergyBurned", "activeEnergyBurnedGoal", attributes["activeEnergyBurnedUnit"] ?? "kcal"),
+            ("appleExerciseTime", "appleExerciseTimeGoal", "min"), ("appleStandHours", "appleStandHoursGoal", "count"),
+            ("appleMoveTime", "appleMoveTimeGoal", "min"),
+        ]
+        for (achievedKey, goalKey, unit) in rings {
+            guard let goalText = attributes[goalKey], let type = HealthTypeCatalog.type(goalKey) else { continue }
+            guard let goal = Double(goalText), goal.isFinite else {
+                throw MappingError("\(goalKey) \(goalText.prefix(32)) is not a number")
+            }
+            var metadata: [String: MetadataValue] = [:]
+            if let text = attributes[achievedKey] {
+                guard let achieved = Double(text), achieved.isFinite else {
+                    throw MappingError("\(achievedKey) \(text.prefix(32)) is not a number")
+                }
+                metadata["achieved"] = .quantity(achieved, unit: unit)
+            }
+            let sample = QuantitySample(
+                type: type, start: start, end: end, startOffsetSeconds: exportOffset,
+                value: try convert(goal, from: unit, to: type), source: Self.activitySource, metadata: metadata)
+            if let reason = sample.invalidityReason(as: type) { throw MappingError(reason) }
+            goals.append(sample)
+        }
+        return goals
     }
 
     /// `<Me>`'s characteristics (`HKCharacteristicTypeIdentifierDateOfBirth`, ...), for the store's owner; those
