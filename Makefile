@@ -17,7 +17,7 @@ BENCH_FLAGS  ?=
 DEB_PACKAGES := pkg-config libsqlite3-dev libsystemd-dev libpq-dev libudev-dev libbluetooth-dev python3 dbus-daemon systemd tzdata bluez \
     python3-dbus python3-gi libglib2.0-bin util-linux python3-dbusmock postgresql libmicrohttpd-dev libgnutls28-dev openssl curl \
     chromium chromium-driver python3-venv dpkg-dev init-system-helpers groff-base man-db bash-completion zsh fish \
-    lintian sqlite3
+    lintian sqlite3 libxml2-dev libzip-dev
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -32,6 +32,8 @@ let package = Package(
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CGnuTLS", pkgConfig: "gnutls", providers: [.apt(["libgnutls28-dev"])]),
+        .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+        .systemLibrary(name: "CLibZip", pkgConfig: "libzip", providers: [.apt(["libzip-dev"])]),
 
         // What several modules need once: the clock (system and manual), the seeded generator, backoff, the JSON
         // reader and writer, the byte cursor, the logger's model. Standard library (and Glibc, Synchronization) only.
@@ -71,6 +73,10 @@ let package = Package(
         // The web app's HTTP layer: `HTTPServer` (the one owner of a libmicrohttpd daemon), requests, responses,
         // listen addresses, and the session rules (login token, LAN password, cookie, CSRF, rate limit).
         .target(name: "HealthWeb", dependencies: ["CMicroHTTPD", "CGnuTLS"], swiftSettings: strict),
+        // Histories from elsewhere: the Apple Health export (export.zip / export.xml) read in place and streamed, over
+        // libxml2's pull parser and libzip, each wrapped once (docs/apple-health-import.md).
+        .target(
+            name: "HealthImports", dependencies: ["Support", "Health", "CLibXML2", "CLibZip"], swiftSettings: strict),
         // Sensor sessions, sample building, store writer, service lifecycle.
         .target(
             name: "Gateway",
@@ -85,7 +91,7 @@ let package = Package(
             name: "WearhouseCLI",
             dependencies: [
                 "Support", "GATT", "Health", "StoreEngine", "Stores", "SQLiteStore", "PostgresStore", "DBus", "BlueZ",
-                "Traces", "FakeDevices", "Gateway", "HealthBus", "HealthWeb",
+                "Traces", "FakeDevices", "Gateway", "HealthBus", "HealthWeb", "HealthImports",
             ],
             swiftSettings: strict
         ),
@@ -96,7 +102,7 @@ let package = Package(
             name: "Benchmarks",
             dependencies: [
                 "Support", "GATT", "Health", "StoreEngine", "Stores", "SQLiteStore", "PostgresStore", "DBus", "BlueZ",
-                "Traces", "Gateway", "FakeDevices", "TestSupport", "WearhouseCLI",
+                "Traces", "Gateway", "FakeDevices", "TestSupport", "WearhouseCLI", "HealthImports",
             ],
             swiftSettings: strict),
 
@@ -137,6 +143,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(name: "HealthWebTests", dependencies: ["HealthWeb"], swiftSettings: strict),
+        .testTarget(name: "HealthImportsTests", dependencies: ["HealthImports", "Health"], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "FakeDevicesTests", dependencies: ["Support", "FakeDevices", "GATT", "DBus", "BlueZ", "TestSupport"],

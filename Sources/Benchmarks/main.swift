@@ -21,6 +21,7 @@ if let index = arguments.firstIndex(of: "--out"), index + 1 < arguments.count {
 }
 
 let scenarios: [String: @Sendable (BenchSize) async throws -> BenchReport] = [
+    "apple-health": { try await AppleHealthScenario.run(size: $0) },
     "decode": { try DecodeScenario.run(size: $0) },
     "export": { try await ExportScenario.run(size: $0) },
     "import": { try await ImportScenario.run(size: $0) },

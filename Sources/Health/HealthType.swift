@@ -265,6 +265,13 @@ public enum HealthTypeCatalog {
         quantity("cyclingCadence", "count/min", .discrete, 0...1_000, ucum: "/min"),
         quantity("cyclingPower", "W", .discrete, 0...10_000, ucum: "W"),
         quantity("runningPower", "W", .discrete, 0...10_000, ucum: "W"),
+        // The activity rings' daily goals (HealthKit keeps them on HKActivitySummary, not as samples): one sample a
+        // local day, with the day's achieved value in its metadata (`achieved`), as the Apple Health import writes
+        // them (docs/apple-health-import.md).
+        quantity("activeEnergyBurnedGoal", "kcal", .discrete, 0...100_000, ucum: "kcal"),
+        quantity("appleExerciseTimeGoal", "min", .discrete, 0...1_440, ucum: "min"),
+        quantity("appleStandHoursGoal", "count", .discrete, 0...24, ucum: "1"),
+        quantity("appleMoveTimeGoal", "min", .discrete, 0...1_440, ucum: "min"),
         // Categories, numbered as HealthKit's HKCategoryValue... enumerations.
         category(
             "sleepAnalysis",

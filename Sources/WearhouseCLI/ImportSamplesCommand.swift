@@ -1,5 +1,6 @@
 import Foundation
 import Health
+import HealthImports
 import SQLiteStore
 import StoreEngine
 import Support
@@ -33,6 +34,12 @@ struct ImportSamplesCommand: Command {
         and workouts (at most \(ImportReader.maximumObjects) a file, held until the samples are in) are saved after
         the samples, in one more transaction each. A progress bar shows on a terminal when the file is a regular
         file.
+
+        An Apple Health export (export.zip from the Health app, read in place, or the unpacked export.xml; found
+        from the file's first bytes) is imported the same way: its records, correlations, workouts, heartbeat
+        series and characteristics, every id derived from the sample's type, source, device, start and end, so
+        that running it again (after an interruption, or with a newer export) stores only what is new. The summary
+        counts what the model cannot hold, with the reason (docs/apple-health-import.md).
         """
     }
 
@@ -59,6 +66,9 @@ struct ImportSamplesCommand: Command {
 
     func run(_ options: Options, console: Console) async -> ExitCode {
         let file = options.file
+        if file != "-", let format = AppleHealthExport.format(ofFileAt: file) {
+            return await AppleHealthImport.run(file: file, format: format, options: options, console: console)
+        }
         let name = file == "-" ? "stdin" : file
         let descriptor = file == "-" ? STDIN_FILENO : open(file, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {

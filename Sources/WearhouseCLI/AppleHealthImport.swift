@@ -1,0 +1,108 @@
+import Foundation
+import Health
+import HealthImports
+import StoreEngine
+
+/// `wearhouse import-samples export.zip` (or `export.xml`): an Apple Health export, through the same store calls as
+/// a JSON-lines file (docs/apple-health-import.md). The samples and heartbeat series go in batches into one
+/// transaction; correlations, then workouts, follow in one transaction each, then the owner's characteristics.
+/// Every id is derived from the sample's natural key, so running it again (after a kill, or with a newer export)
+/// stores only what is not stored yet.
+enum AppleHealthImport {
+    static func run(
+        file: String, format: AppleHealthExport.Format, options: ImportSamplesCommand.Options, console: Console
+    ) async -> ExitCode {
+        let reader: AppleHealthReader
+        let export: AppleHealthExport
+        do {
+            export = try AppleHealthExport(path: file, format: format)
+            let bar = console.isTerminal && export.size > 0 ? ProgressBar(console: console) : nil
+            var progress: (@Sendable (Double) -> Void)?
+            if let bar { progress = { @Sendable fraction in bar.show(fraction) } }
+            reader = try AppleHealthReader(export: export, defaultSource: options.source, progress: progress)
+            defer { bar?.end() }
+            return try await save(reader, options: options, console: console, bar: bar)
+        } catch let failure as StoreLocation.Failure {
+            console.error(failure.message)
+            return failure.code
+        } catch let bad as XMLReadError {
+            let place = bad.line > 0 ? ":\(bad.line)" : ""
+            console.error("\(file)\(place): \(bad.message); nothing was imported")
+            return bad.isRead ? .ioError : .dataError
+        } catch let invalid as InvalidSampleError {
+            console.error("\(file): \(invalid.reason); nothing was imported")
+            return .dataError
+        } catch {
+            console.error("\(file): \(error); nothing was imported")
+            return .ioError
+        }
+    }
+
+    /// Saves `objects` in one transaction; when the store refuses one (a member that conflicts with a stored
+    /// sample, say), that one is left out, counted under `kind` in `refused` with the store's reason, and the rest
+    /// saved again: at most one more save per refused object, never one per object.
+    private static func saveRefusing<Object: Sendable>(
+        _ objects: [Object], _ kind: String, _ refused: inout [String: (count: Int, reason: String)],
+        _ save: ([Object]) async throws -> [WriteOutcome]
+    ) async throws -> [WriteOutcome] {
+        var remaining = objects
+        while !remaining.isEmpty {
+            do {
+                return try await save(remaining)
+            } catch {
+                guard let invalid = error as? InvalidSampleError, remaining.indices.contains(invalid.index) else {
+                    throw error
+                }
+                remaining.remove(at: invalid.index)
+                let reason = refused[kind]?.reason ?? invalid.reason
+                refused[kind] = ((refused[kind]?.count ?? 0) + 1, reason)
+            }
+        }
+        return []
+    }
+
+    private static func save(
+        _ reader: AppleHealthReader, options: ImportSamplesCommand.Options, console: Console, bar: ProgressBar?
+    ) async throws -> ExitCode {
+        let store = try StoreLocation.open(store: options.store, mustExist: false)
+        var counts = try await store.saveAll(as: .owner) { try reader.next() }
+        bar?.end()
+        var refused: [String: (count: Int, reason: String)] = [:]
+        var outcomes = try await saveRefusing(reader.correlations, "Correlation", &refused) { list in
+            try await store.save(list, as: .owner)
+        }
+        outcomes += try await saveRefusing(reader.workouts, "Workout", &refused) { list in
+            try await store.save(list, as: .owner)
+        }
+        for outcome in outcomes { counts[outcome, default: 0] += 1 }
+        for (type, value) in reader.characteristics {
+            try await store.setCharacteristic(type, to: value, of: nil, as: .owner)
+        }
+        let summary = [WriteOutcome.inserted, .duplicate, .conflict, .replaced, .stale].map {
+            "\(counts[$0] ?? 0) \($0.rawValue)"
+        }
+        var lines = ["\(counts.values.reduce(0, +)) samples: \(summary.joined(separator: ", "))"]
+        let read = reader.read.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
+        lines.append("read: " + (read.isEmpty ? "nothing" : read.joined(separator: ", ")))
+        if reader.routeFiles > 0 {
+            lines.append(
+                "routes: \(reader.routeLocations) locations in \(reader.routeFiles) GPX files, counted on their "
+                    + "workouts (metadata route, routeLocations); the model keeps no location series")
+        }
+        if reader.creationDates > 0 {
+            lines.append("creationDate of \(reader.creationDates) records not kept (the model has no creation date)")
+        }
+        if !reader.notImported.isEmpty || !refused.isEmpty {
+            lines.append("not imported:")
+            for (what, skipped) in reader.notImported.sorted(by: { $0.key < $1.key }) {
+                let place = skipped.line > 0 ? "; first at line \(skipped.line)" : ""
+                lines.append("  \(what) \(skipped.count) (\(skipped.reason)\(place))")
+            }
+            for (what, skipped) in refused.sorted(by: { $0.key < $1.key }) {
+                lines.append("  \(what) \(skipped.count) (the store refused it: \(skipped.reason))")
+            }
+        }
+        console.out(lines.joined(separator: "\n") + "\n")
+        return .success
+    }
+}
