@@ -9,6 +9,9 @@ public struct SensorContext: Hashable, Sendable {
     public var device: Device
     /// Who wears the sensor.
     public var subject: String?
+    /// A multi-user scale's or cuff's user indexes and whose they are (``SensorSubjects``); an index not here
+    /// gets ``subject``.
+    public var subjectsByUserIndex: [UInt8: String] = [:]
     /// Body Sensor Location 0x2A38 (0-6, HealthKit's `heartRateSensorLocation`), read or configured.
     public var bodySensorLocation: UInt8?
     /// RSC Sensor Location 0x2A5D (0-16), read or configured.

@@ -4,8 +4,10 @@ public import Support
 
 /// Where the writer puts batches: a ``HealthStore`` in the service (``HealthStoreSink``), anything in tests.
 public protocol SampleSink: Sendable {
-    /// Saves one batch atomically; returns the outcome of each quantity sample (``SampleBatch/samples``' order)
-    /// and then each heartbeat series.
+    /// Saves one batch; returns the outcome of each quantity sample (``SampleBatch/samples``' order), then each
+    /// heartbeat series, then each correlation. Samples and series are saved atomically, the correlations right
+    /// after in a transaction of their own (a retry after a failure in between stores them once: their ids are
+    /// derived from their natural keys).
     func write(_ batch: SampleBatch) async throws -> [WriteOutcome]
 }
 
@@ -381,6 +383,15 @@ public struct HealthStoreSink: SampleSink {
     }
 
     public func write(_ batch: SampleBatch) async throws -> [WriteOutcome] {
-        try await store.save(batch, as: .owner)
+        var outcomes = try await store.save(batch, as: .owner)
+        guard !batch.correlations.isEmpty else { return outcomes }
+        do {
+            outcomes += try await store.save(batch.correlations, as: .owner)
+        } catch let invalid as InvalidSampleError {
+            // Renumbered into the batch's order (samples, series, correlations), as the writer narrows by it.
+            throw InvalidSampleError(
+                index: batch.quantityCount + batch.heartbeats.count + invalid.index, reason: invalid.reason)
+        }
+        return outcomes
     }
 }

@@ -194,11 +194,15 @@ public struct TraceReplayEngine: Sendable {
         metadata.softwareRevision = sensor.softwareRevision
         let source =
             sensor.sourceIdentifier.map { Source(identifier: $0, version: sensor.sourceVersion) } ?? settings.source
-        return SensorContext(
+        // A recorded mapping of a multi-user device's users applies unless --subject replaces every subject.
+        let subjects = settings.subject.map { SensorSubjects(subject: $0) } ?? SensorSubjects(sensor.subject)
+        var context = SensorContext(
             source: source,
             device: metadata.device(name: sensor.label ?? sensor.name, address: sensor.address, fallback: nil),
-            subject: settings.subject ?? sensor.subject, bodySensorLocation: sensor.bodySensorLocation,
+            subject: subjects.subject, bodySensorLocation: sensor.bodySensorLocation,
             sensorLocation: sensor.sensorLocation, reportsWalkingOrRunning: sensor.reportsWalkingOrRunning,
             timeZone: sensor.timeZone.flatMap(TimeZone.init(identifier:)) ?? settings.timeZone)
+        context.subjectsByUserIndex = subjects.byUserIndex
+        return context
     }
 }

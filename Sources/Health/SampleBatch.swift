@@ -1,5 +1,5 @@
-/// What a writer hands a store at once: quantity samples grouped into streams (``QuantitySeries``) and heartbeat
-/// series. The gateway's sample builders append to a batch sample by sample; a stream is found again by its
+/// What a writer hands a store at once: quantity samples grouped into streams (``QuantitySeries``), heartbeat
+/// series, and correlations (a blood pressure reading: ``Correlation``). The gateway's sample builders append to a batch sample by sample; a stream is found again by its
 /// ``StreamTag`` (at a position the builder remembers, else by a hash lookup), so adding a sample costs three
 /// array appends, not a sample value with strings, metadata and an id.
 public struct SampleBatch: Sendable {
@@ -19,6 +19,9 @@ public struct SampleBatch: Sendable {
 
     public private(set) var quantities: [QuantitySeries] = []
     public var heartbeats: [HeartbeatSeriesSample] = []
+    /// Correlations with their members. A store's `save(_: SampleBatch)` does not see them: the writer's sink
+    /// saves them with `save(_: [Correlation])` right after (``count`` and the error indices count them last).
+    public var correlations: [Correlation] = []
     /// The tag of each stream in ``quantities`` (nil for streams added without one).
     private var tags: [StreamTag?] = []
     private var streamIndex: [StreamTag: Int] = [:]
@@ -34,7 +37,7 @@ public struct SampleBatch: Sendable {
         self.heartbeats = heartbeats
     }
 
-    public var count: Int { quantityCount + heartbeats.count }
+    public var count: Int { quantityCount + heartbeats.count + correlations.count }
     public var isEmpty: Bool { count == 0 }
 
     /// Adds a sample to the stream tagged `tag`, creating the stream with `stream()` the first time.
@@ -102,13 +105,15 @@ public struct SampleBatch: Sendable {
         }
         quantityCount += other.quantityCount
         heartbeats += other.heartbeats
+        correlations += other.correlations
     }
 
     /// The latest end among the samples of the batch.
     public var latestEnd: Instant? {
         let quantityEnd = quantities.compactMap { $0.ends.max() }.max()
         let seriesEnd = heartbeats.map(\.end.milliseconds).max()
-        return [quantityEnd, seriesEnd].compactMap { $0 }.max().map(Instant.init(milliseconds:))
+        let correlationEnd = correlations.map(\.end.milliseconds).max()
+        return [quantityEnd, seriesEnd, correlationEnd].compactMap { $0 }.max().map(Instant.init(milliseconds:))
     }
 
     /// The quantity samples one by one (stream by stream, each in the order added), with derived ids.
@@ -167,14 +172,27 @@ extension SampleBatch {
                 Rejection(type: "heartbeatSeries", startMilliseconds: series.start.milliseconds, reason: reason))
             return false
         }
+        kept.correlations = correlations.filter { correlation in
+            guard let reason = correlation.invalidityReason else { return true }
+            rejected.append(
+                Rejection(
+                    type: correlation.type.identifier, startMilliseconds: correlation.start.milliseconds,
+                    reason: reason))
+            return false
+        }
         return (kept, rejected)
     }
 
-    /// The batch without the sample or series at `index` (``samples`` then ``heartbeats``, as a store's
+    /// The batch without the sample, series or correlation at `index` (``samples``, ``heartbeats``, then
+    /// ``correlations``, as a store's
     /// ``InvalidSampleError`` counts), and what it was; `nil` when `index` is outside the batch.
     public func removing(index: Int) -> (kept: SampleBatch, type: String, startMilliseconds: Int64)? {
         guard index >= 0, index < count else { return nil }
         var kept = self
+        if index >= quantityCount + heartbeats.count {
+            let correlation = kept.correlations.remove(at: index - quantityCount - heartbeats.count)
+            return (kept, correlation.type.identifier, correlation.start.milliseconds)
+        }
         if index >= quantityCount {
             let series = kept.heartbeats.remove(at: index - quantityCount)
             return (kept, "heartbeatSeries", series.start.milliseconds)
@@ -195,8 +213,9 @@ extension SampleBatch {
 }
 
 extension SampleBatch: Equatable {
-    /// Batches are equal when they hold the same streams and heartbeat series (tags are how they were built).
+    /// Batches are equal when they hold the same streams, heartbeat series and correlations (tags are how they
+    /// were built).
     public static func == (lhs: SampleBatch, rhs: SampleBatch) -> Bool {
-        lhs.quantities == rhs.quantities && lhs.heartbeats == rhs.heartbeats
+        lhs.quantities == rhs.quantities && lhs.heartbeats == rhs.heartbeats && lhs.correlations == rhs.correlations
     }
 }
