@@ -161,6 +161,7 @@ extension FakeBlueZ {
     /// once the Connect reply has gone out, as BlueZ does.
     func connect(_ path: String) {
         devices[path]?.connected = true
+        devices[path]?.peripheral.linkChanged(connected: true, at: now)
         setDeviceProperties(["Connected": .boolean(true)], at: path)
         // allowed: runs after the Connect reply went out, as bluetoothd resolves later; on the fake's executor
         Task { self.resolveServices(path) }
@@ -200,6 +201,7 @@ extension FakeBlueZ {
             setDeviceProperties(["ServicesResolved": .boolean(false)], at: path)
         }
         devices[path]?.connected = false
+        devices[path]?.peripheral.linkChanged(connected: false, at: now)
         emit("Battery1 at \(path)") { bus in try bus.removeInterfaces([Self.batteryInterface.name], from: path) }
         // The acquired notify sockets hang up with the link (the client acquires again after reconnecting).
         for (charPath, info) in devices[path]?.characteristics ?? [:] where info.acquiredSocket != nil {

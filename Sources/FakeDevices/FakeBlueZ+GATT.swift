@@ -59,6 +59,8 @@ extension FakeBlueZ {
                 return .error(name: BlueZErrorName.notPermitted, message: "Notify acquired")
             }
             guard let sender = call.sender else { return .error(name: BlueZErrorName.failed, message: "No sender") }
+            // The CCCD is written on every link (a session that stayed is enabled again after a reconnect).
+            if device.connected { devices[devicePath]?.peripheral.subscribed(to: info.uuid, at: now) }
             if info.notifySenders.contains(sender) { return .empty }
             devices[devicePath]?.characteristics[call.path]?.notifySenders.insert(sender)
             if info.notifySenders.isEmpty { setNotifying(true, at: call.path) }

@@ -112,6 +112,7 @@ public actor FakeBlueZ {
             devices[path] = device
             guard device.connected else { continue }
             for emission in emissions { deliver(emission, from: path) }
+            if device.peripheral.wantsToDisconnect { disconnect(path) }
         }
     }
 
