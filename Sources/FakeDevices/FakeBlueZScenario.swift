@@ -104,12 +104,16 @@ public struct FakeBlueZScenario: Codable, Hashable, Sendable {
         public var summaryInterval: Double?
         /// How many times a cuff measures. Default 1.
         public var measurementCount: Int?
+        /// A health device's clock at switch-on, Unix seconds of its local wall time. Default 2026-11-29 10:00:00
+        /// (``PeripheralScript/simulationEpoch``).
+        public var clockStart: Int64?
 
         /// A peripheral entry.
         public init(
             kind: Kind, address: String, name: String? = nil, seed: UInt64? = nil, faults: Faults? = nil,
             nearby: Bool? = nil, known: Bool? = nil, paired: Bool? = nil, rssi: Int16? = nil,
-            measurementInterval: Double? = nil, summaryInterval: Double? = nil, measurementCount: Int? = nil
+            measurementInterval: Double? = nil, summaryInterval: Double? = nil, measurementCount: Int? = nil,
+            clockStart: Int64? = nil
         ) {
             self.kind = kind
             self.address = address
@@ -123,6 +127,7 @@ public struct FakeBlueZScenario: Codable, Hashable, Sendable {
             self.measurementInterval = measurementInterval
             self.summaryInterval = summaryInterval
             self.measurementCount = measurementCount
+            self.clockStart = clockStart
         }
 
         /// The simulation script for this entry.
@@ -132,6 +137,7 @@ public struct FakeBlueZScenario: Codable, Hashable, Sendable {
                 faults: faults?.peripheralFaults ?? .none,
                 summaryInterval: .milliseconds(Int64(min(max(summaryInterval ?? 10, 0.01), 86_400) * 1000)),
                 measurementInterval: .milliseconds(Int64(max(measurementInterval ?? 1, 0.01) * 1000)),
+                clockStart: clockStart ?? PeripheralScript.simulationEpoch,
                 measurementCount: min(max(measurementCount ?? 1, 0), 1_000))
         }
     }

@@ -1,3 +1,4 @@
+import FakeDevices
 import Foundation
 import GATT
 import Gateway
@@ -334,6 +335,23 @@ import Testing
         }
         #expect(error.description.contains(problem))
         #expect(SensorSubjects(text) == SensorSubjects(subject: text))
+    }
+}
+
+@Suite struct SubjectMappingEnrolmentTests {
+    @Test func pairRefusesABadMappingBeforeTouchingTheSensor() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("enrol-mapping-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try SQLiteHealthStore(path: directory.appendingPathComponent("health.db").path)
+        let enrolment = SensorEnrolment(central: FakeCentral(), registry: store)
+        do {
+            _ = try await enrolment.enrol(.init(target: "C0:FF:EE:00:00:51", subject: "1=alice,1=bob"))
+            Issue.record("enrolled with a user mapped twice")
+        } catch let failure as SensorEnrolment.Failure {
+            #expect(failure.message.contains("bad --subject"))
+            #expect(failure.message.contains("mapped twice"))
+        }
+        #expect(try await store.registeredSensors().isEmpty)
     }
 }
 
