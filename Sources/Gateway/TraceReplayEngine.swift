@@ -47,6 +47,8 @@ public struct TraceReplayEngine: Sendable {
         /// Values on characteristics the builder does not turn into samples.
         public var ignored = 0
         public var outOfContact = 0
+        /// Health-device measurements with nothing to store (``SampleBuilder/Counters/unusable``).
+        public var unusable = 0
         public init() {}
 
         public var samples: Int { samplesByType.values.reduce(0, +) }
@@ -74,10 +76,12 @@ public struct TraceReplayEngine: Sendable {
         totals.malformed = finished.malformed
         totals.ignored = finished.ignored
         totals.outOfContact = finished.outOfContact
+        totals.unusable = finished.unusable
         for builder in builders {
             totals.malformed += builder.counters.malformed
             totals.ignored += builder.counters.ignored
             totals.outOfContact += builder.counters.outOfContact
+            totals.unusable += builder.counters.unusable
         }
         return totals
     }
@@ -160,6 +164,7 @@ public struct TraceReplayEngine: Sendable {
             finished.malformed += builders[index].counters.malformed
             finished.ignored += builders[index].counters.ignored
             finished.outOfContact += builders[index].counters.outOfContact
+            finished.unusable += builders[index].counters.unusable
         }
         builders = []
         slots = [:]

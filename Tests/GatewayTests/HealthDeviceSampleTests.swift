@@ -6,6 +6,7 @@ import Health
 import SQLiteStore
 import Support
 import Testing
+import Traces
 
 /// Scales, cuffs, thermometers and pulse oximeters through the sample builder: what is built equals what the
 /// measurement said, in HealthKit's units, at the measurement's own time (`SampleBuilder+HealthDevices.swift`).
@@ -335,6 +336,44 @@ import Testing
         }
         #expect(error.description.contains(problem))
         #expect(SensorSubjects(text) == SensorSubjects(subject: text))
+    }
+}
+
+/// A trace of a shared scale replays onto its users' subjects: the sensor line keeps the mapping, the values are
+/// indications, and nothing usable is lost or stored twice.
+@Suite struct HealthDeviceReplayTests {
+    @Test func aRecordedMappingAndIndicationsReplayOntoTwoSubjects() throws {
+        var context = HealthDeviceSampleTests.context
+        let subjects = SensorSubjects("1=alice,2=bob")
+        context.subject = subjects.subject
+        context.subjectsByUserIndex = subjects.byUserIndex
+        let address = HealthDeviceSampleTests.scale.address
+        let sensor = TraceSensor(context: context, address: address, characteristics: [.weightMeasurement], at: nil)
+        #expect(sensor.subject == "1=alice,2=bob")
+        var engine = TraceReplayEngine(settings: .init(source: HealthDeviceSampleTests.source))
+        var output = SampleBuilder.Output()
+        engine.handle(.sensor(sensor), into: &output)
+        for (index, user) in [1, 2, 1].enumerated() {
+            let reading = WeightMeasurement(
+                weight: UInt16(14_000 + 1_000 * index), timeStamp: HealthDeviceSampleTests.stamp(UInt8(7 + index)),
+                userID: UInt8(user))
+            let value = HealthDeviceSampleTests.notification(.weightMeasurement, reading.encoded(), at: Double(index))
+            engine.handle(
+                .value(
+                    TraceValue(
+                        kind: .indication, address: address, characteristic: .weightMeasurement,
+                        bytes: value.value, at: value.receivedAt)), into: &output)
+        }
+        engine.handle(
+            .value(
+                TraceValue(
+                    kind: .indication, address: address, characteristic: .weightMeasurement, bytes: h("04 ff ff 02"),
+                    at: HealthDeviceSampleTests.notification(.weightMeasurement, [], at: 5).receivedAt)),
+            into: &output)
+        #expect(output.samples.map(\.subject) == ["alice", "bob", "alice"])
+        #expect(output.samples.map(\.value) == [70, 75, 80])
+        #expect(engine.totals.indications == 4)
+        #expect(engine.totals.unusable == 1)
     }
 }
 
