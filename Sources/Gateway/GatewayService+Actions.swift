@@ -248,6 +248,7 @@ extension GatewayService {
             context.sensorLocation = read
         }
         context.reportsWalkingOrRunning = metadata.reportsWalkingOrRunning
+        context.temperatureType = metadata.temperatureType ?? context.temperatureType
         runtime.builder.context = context
         sensors[address] = runtime
         observer?.sensorReady(address: address, context: context, characteristics: result.subscribed.map(\.uuid))

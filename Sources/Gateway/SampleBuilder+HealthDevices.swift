@@ -12,8 +12,8 @@ internal import Health
 ///   over the 24 hours before the measurement).
 /// - Blood Pressure Measurement: a `bloodPressure` correlation (systolic and diastolic in mmHg) with the mean
 ///   arterial pressure and the status bits in its metadata, and `heartRate` for the pulse rate.
-/// - Temperature Measurement: `bodyTemperature` (°C), with the temperature type as
-///   `bodyTemperatureSensorLocation` metadata.
+/// - Temperature Measurement: `bodyTemperature` (°C), with the temperature type (the measurement's, else the
+///   Temperature Type characteristic read at connect) as `bodyTemperatureSensorLocation` metadata.
 /// - PLX Spot-check and Continuous Measurement: `oxygenSaturation` and `peripheralPerfusionIndex` (fractions
 ///   0...1, as HealthKit stores them) and `heartRate`.
 ///
@@ -217,6 +217,8 @@ extension SampleBuilder {
         var metadata = deviceMetadata.merging(time.metadata) { $1 }
         if let type = measurement.temperatureType, !type.isReserved {
             metadata[MetadataKey.bodyTemperatureSensorLocation] = .integer(Int64(type.rawValue))
+        } else if let type = context.temperatureType {
+            metadata[MetadataKey.bodyTemperatureSensorLocation] = .integer(Int64(type))
         }
         appendOne(.bodyTemperature, at: time.instant, celsius, context.subject, metadata, &output)
     }

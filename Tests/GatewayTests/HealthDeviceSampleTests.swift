@@ -249,6 +249,18 @@ import Traces
         #expect(samples[1].metadata[MetadataKey.bodyTemperatureSensorLocation] == nil)
     }
 
+    @Test func theTemperatureTypeReadAtConnectTagsMeasurementsWithoutOne() {
+        var context = Self.context
+        context.temperatureType = TemperatureType.armpit.rawValue
+        let (batch, _) = Self.build(
+            [
+                Self.notification(.temperatureMeasurement, h("00 6e 01 00 ff")),
+                Self.notification(.temperatureMeasurement, h("04 6e 01 00 ff 09"), at: 1),
+            ], context: context)
+        #expect(
+            batch.samples.map { $0.metadata[MetadataKey.bodyTemperatureSensorLocation] } == [.integer(1), .integer(9)])
+    }
+
     // MARK: Pulse oximetry
 
     @Test func spotCheckBecomesSaturationHeartRateAndPerfusionAsFractions() {
