@@ -102,8 +102,8 @@ extension SampleBuilder {
         return (instant, metadata)
     }
 
-    /// The instant a device's local wall-clock time names in the context's time zone (the earlier one when a
-    /// DST fall-back makes the time ambiguous, the later side when a spring-forward skips it).
+    /// The instant a device's local wall-clock time names in the context's time zone (for a time a DST change
+    /// makes ambiguous or skips, the one Foundation's calendar picks; the stamp has no offset to decide by).
     func localInstant(_ stamp: DateTime) -> Instant? {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = context.timeZone
