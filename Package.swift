@@ -163,7 +163,7 @@ let package = Package(
             name: "GatewayTests",
             dependencies: [
                 "Support", "Gateway", "GATT", "Health", "SQLiteStore", "DBus", "BlueZ", "FakeDevices", "TestSupport",
-                "GatewayTestSupport",
+                "GatewayTestSupport", "Traces",
             ], swiftSettings: strict),
     ]
 )

@@ -1,8 +1,9 @@
 import Foundation
 import GATT
 
-/// `decode`: GATT decodes per second on one core, for a Heart Rate Measurement with 4 RR intervals and an RSC
-/// Measurement with every field. Peers on the same payloads: a hand-written unchecked decoder in this process
+/// `decode`: GATT decodes per second on one core, for a Heart Rate Measurement with 4 RR intervals, an RSC
+/// Measurement with every field, and the health devices' Weight, Blood Pressure and PLX Spot-check
+/// Measurements with every field (time stamp, user, SFLOATs). Peers on the same payloads: a hand-written unchecked decoder in this process
 /// (no bounds checks, no errors: the ceiling), and Python's `struct` module as a typical bleak script would use it.
 enum DecodeScenario {
     static func run(size: BenchSize) throws -> BenchReport {
@@ -52,6 +53,25 @@ enum DecodeScenario {
                     }
                     blackHole(sum)
                 }))
+        rows.append(
+            healthRow("wearhouse WeightMeasurement (all fields)", weightPayloads(), count: count, runs: runs) {
+                (bytes) throws(DecodeError) in
+                let value = try WeightMeasurement(decoding: bytes)
+                return Int(value.weight) &+ Int(value.height ?? 0)
+            })
+        rows.append(
+            healthRow(
+                "wearhouse BloodPressureMeasurement (all fields)", bloodPressurePayloads(), count: count, runs: runs
+            ) { (bytes) throws(DecodeError) in
+                let value = try BloodPressureMeasurement(decoding: bytes)
+                return value.systolic.mantissa &+ (value.pulseRate?.mantissa ?? 0)
+            })
+        rows.append(
+            healthRow("wearhouse PLXSpotCheckMeasurement (all fields)", plxPayloads(), count: count, runs: runs) {
+                (bytes) throws(DecodeError) in
+                let value = try PLXSpotCheckMeasurement(decoding: bytes)
+                return value.spo2.mantissa &+ (value.pulseAmplitudeIndex?.mantissa ?? 0)
+            })
         if let python = try pythonRates(
             heartRate: heartRate, rsc: rsc, count: size.pick(full: 300_000, quick: 20_000, smoke: 1_000), runs: runs)
         {
@@ -76,6 +96,68 @@ enum DecodeScenario {
             let measurement = HeartRateMeasurement(
                 heartRate: UInt16(50 + index % 120), sensorContact: .detected, rrIntervals: RRIntervals(intervals))
             return measurement.encoded()
+        }
+    }
+
+    /// One row of decodes of `payloads` (1,024 of them), `read` picking two fields so nothing is optimized away.
+    static func healthRow(
+        _ subject: String, _ payloads: [[UInt8]], count: Int, runs: Int,
+        _ read: ([UInt8]) throws(DecodeError) -> Int
+    ) -> BenchRow {
+        BenchRow(
+            subject: subject, unit: "decodes/s",
+            runs: measureRate(runs: runs, work: Double(count)) {
+                var sum = 0
+                for index in 0..<count {
+                    do {
+                        sum &+= try read(payloads[index & 1023])
+                    } catch {
+                        sum &-= 1
+                    }
+                }
+                blackHole(sum)
+            })
+    }
+
+    static func stamp(_ index: Int) -> DateTime {
+        DateTime(
+            year: 2026, month: UInt8(1 + index % 12), day: UInt8(1 + index % 28), hours: UInt8(index % 24),
+            minutes: UInt8(index % 60), seconds: UInt8((index * 7) % 60))
+    }
+
+    /// 1,024 Weight Measurements with time stamp, user ID, BMI and height (15 bytes).
+    static func weightPayloads() -> [[UInt8]] {
+        (0..<1024).map { (index: Int) -> [UInt8] in
+            WeightMeasurement(
+                weight: UInt16(12_000 + index * 7), timeStamp: stamp(index), userID: UInt8(1 + index % 4),
+                bmi: UInt16(200 + index % 80), height: UInt16(1_500 + index % 400)
+            ).encoded()
+        }
+    }
+
+    /// 1,024 Blood Pressure Measurements with time stamp, pulse rate, user ID and status (19 bytes).
+    static func bloodPressurePayloads() -> [[UInt8]] {
+        (0..<1024).map { (index: Int) -> [UInt8] in
+            BloodPressureMeasurement(
+                systolic: SFloat(mantissa: 100 + index % 60) ?? .nan,
+                diastolic: SFloat(mantissa: 60 + index % 30) ?? .nan,
+                meanArterialPressure: SFloat(mantissa: 80 + index % 40) ?? .nan, timeStamp: stamp(index),
+                pulseRate: SFloat(mantissa: 50 + index % 70), userID: UInt8(index % 4),
+                status: BloodPressureStatus(rawValue: UInt16(index % 64))
+            ).encoded()
+        }
+    }
+
+    /// 1,024 PLX Spot-check Measurements with time stamp, both statuses and the pulse amplitude index (19 bytes).
+    static func plxPayloads() -> [[UInt8]] {
+        (0..<1024).map { (index: Int) -> [UInt8] in
+            PLXSpotCheckMeasurement(
+                spo2: SFloat(mantissa: 900 + index % 100, exponent: -1) ?? .nan,
+                pulseRate: SFloat(mantissa: 50 + index % 70) ?? .nan, timeStamp: stamp(index),
+                measurementStatus: PLXMeasurementStatus(rawValue: UInt16(index % 2048) << 5),
+                deviceAndSensorStatus: PLXDeviceAndSensorStatus(rawValue: UInt32(index)),
+                pulseAmplitudeIndex: SFloat(mantissa: 10 + index % 90, exponent: -1)
+            ).encoded()
         }
     }
 

@@ -181,6 +181,7 @@ extension FakeBlueZ {
         devices[path]?.connected = true
         // Connect makes a discovered device permanent (src/device.c clears its temporary flag).
         devices[path]?.temporary = false
+        devices[path]?.peripheral.linkChanged(connected: true, at: now)
         setDeviceProperties(["Connected": .boolean(true)], at: path)
         // allowed: runs after the Connect reply went out, as bluetoothd resolves later; on the fake's executor
         Task { self.resolveServices(path) }
@@ -220,6 +221,7 @@ extension FakeBlueZ {
             setDeviceProperties(["ServicesResolved": .boolean(false)], at: path)
         }
         devices[path]?.connected = false
+        devices[path]?.peripheral.linkChanged(connected: false, at: now)
         emit("Battery1 at \(path)") { bus in try bus.removeInterfaces([Self.batteryInterface.name], from: path) }
         // The acquired notify sockets hang up with the link (the client acquires again after reconnecting).
         for (charPath, info) in devices[path]?.characteristics ?? [:] where info.acquiredSocket != nil {

@@ -48,6 +48,8 @@ extension FakeBlueZ {
                 return .error(name: BlueZErrorName.notPermitted, message: "Notify acquired")
             }
             guard let sender = call.sender else { return .error(name: BlueZErrorName.failed, message: "No sender") }
+            // The CCCD is written on every link (a session that stayed is enabled again after a reconnect).
+            if device.connected { devices[devicePath]?.peripheral.subscribed(to: info.uuid, at: now) }
             if info.notifySenders.contains(sender) { return .empty }
             // Enabling notifications writes the CCCD, which a peripheral that needs encryption refuses on an
             // unpaired link (docs/bluez.md, F10). While disconnected the session waits for the next connection.

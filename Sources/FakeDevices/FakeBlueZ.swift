@@ -126,6 +126,7 @@ public actor FakeBlueZ {
             devices[path] = device
             guard device.connected else { continue }
             for emission in emissions { deliver(emission, from: path) }
+            if device.peripheral.wantsToDisconnect { disconnect(path) }
         }
         advertise()
         removeDisappearedDevices()

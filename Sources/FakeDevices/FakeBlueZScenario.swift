@@ -23,6 +23,10 @@ public struct FakeBlueZScenario: Codable, Hashable, Sendable {
         case stepCounter
         /// InfiniTime-style watch: heart rate and the vendor step count.
         case infiniTime
+        /// A two-user bathroom scale that stores readings while nobody listens.
+        case bathroomScale
+        /// A blood pressure cuff that measures once per connection and disconnects.
+        case bloodPressureCuff
 
         /// The simulation's kind.
         public var scriptKind: PeripheralScript.Kind {
@@ -32,6 +36,8 @@ public struct FakeBlueZScenario: Codable, Hashable, Sendable {
             case .footpod: .footpod
             case .stepCounter: .stepCounter
             case .infiniTime: .infiniTimeWatch
+            case .bathroomScale: .bathroomScale
+            case .bloodPressureCuff: .bloodPressureCuff
             }
         }
     }
@@ -94,12 +100,20 @@ public struct FakeBlueZScenario: Codable, Hashable, Sendable {
         public var rssi: Int16?
         /// Seconds between measurements of a heart-rate sensor or footpod. Default 1.
         public var measurementInterval: Double?
+        /// Seconds between a scale's readings (or a step counter's summaries). Default 10.
+        public var summaryInterval: Double?
+        /// How many times a cuff measures. Default 1.
+        public var measurementCount: Int?
+        /// A health device's clock at switch-on, Unix seconds of its local wall time. Default 2026-11-29 10:00:00
+        /// (``PeripheralScript/simulationEpoch``).
+        public var clockStart: Int64?
 
         /// A peripheral entry.
         public init(
             kind: Kind, address: String, name: String? = nil, seed: UInt64? = nil, faults: Faults? = nil,
             nearby: Bool? = nil, known: Bool? = nil, paired: Bool? = nil, rssi: Int16? = nil,
-            measurementInterval: Double? = nil
+            measurementInterval: Double? = nil, summaryInterval: Double? = nil, measurementCount: Int? = nil,
+            clockStart: Int64? = nil
         ) {
             self.kind = kind
             self.address = address
@@ -111,6 +125,9 @@ public struct FakeBlueZScenario: Codable, Hashable, Sendable {
             self.paired = paired
             self.rssi = rssi
             self.measurementInterval = measurementInterval
+            self.summaryInterval = summaryInterval
+            self.measurementCount = measurementCount
+            self.clockStart = clockStart
         }
 
         /// The simulation script for this entry.
@@ -118,7 +135,10 @@ public struct FakeBlueZScenario: Codable, Hashable, Sendable {
             PeripheralScript(
                 kind: kind.scriptKind, address: address, name: name, seed: seed ?? 1,
                 faults: faults?.peripheralFaults ?? .none,
-                measurementInterval: .milliseconds(Int64(max(measurementInterval ?? 1, 0.01) * 1000)))
+                summaryInterval: .milliseconds(Int64(min(max(summaryInterval ?? 10, 0.01), 86_400) * 1000)),
+                measurementInterval: .milliseconds(Int64(max(measurementInterval ?? 1, 0.01) * 1000)),
+                clockStart: clockStart ?? PeripheralScript.simulationEpoch,
+                measurementCount: min(max(measurementCount ?? 1, 0), 1_000))
         }
     }
 

@@ -36,9 +36,24 @@ public protocol SimulatedPeripheral: Peripheral {
     var groundTruth: GroundTruth { get }
     /// Told by the central when pairing succeeded (or the bond was removed). Most peripherals ignore it.
     mutating func setPaired(_ paired: Bool)
+    /// Told by FakeBlueZ when the link comes up or goes down. A health device that stores readings while
+    /// nobody listens uses it; most peripherals ignore it.
+    mutating func linkChanged(connected: Bool, at time: Duration)
+    /// Told by FakeBlueZ when a client enables notifications or indications of `characteristic` (StartNotify,
+    /// again after every reconnect). Stored readings go out at the next ``Peripheral/advance(to:)``.
+    mutating func subscribed(to characteristic: BluetoothUUID, at time: Duration)
+    /// Whether the peripheral ends the link itself now (a cuff after its measurement); FakeBlueZ disconnects it
+    /// after delivering what it sent.
+    var wantsToDisconnect: Bool { get }
 }
 
 extension SimulatedPeripheral {
     /// Ignores pairing.
     public mutating func setPaired(_ paired: Bool) {}
+    /// Ignores the link.
+    public mutating func linkChanged(connected: Bool, at time: Duration) {}
+    /// Ignores subscriptions.
+    public mutating func subscribed(to characteristic: BluetoothUUID, at time: Duration) {}
+    /// Never ends the link itself.
+    public var wantsToDisconnect: Bool { false }
 }

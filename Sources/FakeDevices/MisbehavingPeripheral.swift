@@ -48,6 +48,16 @@ public struct MisbehavingPeripheral<Base: SimulatedPeripheral>: SimulatedPeriphe
         base.setPaired(paired)
     }
 
+    public mutating func linkChanged(connected: Bool, at time: Duration) {
+        base.linkChanged(connected: connected, at: time)
+    }
+
+    public mutating func subscribed(to characteristic: BluetoothUUID, at time: Duration) {
+        base.subscribed(to: characteristic, at: time)
+    }
+
+    public var wantsToDisconnect: Bool { base.wantsToDisconnect }
+
     public mutating func read(_ characteristic: BluetoothUUID) throws(ATTError) -> [UInt8] {
         guard !faults.requiresPairing || isPaired else { throw .insufficientAuthentication }
         if isUpdated && characteristic == .firmwareRevisionString {

@@ -13,6 +13,10 @@ public struct PeripheralScript: Hashable, Sendable {
         case stepCounter = "step-counter"
         /// InfiniTime-style watch: heart rate and the vendor step count.
         case infiniTimeWatch = "infinitime-watch"
+        /// A bathroom scale for two users that stores readings while nobody listens (``BathroomScale``).
+        case bathroomScale = "bathroom-scale"
+        /// A blood pressure cuff: intermediate pressures, one result, then it disconnects (``BloodPressureCuff``).
+        case bloodPressureCuff = "blood-pressure-cuff"
     }
 
     /// The device model.
@@ -34,12 +38,21 @@ public struct PeripheralScript: Hashable, Sendable {
     /// How often a heart-rate sensor or footpod notifies a measurement (1 s, as the profiles say; shorter for
     /// load tests).
     public var measurementInterval: Duration
+    /// A health device's clock at switch-on, Unix seconds (its time stamps count from there); by default
+    /// 2026-11-29 10:00:00, where the tests' simulated clocks start.
+    public var clockStart: Int64
+    /// How many measurements a blood pressure cuff takes (one per connection).
+    public var measurementCount: Int
+
+    /// Where the tests' simulated wall clocks start: 2026-11-29 10:00:00 UTC.
+    public static let simulationEpoch: Int64 = 1_795_946_400
 
     /// A script; the name defaults to the kind's ``defaultName(_:)``.
     public init(
         kind: Kind, address: String, name: String? = nil, seed: UInt64 = 1, faults: PeripheralFaults = .none,
         initialEnergyExpended: UInt16 = 0, batteryDrainInterval: Duration = .seconds(300),
-        summaryInterval: Duration = .seconds(10), measurementInterval: Duration = .seconds(1)
+        summaryInterval: Duration = .seconds(10), measurementInterval: Duration = .seconds(1),
+        clockStart: Int64 = PeripheralScript.simulationEpoch, measurementCount: Int = 1
     ) {
         precondition(batteryDrainInterval > .zero, "the battery drain interval must be positive")
         precondition(summaryInterval > .zero, "the summary interval must be positive")
@@ -53,6 +66,8 @@ public struct PeripheralScript: Hashable, Sendable {
         self.batteryDrainInterval = batteryDrainInterval
         self.summaryInterval = summaryInterval
         self.measurementInterval = measurementInterval
+        self.clockStart = clockStart
+        self.measurementCount = max(0, measurementCount)
     }
 
     /// The advertised name a kind gets when the script gives none.
@@ -63,6 +78,8 @@ public struct PeripheralScript: Hashable, Sendable {
         case .footpod: "Fake Footpod"
         case .stepCounter: "Fake PAMS Steps"
         case .infiniTimeWatch: "InfiniTime"
+        case .bathroomScale: "Fake Scale"
+        case .bloodPressureCuff: "Fake BP Cuff"
         }
     }
 
@@ -74,6 +91,8 @@ public struct PeripheralScript: Hashable, Sendable {
         case .footpod: wrap(Footpod(script: self))
         case .stepCounter: wrap(StepCounter(script: self))
         case .infiniTimeWatch: wrap(InfiniTimeWatch(script: self))
+        case .bathroomScale: wrap(BathroomScale(script: self))
+        case .bloodPressureCuff: wrap(BloodPressureCuff(script: self))
         }
     }
 

@@ -10,6 +10,11 @@ extension BluetoothUUID {
     public static let physicalActivityMonitorService = BluetoothUUID(UInt16(0x183E))
     public static let deviceInformationService = BluetoothUUID(UInt16(0x180A))
     public static let batteryService = BluetoothUUID(UInt16(0x180F))
+    public static let healthThermometerService = BluetoothUUID(UInt16(0x1809))
+    public static let bloodPressureService = BluetoothUUID(UInt16(0x1810))
+    public static let bodyCompositionService = BluetoothUUID(UInt16(0x181B))
+    public static let weightScaleService = BluetoothUUID(UInt16(0x181D))
+    public static let pulseOximeterService = BluetoothUUID(UInt16(0x1822))
     /// InfiniTime (PineTime) Motion Service.
     public static let infiniTimeMotionService = BluetoothUUID(high: 0x0003_0000_78FC_48FE, low: 0x8E23_433B_3A19_42D0)
 
@@ -32,6 +37,30 @@ extension BluetoothUUID {
 
     // Vendor: InfiniTime step count, uint32 LE, read + notify.
     public static let infiniTimeStepCount = BluetoothUUID(high: 0x0003_0001_78FC_48FE, low: 0x8E23_433B_3A19_42D0)
+
+    // Health devices: time, weight scale, body composition, blood pressure, thermometer, pulse oximeter
+    public static let dateTime = BluetoothUUID(UInt16(0x2A08))
+    public static let weightMeasurement = BluetoothUUID(UInt16(0x2A9D))
+    public static let weightScaleFeature = BluetoothUUID(UInt16(0x2A9E))
+    public static let bodyCompositionMeasurement = BluetoothUUID(UInt16(0x2A9C))
+    public static let bodyCompositionFeature = BluetoothUUID(UInt16(0x2A9B))
+    public static let bloodPressureMeasurement = BluetoothUUID(UInt16(0x2A35))
+    public static let intermediateCuffPressure = BluetoothUUID(UInt16(0x2A36))
+    public static let bloodPressureFeature = BluetoothUUID(UInt16(0x2A49))
+    public static let temperatureMeasurement = BluetoothUUID(UInt16(0x2A1C))
+    public static let temperatureType = BluetoothUUID(UInt16(0x2A1D))
+    public static let intermediateTemperature = BluetoothUUID(UInt16(0x2A1E))
+    public static let measurementInterval = BluetoothUUID(UInt16(0x2A21))
+    public static let plxSpotCheckMeasurement = BluetoothUUID(UInt16(0x2A5E))
+    public static let plxContinuousMeasurement = BluetoothUUID(UInt16(0x2A5F))
+    public static let plxFeatures = BluetoothUUID(UInt16(0x2A60))
+
+    /// The measurements their specifications send as indications (acknowledged) rather than notifications.
+    /// BlueZ delivers both the same way; a trace records these as `indication`.
+    public static let indicatedMeasurements: Set<BluetoothUUID> = [
+        .weightMeasurement, .bodyCompositionMeasurement, .bloodPressureMeasurement, .temperatureMeasurement,
+        .plxSpotCheckMeasurement,
+    ]
 
     // Device Information
     public static let manufacturerNameString = BluetoothUUID(UInt16(0x2A29))

@@ -64,6 +64,11 @@ public enum CharacteristicCatalog {
         HardwareRevisionString.self, FirmwareRevisionString.self, SoftwareRevisionString.self,
         SystemID.self, PnPID.self,
         StepCounterActivitySummaryData.self, InfiniTimeStepCount.self,
+        DateTime.self, WeightMeasurement.self, WeightScaleFeature.self,
+        BodyCompositionMeasurement.self, BodyCompositionFeature.self,
+        BloodPressureMeasurement.self, IntermediateCuffPressure.self, BloodPressureFeature.self,
+        TemperatureMeasurement.self, TemperatureType.self, IntermediateTemperature.self, MeasurementInterval.self,
+        PLXSpotCheckMeasurement.self, PLXContinuousMeasurement.self, PLXFeatures.self,
     ]
 
     /// The type that decodes `uuid`, if wearhouse knows it.

@@ -60,4 +60,26 @@ public enum DecodingPolicy {
 
     /// **System ID is decoded strictly per layout**: a byte-swapped `fffe` filler (Mi Band 4) is not repaired.
     public static let systemID = "strict layout, no repair"
+
+    /// **IEEE 11073 SFLOAT/FLOAT special values are values, not errors**: NaN, NRes, +INFINITY, -INFINITY and
+    /// the reserved pattern decode as such (``SFloat/special``), keep their bits and re-encode to the same bytes.
+    /// A special value is the exact pattern with exponent 0 (11073-20601 defines them as whole values); the same
+    /// mantissa under another exponent is an ordinary number. Whether a special value is stored is the sample
+    /// builder's decision: it is not (there is no number to store), and it is counted.
+    public static let medicalFloatSpecialValues = "kept as special values, exact patterns with exponent 0"
+
+    /// **A Date Time or embedded time stamp never fails a value over its contents**: the seven bytes are kept
+    /// as sent. Year, month or day 0 means "unknown"; out-of-range fields (month 13, 25 o'clock, 30 February)
+    /// are kept too. ``DateTime/isComplete`` says whether it names a real second, and the gateway uses the
+    /// receive time when it does not: a weight is worth storing even when the scale's clock was never set.
+    public static let dateTimeValues = "kept as sent; 0 = unknown; incomplete stamps fall back to receive time"
+
+    /// **Flags that announce a group announce all of it**: Weight Measurement's bit 3 covers BMI *and* height,
+    /// the SpO2PR-Fast and -Slow bits a pair of SFLOATs each. A value carrying only part of the group is
+    /// truncated (one parser reads BMI and height under two separate bits; that is not the layout).
+    public static let flaggedGroups = "the whole group or truncated"
+
+    /// **"Measurement unsuccessful" (weight or body fat 0xFFFF) decodes**, flagged `measurement_unsuccessful`
+    /// with no number; the sample builder stores nothing for it and counts it.
+    public static let measurementUnsuccessful = "0xFFFF decodes, flagged, not stored"
 }

@@ -248,6 +248,7 @@ extension GatewayService {
             context.sensorLocation = read
         }
         context.reportsWalkingOrRunning = metadata.reportsWalkingOrRunning
+        context.temperatureType = metadata.temperatureType ?? context.temperatureType
         runtime.builder.context = context
         sensors[address] = runtime
         observer?.sensorReady(address: address, context: context, characteristics: result.subscribed.map(\.uuid))
@@ -270,7 +271,9 @@ extension GatewayService {
                     firmwareVersion: sensor.device?.firmwareVersion, softwareVersion: sensor.device?.softwareVersion,
                     serialNumber: sensor.device?.serialNumber, localIdentifier: sensor.address),
                 timeZone: settings.timeZone)
-        context.subject = sensor.subject
+        let subjects = SensorSubjects(sensor.subject)
+        context.subject = subjects.subject
+        context.subjectsByUserIndex = subjects.byUserIndex
         if let location = Self.bodyLocation(sensor.location) { context.bodySensorLocation = location }
         if let location = Self.rscLocation(sensor.location) { context.sensorLocation = location }
         return context

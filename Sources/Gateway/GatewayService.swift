@@ -65,13 +65,17 @@ public actor GatewayService {
     }
 
     /// The measurement characteristics a session subscribes to (whichever the sensor has).
+    /// The health devices' results are indicated rather than notified; StartNotify subscribes to either.
     public static let measurements: [BluetoothUUID] = [
         .heartRateMeasurement, .rscMeasurement, .stepCounterActivitySummaryData, .infiniTimeStepCount,
+        .weightMeasurement, .bodyCompositionMeasurement, .bloodPressureMeasurement, .intermediateCuffPressure,
+        .temperatureMeasurement, .intermediateTemperature, .plxSpotCheckMeasurement, .plxContinuousMeasurement,
     ]
     /// The services discovery looks for when a sensor's device object has gone (R14).
     public static let discoveryServices: [BluetoothUUID] = [
         .heartRateService, .runningSpeedAndCadenceService, .physicalActivityMonitorService,
-        .infiniTimeMotionService,
+        .infiniTimeMotionService, .weightScaleService, .bodyCompositionService, .bloodPressureService,
+        .healthThermometerService, .pulseOximeterService,
     ]
 
     let central: any Central

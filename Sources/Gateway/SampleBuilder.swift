@@ -17,6 +17,8 @@ public import Health
 ///   `distanceWalkingRunning` deltas (32-bit rollover handled, a decrease is a reset, an impossible jump re-bases);
 ///   `stepCount` estimated as cadence × time between notifications, marked `wasEstimated`.
 /// - PAMS Step Counter Activity Summary and the InfiniTime step count: `stepCount` deltas of the counter.
+/// - Scales, body composition analysers, blood pressure cuffs, thermometers and pulse oximeters: see
+///   `SampleBuilder+HealthDevices.swift` (their own time stamps, multi-user subjects, correlations).
 ///
 /// Values that do not decode are counted (``Counters/malformed``) with the error kept for the log; they never
 /// stop the builder.
@@ -28,14 +30,17 @@ public struct SampleBuilder: Sendable {
         public var gapThreshold: Duration
         /// The fastest plausible walking or running speed; faster distance jumps re-base the counter.
         public var maxSpeedMetresPerSecond: Double
+        /// How far in the future a health device's time stamp may be before the receive time is used instead.
+        public var deviceClockTolerance: Duration
 
         public init(
             seriesWindow: Duration = .seconds(60), gapThreshold: Duration = .milliseconds(2_500),
-            maxSpeedMetresPerSecond: Double = 15
+            maxSpeedMetresPerSecond: Double = 15, deviceClockTolerance: Duration = .seconds(300)
         ) {
             self.seriesWindow = seriesWindow
             self.gapThreshold = gapThreshold
             self.maxSpeedMetresPerSecond = maxSpeedMetresPerSecond
+            self.deviceClockTolerance = deviceClockTolerance
         }
     }
 
@@ -47,6 +52,9 @@ public struct SampleBuilder: Sendable {
         public var zeroHeartRate = 0
         public var counterResets = 0
         public var ignored = 0
+        /// Health-device measurements with nothing to store: unsuccessful, a special value (NaN, NRes, ...), or a
+        /// status saying invalid, unavailable or demonstration data.
+        public var unusable = 0
         public init() {}
     }
 
@@ -69,7 +77,7 @@ public struct SampleBuilder: Sendable {
     private var origin: UInt64 = 0
     /// The UTC offset of the context's time zone, valid from `from` until the next transition (ms).
     private var offsetCache: (from: Int64, until: Int64, offset: Int32)?
-    public private(set) var counters = Counters()
+    public internal(set) var counters = Counters()
     /// The last decode failure, for the log.
     public private(set) var lastError: DecodeError?
     var timeline: Timeline
@@ -183,7 +191,7 @@ public struct SampleBuilder: Sendable {
                     append(.steps, from: delta.from, to: at, Double(delta.amount), motionMetadata, &output)
                 }
             default:
-                counters.ignored += 1
+                if try !addHealthDevice(characteristic, value, at: at, into: &output) { counters.ignored += 1 }
             }
         } catch {
             counters.malformed += 1

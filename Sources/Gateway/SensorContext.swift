@@ -9,10 +9,16 @@ public struct SensorContext: Hashable, Sendable {
     public var device: Device
     /// Who wears the sensor.
     public var subject: String?
+    /// A multi-user scale's or cuff's user indexes and whose they are (``SensorSubjects``); an index not here
+    /// gets ``subject``.
+    public var subjectsByUserIndex: [UInt8: String] = [:]
     /// Body Sensor Location 0x2A38 (0-6, HealthKit's `heartRateSensorLocation`), read or configured.
     public var bodySensorLocation: UInt8?
     /// RSC Sensor Location 0x2A5D (0-16), read or configured.
     public var sensorLocation: UInt8?
+    /// A thermometer's Temperature Type 0x2A1D (1-9, HealthKit's `bodyTemperatureSensorLocation`), read at
+    /// connect; a measurement's own type wins.
+    public var temperatureType: UInt8?
     /// Whether the footpod's walking/running bit means anything (RSC Feature bit 2).
     public var reportsWalkingOrRunning: Bool
     /// The time zone whose UTC offset is kept beside each sample's start.

@@ -71,6 +71,10 @@ public struct SensorEnrolment: Sendable {
                 message: "unknown location '\(location)' (chest, wrist, finger, hand, ear-lobe, foot, other, "
                     + "in-shoe, top-of-shoe, hip, ...)")
         }
+        if let subject = request.subject, case .failure(let error) = SensorSubjects.parse(subject) {
+            throw Failure(
+                message: "bad --subject: \(error) (give a subject, or user-index=subject pairs: 1=alice,2=bob)")
+        }
         let waiter = EventWaiter(central.events(), clock: clock)
         return try await withThrowingTaskGroup(of: Void.self, returning: Result.self) { group in
             group.addTask(operation: { await waiter.collect() })
@@ -107,7 +111,8 @@ public struct SensorEnrolment: Sendable {
         guard !measurements.isEmpty else {
             throw Failure(
                 message:
-                    "\(id.address) has no heart-rate, running speed, step counter or InfiniTime step characteristic")
+                    "\(id.address) has no heart-rate, running speed, step counter, InfiniTime step, weight, body "
+                    + "composition, blood pressure, temperature or pulse oximeter characteristic")
         }
         try await step("trust") { () throws(CentralError) in try await central.setTrusted(id, true) }
         // Enrolling again keeps what was said before (wearer, label, location) unless the request says otherwise.

@@ -16,6 +16,8 @@ public struct SensorMetadata: Hashable, Sendable {
     /// RSC Sensor Location 0x2A5D.
     public var sensorLocation: UInt8?
     public var reportsWalkingOrRunning = false
+    /// A thermometer's Temperature Type 0x2A1D (1-9), for measurements that do not carry their own.
+    public var temperatureType: UInt8?
     public var batteryPercent: Int?
     /// The first read refused for want of pairing (`authentication`) or permission, if any.
     public var refusal: CentralError?
@@ -56,6 +58,8 @@ public struct SensorMetadata: Hashable, Sendable {
         }?
         .rawValue
         metadata.sensorLocation = await bytes(.sensorLocation).flatMap { try? SensorLocation(decoding: $0) }?.rawValue
+        metadata.temperatureType = await bytes(.temperatureType).flatMap { try? TemperatureType(decoding: $0) }
+            .flatMap { $0.isReserved ? nil : $0.rawValue }
         if let value = await bytes(.rscFeature), let feature = try? RSCFeature(decoding: value) {
             metadata.reportsWalkingOrRunning = feature.contains(.walkingOrRunningStatusSupported)
         }

@@ -4,8 +4,8 @@ public import Support
 
 /// Where the writer puts batches: a ``HealthStore`` in the service (``HealthStoreSink``), anything in tests.
 public protocol SampleSink: Sendable {
-    /// Saves one batch atomically; returns the outcome of each quantity sample (``SampleBatch/samples``' order)
-    /// and then each heartbeat series.
+    /// Saves one batch; returns the outcome of each quantity sample (``SampleBatch/samples``' order), then each
+    /// heartbeat series, then each correlation, all of it atomically.
     func write(_ batch: SampleBatch) async throws -> [WriteOutcome]
 }
 

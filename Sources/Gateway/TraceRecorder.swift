@@ -122,7 +122,9 @@ public final class TraceRecorder: GatewayObserver, LifecycleService {
     public func notification(_ notification: GATTNotification) {
         let record = TraceRecord.value(
             TraceValue(
-                kind: .notification, address: notification.peripheral.address,
+                kind: BluetoothUUID.indicatedMeasurements.contains(notification.characteristic)
+                    ? .indication : .notification,
+                address: notification.peripheral.address,
                 characteristic: notification.characteristic, bytes: notification.value, at: notification.receivedAt))
         state.withLock { $0.notifications += 1 }
         withWriter { writer throws(TraceError) in try writer.append(record) }
@@ -151,7 +153,8 @@ extension TraceSensor {
             serialNumber: device.serialNumber, hardwareRevision: device.hardwareVersion,
             firmwareRevision: device.firmwareVersion, softwareRevision: device.softwareVersion,
             bodySensorLocation: context.bodySensorLocation, sensorLocation: context.sensorLocation,
-            reportsWalkingOrRunning: context.reportsWalkingOrRunning, subject: context.subject,
+            reportsWalkingOrRunning: context.reportsWalkingOrRunning,
+            subject: SensorSubjects(subject: context.subject, byUserIndex: context.subjectsByUserIndex).text,
             sourceIdentifier: context.source.identifier, sourceVersion: context.source.version,
             timeZone: context.timeZone.identifier, characteristics: characteristics, at: at)
     }

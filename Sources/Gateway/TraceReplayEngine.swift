@@ -47,6 +47,8 @@ public struct TraceReplayEngine: Sendable {
         /// Values on characteristics the builder does not turn into samples.
         public var ignored = 0
         public var outOfContact = 0
+        /// Health-device measurements with nothing to store (``SampleBuilder/Counters/unusable``).
+        public var unusable = 0
         public init() {}
 
         public var samples: Int { samplesByType.values.reduce(0, +) }
@@ -74,10 +76,12 @@ public struct TraceReplayEngine: Sendable {
         totals.malformed = finished.malformed
         totals.ignored = finished.ignored
         totals.outOfContact = finished.outOfContact
+        totals.unusable = finished.unusable
         for builder in builders {
             totals.malformed += builder.counters.malformed
             totals.ignored += builder.counters.ignored
             totals.outOfContact += builder.counters.outOfContact
+            totals.unusable += builder.counters.unusable
         }
         return totals
     }
@@ -160,6 +164,7 @@ public struct TraceReplayEngine: Sendable {
             finished.malformed += builders[index].counters.malformed
             finished.ignored += builders[index].counters.ignored
             finished.outOfContact += builders[index].counters.outOfContact
+            finished.unusable += builders[index].counters.unusable
         }
         builders = []
         slots = [:]
@@ -194,11 +199,15 @@ public struct TraceReplayEngine: Sendable {
         metadata.softwareRevision = sensor.softwareRevision
         let source =
             sensor.sourceIdentifier.map { Source(identifier: $0, version: sensor.sourceVersion) } ?? settings.source
-        return SensorContext(
+        // A recorded mapping of a multi-user device's users applies unless --subject replaces every subject.
+        let subjects = settings.subject.map { SensorSubjects(subject: $0) } ?? SensorSubjects(sensor.subject)
+        var context = SensorContext(
             source: source,
             device: metadata.device(name: sensor.label ?? sensor.name, address: sensor.address, fallback: nil),
-            subject: settings.subject ?? sensor.subject, bodySensorLocation: sensor.bodySensorLocation,
+            subject: subjects.subject, bodySensorLocation: sensor.bodySensorLocation,
             sensorLocation: sensor.sensorLocation, reportsWalkingOrRunning: sensor.reportsWalkingOrRunning,
             timeZone: sensor.timeZone.flatMap(TimeZone.init(identifier:)) ?? settings.timeZone)
+        context.subjectsByUserIndex = subjects.byUserIndex
+        return context
     }
 }

@@ -24,8 +24,9 @@ public protocol HealthStore: Sendable {
     /// the first write stands. Series have no `externalUUID` versions: such metadata is kept, not interpreted.
     func save(_ series: [HeartbeatSeriesSample], as caller: Caller) async throws -> [WriteOutcome]
 
-    /// Saves a batch of streams and heartbeat series under the same rules. Outcomes (and the index of an
-    /// ``InvalidSampleError``) follow ``SampleBatch/samples`` then ``SampleBatch/heartbeats``. The whole batch is
+    /// Saves a batch of streams, heartbeat series, samples with their own ids and correlations under the same
+    /// rules. Outcomes (and the index of an ``InvalidSampleError``) follow ``SampleBatch/samples``,
+    /// ``SampleBatch/heartbeats``, ``SampleBatch/identified``, then ``SampleBatch/correlations``. The whole batch is
     /// one transaction: when it fails, nothing of it is stored. An engine that keeps streams column by column
     /// saves them without making a sample value per sample.
     func save(_ batch: SampleBatch, as caller: Caller) async throws -> [WriteOutcome]

@@ -32,6 +32,17 @@ public enum MetadataKey {
     public static let sensorContactLost = "sensorContactLost"
     /// Root mean square of successive RR differences over the same window, in ms.
     public static let heartRateVariabilityRMSSD = "heartRateVariabilityRMSSD"
+    /// Where a body temperature was taken: BLE Temperature Type 1-9, which HealthKit's
+    /// `HKBodyTemperatureSensorLocation` numbers the same way.
+    public static let bodyTemperatureSensorLocation = "bodyTemperatureSensorLocation"
+    /// The user index a multi-user scale or cuff gave the reading (0-254; wearhouse's own key).
+    public static let userIndex = "userIndex"
+    /// The time stamp the device sent, as it sent it, when the gateway did not use it (wearhouse's own key).
+    public static let deviceTimeStamp = "deviceTimeStamp"
+    /// How far the device's clock was from the receive time, in seconds (device minus gateway; wearhouse's own).
+    public static let deviceClockOffset = "deviceClockOffset"
+    /// Blood pressure: the mean arterial pressure the cuff computed, in mmHg (wearhouse's own key).
+    public static let meanArterialPressure = "meanArterialPressure"
 }
 
 /// One quantity over an interval (or at an instant when `start == end`): HealthKit's `HKQuantitySample`.

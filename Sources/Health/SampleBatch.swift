@@ -1,5 +1,6 @@
-/// What a writer hands a store at once: quantity samples grouped into streams (``QuantitySeries``) and heartbeat
-/// series. The gateway's sample builders append to a batch sample by sample; a stream is found again by its
+/// What a writer hands a store at once: quantity samples grouped into streams (``QuantitySeries``), heartbeat
+/// series, samples that keep their own ids, and correlations (a blood pressure reading: ``Correlation``). The
+/// gateway's sample builders append to a batch sample by sample; a stream is found again by its
 /// ``StreamTag`` (at a position the builder remembers, else by a hash lookup), so adding a sample costs three
 /// array appends, not a sample value with strings, metadata and an id.
 public struct SampleBatch: Sendable {
@@ -22,6 +23,9 @@ public struct SampleBatch: Sendable {
     /// Samples that keep the ids they carry (an export read back, an app's own ids): saved one by one as
     /// `save([QuantitySample])` saves them, after ``quantities`` and ``heartbeats`` (and counted in that order).
     public var identified: [QuantitySample] = []
+    /// Correlations with their members, saved as `save([Correlation])` saves them, last, in the batch's
+    /// transaction: a correlation is never stored without the samples it came with.
+    public var correlations: [Correlation] = []
     /// The tag of each stream in ``quantities`` (nil for streams added without one).
     private var tags: [StreamTag?] = []
     private var streamIndex: [StreamTag: Int] = [:]
@@ -31,13 +35,13 @@ public struct SampleBatch: Sendable {
 
     /// A batch of these samples, consecutive samples of one stream grouped. Ids are not kept: a batch's samples
     /// are named by their natural key (``QuantitySeries/sample(at:)``), so samples with ids of their own belong
-    /// in `save([QuantitySample])`.
+    /// in ``identified``.
     public init(_ samples: [QuantitySample], heartbeats: [HeartbeatSeriesSample] = []) {
         for sample in samples { append(sample) }
         self.heartbeats = heartbeats
     }
 
-    public var count: Int { quantityCount + heartbeats.count + identified.count }
+    public var count: Int { quantityCount + heartbeats.count + identified.count + correlations.count }
     public var isEmpty: Bool { count == 0 }
 
     /// Adds a sample to the stream tagged `tag`, creating the stream with `stream()` the first time.
@@ -105,13 +109,18 @@ public struct SampleBatch: Sendable {
         }
         quantityCount += other.quantityCount
         heartbeats += other.heartbeats
+        identified += other.identified
+        correlations += other.correlations
     }
 
     /// The latest end among the samples of the batch.
     public var latestEnd: Instant? {
         let quantityEnd = quantities.compactMap { $0.ends.max() }.max()
         let seriesEnd = heartbeats.map(\.end.milliseconds).max()
-        return [quantityEnd, seriesEnd].compactMap { $0 }.max().map(Instant.init(milliseconds:))
+        let identifiedEnd = identified.map(\.end.milliseconds).max()
+        let correlationEnd = correlations.map(\.end.milliseconds).max()
+        return [quantityEnd, seriesEnd, identifiedEnd, correlationEnd].compactMap { $0 }.max().map(
+            Instant.init(milliseconds:))
     }
 
     /// The quantity samples one by one (stream by stream, each in the order added), with derived ids.
@@ -170,14 +179,32 @@ extension SampleBatch {
                 Rejection(type: "heartbeatSeries", startMilliseconds: series.start.milliseconds, reason: reason))
             return false
         }
+        kept.correlations = correlations.filter { correlation in
+            guard let reason = correlation.invalidityReason else { return true }
+            rejected.append(
+                Rejection(
+                    type: correlation.type.identifier, startMilliseconds: correlation.start.milliseconds,
+                    reason: reason))
+            return false
+        }
         return (kept, rejected)
     }
 
-    /// The batch without the sample or series at `index` (``samples`` then ``heartbeats``, as a store's
-    /// ``InvalidSampleError`` counts), and what it was; `nil` when `index` is outside the batch.
+    /// The batch without the sample, series or correlation at `index` (``samples``, ``heartbeats``,
+    /// ``identified``, then ``correlations``, as a store's ``InvalidSampleError`` counts), and what it was; `nil`
+    /// when `index` is outside the batch.
     public func removing(index: Int) -> (kept: SampleBatch, type: String, startMilliseconds: Int64)? {
         guard index >= 0, index < count else { return nil }
         var kept = self
+        let identifiedStart = quantityCount + heartbeats.count
+        if index >= identifiedStart + identified.count {
+            let correlation = kept.correlations.remove(at: index - identifiedStart - identified.count)
+            return (kept, correlation.type.identifier, correlation.start.milliseconds)
+        }
+        if index >= identifiedStart {
+            let sample = kept.identified.remove(at: index - identifiedStart)
+            return (kept, sample.type.identifier, sample.start.milliseconds)
+        }
         if index >= quantityCount {
             let series = kept.heartbeats.remove(at: index - quantityCount)
             return (kept, "heartbeatSeries", series.start.milliseconds)
@@ -198,8 +225,10 @@ extension SampleBatch {
 }
 
 extension SampleBatch: Equatable {
-    /// Batches are equal when they hold the same streams and heartbeat series (tags are how they were built).
+    /// Batches are equal when they hold the same streams, heartbeat series, samples with ids and correlations
+    /// (tags are how they were built).
     public static func == (lhs: SampleBatch, rhs: SampleBatch) -> Bool {
-        lhs.quantities == rhs.quantities && lhs.heartbeats == rhs.heartbeats
+        lhs.quantities == rhs.quantities && lhs.heartbeats == rhs.heartbeats && lhs.identified == rhs.identified
+            && lhs.correlations == rhs.correlations
     }
 }

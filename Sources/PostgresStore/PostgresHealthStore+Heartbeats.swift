@@ -28,6 +28,11 @@ extension PostgresHealthStore {
             if !batch.identified.isEmpty {
                 outcomes += try InvalidSampleError.offset(by: outcomes.count) { try save(batch.identified, as: caller) }
             }
+            if !batch.correlations.isEmpty {
+                outcomes += try InvalidSampleError.offset(by: outcomes.count) {
+                    try save(batch.correlations, as: caller)
+                }
+            }
             return outcomes
         }
     }

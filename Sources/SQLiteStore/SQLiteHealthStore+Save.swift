@@ -142,6 +142,11 @@ extension SQLiteHealthStore {
             if !batch.identified.isEmpty {
                 outcomes += try InvalidSampleError.offset(by: outcomes.count) { try save(batch.identified, as: caller) }
             }
+            if !batch.correlations.isEmpty {
+                outcomes += try InvalidSampleError.offset(by: outcomes.count) {
+                    try save(batch.correlations, as: caller)
+                }
+            }
             return outcomes
         }
     }

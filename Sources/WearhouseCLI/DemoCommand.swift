@@ -7,7 +7,8 @@ import Health
 import SQLiteStore
 
 /// `wearhouse demo`: the whole gateway against simulated sensors, with nothing faked above bluetoothd: a private
-/// dbus-daemon, FakeBlueZ with two chest straps, a wrist monitor and a footpod worn by two people, the real
+/// dbus-daemon, FakeBlueZ with two chest straps, a wrist monitor and a footpod worn by two people, a bathroom
+/// scale they share and a blood pressure cuff, the real
 /// `wearhouse pair` for each (one strap needs pairing, two sensors are found by discovery), the real `wearhouse
 /// run` for a while, stopped with SIGTERM; then what the store holds, checked against what the sensors sent.
 struct DemoCommand: Command {
@@ -46,6 +47,12 @@ struct DemoCommand: Command {
         var label: String
     }
 
+    /// The health devices' clocks: local wall time now (the service reads their time stamps in the system's zone).
+    static let deviceClock = Int64(Date().timeIntervalSince1970) + Int64(TimeZone.current.secondsFromGMT())
+
+    static let scale = "C0:FF:EE:00:00:05"
+    static let cuff = "C0:FF:EE:00:00:06"
+
     static let scenario = FakeBlueZScenario(
         adapterName: "demo",
         peripherals: [
@@ -56,6 +63,10 @@ struct DemoCommand: Command {
                 faults: .init(requiresPairing: true)),
             .init(kind: .wristMonitor, address: "C0:FF:EE:00:00:03", name: "Verity", seed: 13),
             .init(kind: .footpod, address: "C0:FF:EE:00:00:04", name: "Stride", seed: 14),
+            .init(
+                kind: .bathroomScale, address: scale, name: "Scale", seed: 15, summaryInterval: 5,
+                clockStart: deviceClock),
+            .init(kind: .bloodPressureCuff, address: cuff, name: "Cuff", seed: 16, clockStart: deviceClock),
         ])
 
     static let wearers = [
@@ -63,6 +74,8 @@ struct DemoCommand: Command {
         Wearer(address: "C0:FF:EE:00:00:02", subject: "bob", location: nil, label: "Bob's strap"),
         Wearer(address: "C0:FF:EE:00:00:03", subject: "bob", location: "wrist", label: "Bob's watch"),
         Wearer(address: "C0:FF:EE:00:00:04", subject: "alice", location: "in-shoe", label: "Alice's footpod"),
+        Wearer(address: scale, subject: "1=alice,2=bob", location: nil, label: "Family scale"),
+        Wearer(address: cuff, subject: "alice", location: nil, label: "Alice's cuff"),
     ]
 
     func run(_ options: Options, console: Console) async -> ExitCode {
@@ -83,7 +96,7 @@ struct DemoCommand: Command {
         let configPath = folder + "/wearhouse.conf"
         let say = { (text: String) in console.out("\n\u{1B}[1m\(text)\u{1B}[0m\n") }
 
-        say("1. A private D-Bus and a fake bluetoothd with four simulated sensors")
+        say("1. A private D-Bus and a fake bluetoothd with six simulated sensors")
         let daemon: PrivateDBusDaemon
         do {
             daemon = try await PrivateDBusDaemon.start()
@@ -192,8 +205,8 @@ struct DemoCommand: Command {
     private func summarize(store: SQLiteHealthStore, fake: FakeBlueZ, console: Console) async throws -> [String] {
         var problems: [String] = []
         let statuses = Dictionary(try await store.sensorStatuses().map { ($0.address, $0) }, uniquingKeysWith: { $1 })
-        for subject in ["alice", "bob"] {
-            console.out("\(subject):\n")
+        for subject in ["alice", "bob", "1=alice,2=bob"] {
+            console.out(subject.contains("=") ? "shared (user 1 alice, user 2 bob):\n" : "\(subject):\n")
             for wearer in Self.wearers where wearer.subject == subject {
                 let sent = await fake.deliveredNotifications(of: wearer.address)
                 var lines: [String] = []
@@ -255,9 +268,68 @@ struct DemoCommand: Command {
                         problems.append("\(wearer.address): stored distance or speeds differ from what was sent")
                     }
                 }
+                problems += try await healthDeviceLines(wearer, sent: sent, store: store, into: &lines)
                 let state = statuses[wearer.address].map { "\($0.state), \($0.reconnects) reconnects" } ?? "-"
                 console.out("  \(wearer.label) \(wearer.address) [\(state)]\n")
                 for line in lines { console.out("    \(line)\n") }
+            }
+        }
+        return problems
+    }
+
+    /// The scale's weights and the cuff's blood pressures: each distinct reading sent is stored once, on its
+    /// user's subject; returns where that does not hold.
+    private func healthDeviceLines(
+        _ wearer: Wearer, sent: [PeripheralEmission], store: SQLiteHealthStore, into lines: inout [String]
+    ) async throws -> [String] {
+        var problems: [String] = []
+        var distinct: [[UInt8]] = []
+        for emission in sent where emission.characteristic == .weightMeasurement && !distinct.contains(emission.value) {
+            distinct.append(emission.value)
+        }
+        let weights = distinct.compactMap { try? WeightMeasurement(decoding: $0) }
+        if !weights.isEmpty {
+            let stored = try await store.samples(
+                SampleQuery(type: .bodyMass, devices: [wearer.address], limit: 5000), as: .owner
+            ).samples
+            let byUser = weights.map { ($0.userID == 1 ? "alice" : "bob", $0.kilograms ?? 0) }
+            lines.append(
+                "weights "
+                    + stored.map { "\($0.subject ?? "-") " + String(format: "%.2f kg", $0.value) }.joined(
+                        separator: ", ") + " (sent \(weights.count), the last one again after each reconnect)")
+            let expected = byUser.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
+            let got = stored.map { ($0.subject ?? "-", $0.value) }.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
+            if expected.map({ $0.0 }) != got.map({ $0.0 })
+                || zip(expected, got).contains(where: { abs($0.1 - $1.1) > 1e-9 })
+            {
+                problems.append("\(wearer.address): stored weights differ from what the scale sent")
+            }
+        }
+        let results = sent.filter { $0.characteristic == .bloodPressureMeasurement }.compactMap {
+            try? BloodPressureMeasurement(decoding: $0.value)
+        }
+        let intermediates = sent.filter { $0.characteristic == .intermediateCuffPressure }.count
+        if !results.isEmpty || intermediates > 0 {
+            let stored = try await store.correlations(
+                SampleQuery(type: .bloodPressure, devices: [wearer.address]), as: .owner
+            ).correlations
+            let pressures = stored.map { correlation in
+                let systolic = correlation.objects(for: .bloodPressureSystolic).first?.value ?? 0
+                let diastolic = correlation.objects(for: .bloodPressureDiastolic).first?.value ?? 0
+                return String(format: "%.0f/%.0f mmHg", systolic, diastolic)
+            }
+            lines.append(
+                "blood pressure \(pressures.isEmpty ? "none yet" : pressures.joined(separator: ", "))"
+                    + " (sent \(results.count) result(s) after \(intermediates) cuff pressures, which are not stored)")
+            let expected = results.map { [$0.systolic.value ?? 0, $0.diastolic.value ?? 0] }
+            let got = stored.map {
+                [
+                    $0.objects(for: .bloodPressureSystolic).first?.value ?? 0,
+                    $0.objects(for: .bloodPressureDiastolic).first?.value ?? 0,
+                ]
+            }
+            if expected != got {
+                problems.append("\(wearer.address): stored blood pressures differ from what was sent")
             }
         }
         return problems

@@ -37,7 +37,10 @@ struct PeripheralHostCommand: Command {
     let syntax = CommandSyntax<Options>(options: [
         .text("adapter", value: "hciN", \.adapter, required: true, help: "The adapter to serve on (hci1)."),
         BluetoothOptions.bus(\.bus),
-        .choice("kind", \.kind, help: "The sensor, when no scenario is given."),
+        .choice(
+            "kind", value: "kind", \.kind,
+            help: "The sensor, when no scenario is given: "
+                + FakeBlueZScenario.Kind.allCases.map(\.rawValue).joined(separator: ", ") + "."),
         .text("scenario", value: "file", \.scenario, kind: .path, help: "A scenario file (fake-bluez's JSON)."),
         .integer("peripheral", in: 0...63, \.peripheral, help: "Which of the scenario's peripherals, from 0."),
         .integer("seed", in: 0...Int(Int32.max), \.seed, help: "The simulation's seed, when no scenario is given."),

@@ -171,7 +171,9 @@ struct ReplaySummary {
                 + "\(writer.rejected) rejected")
         lines.append(
             "Malformed values: \(counters.malformed); not measurements (ignored): \(counters.ignored); "
-                + "out of contact: \(counters.outOfContact)")
+                + "out of contact: \(counters.outOfContact)"
+                + (counters.unusable > 0
+                    ? "; health-device measurements with nothing to store: \(counters.unusable)" : ""))
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -181,7 +183,7 @@ struct ReplaySummary {
             "reads": counters.reads, "connectionEvents": counters.connectionEvents, "sensors": counters.sensors,
             "samples": counters.samplesByType, "inserted": writer.inserted, "duplicates": writer.duplicates,
             "conflicts": writer.conflicts, "rejected": writer.rejected, "malformed": counters.malformed,
-            "ignored": counters.ignored, "seconds": seconds,
+            "ignored": counters.ignored, "unusable": counters.unusable, "seconds": seconds,
         ]
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
         return String(decoding: data, as: UTF8.self) + "\n"

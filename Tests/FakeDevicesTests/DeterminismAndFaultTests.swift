@@ -12,6 +12,12 @@ import Testing
 
     static func run(_ script: PeripheralScript, to end: Duration, step: Duration? = nil) -> [PeripheralEmission] {
         var peripheral = script.makePeripheral()
+        // Connected and listening from the start (health devices send only then; the others ignore it).
+        peripheral.linkChanged(connected: true, at: .zero)
+        for characteristic in peripheral.services.flatMap(\.characteristics)
+        where !characteristic.properties.isDisjoint(with: [.notify, .indicate]) {
+            peripheral.subscribed(to: characteristic.uuid, at: .zero)
+        }
         var out: [PeripheralEmission] = []
         if let step {
             var time = Duration.zero

@@ -11,6 +11,12 @@ import Testing
         ("serial-number-string", 0x2A25), ("hardware-revision-string", 0x2A27),
         ("firmware-revision-string", 0x2A26), ("software-revision-string", 0x2A28), ("system-id", 0x2A23),
         ("pnp-id", 0x2A50), ("step-counter-activity-summary-data", 0x2B40), ("infinitime-step-count", nil),
+        ("date-time", 0x2A08), ("weight-measurement", 0x2A9D), ("weight-scale-feature", 0x2A9E),
+        ("body-composition-measurement", 0x2A9C), ("body-composition-feature", 0x2A9B),
+        ("blood-pressure-measurement", 0x2A35), ("intermediate-cuff-pressure", 0x2A36),
+        ("blood-pressure-feature", 0x2A49), ("temperature-measurement", 0x2A1C), ("temperature-type", 0x2A1D),
+        ("intermediate-temperature", 0x2A1E), ("measurement-interval", 0x2A21),
+        ("plx-spot-check-measurement", 0x2A5E), ("plx-continuous-measurement", 0x2A5F), ("plx-features", 0x2A60),
     ]
 
     @Test func catalogHoldsEveryCharacteristicOfTheReference() {
