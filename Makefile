@@ -21,7 +21,7 @@ DEB_PACKAGES := pkg-config libsqlite3-dev libsystemd-dev libpq-dev libudev-dev l
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-web test-fhir test-bleak test-bluez test-bluez-ci venv lint format fuzz fuzz-traces fuzz-smoke fuzz-build bench demo \
+.PHONY: all deps build test test-web test-fhir test-omh test-bleak test-bluez test-bluez-ci venv lint format fuzz fuzz-traces fuzz-smoke fuzz-build bench demo \
     install uninstall clean deb test-deb
 
 all: build
@@ -64,6 +64,7 @@ test: deps lint
 	$(SWIFT) test --skip-build $(TEST_BUILD) --parallel --skip '$(BLOCKING_SUITES)'
 	$(MAKE) --no-print-directory test-web
 	$(MAKE) --no-print-directory test-fhir
+	$(MAKE) --no-print-directory test-omh
 	$(MAKE) --no-print-directory test-bleak
 	$(MAKE) --no-print-directory test-bluez-ci
 
@@ -85,6 +86,16 @@ venv: deps $(VENV)/.selenium
 $(VENV)/.fhir: $(VENV)/.selenium
 	$(VENV)/bin/pip install -q 'fhir.resources==8.3.0'
 	@touch $@
+
+# `export --format ndjson` against the rules of the Open mHealth schemas it names (Tests/OpenMHealth/validate_export.py,
+# with the `jsonschema` package in .venv), and read back into an empty store: the same export. About 2 s.
+$(VENV)/.omh: $(VENV)/.selenium
+	$(VENV)/bin/pip install -q 'jsonschema==4.26.0' 'rfc3339-validator==0.1.4'
+	@touch $@
+
+test-omh: deps $(VENV)/.omh
+	$(SWIFT) build --product wearhouse $(TEST_BUILD)
+	$(VENV)/bin/python Tests/OpenMHealth/validate_export.py .build/debug/wearhouse
 
 test-fhir: deps $(VENV)/.fhir
 	$(SWIFT) build --product wearhouse $(TEST_BUILD)

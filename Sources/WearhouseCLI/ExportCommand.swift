@@ -321,29 +321,47 @@ struct ExportCommand: Command {
             Record(series), schema: ("wearhouse", "heartbeat-series", "1.0"), measure: Field("beats", beats))
     }
 
-    /// An Open mHealth data point for a quantity sample.
+    /// An Open mHealth data point for a quantity or category sample: in the Open mHealth schema of its type
+    /// (``OpenMHealthSchema``), else in wearhouse's own (`quantity: {value, unit}` in the canonical unit, or a
+    /// category's `category: {value, name}`). A value the schema writes scaled is also kept exactly under
+    /// `header.wearhouse.value`, for `import-samples`.
     static func openMHealth(_ sample: QuantitySample) -> [Field] {
+        let record = Record(sample)
+        var measures: [Field] = []
         if sample.type.kind == .category {
-            // A category sample: its integer and its name, no unit (`category: {value, name}`).
-            return openMHealth(
-                Record(sample), schema: ("wearhouse", sample.type.identifier, "1.0"),
-                measure: Field(
+            measures.append(
+                Field(
                     "category",
                     .object([
                         Field("value", .integer(Int64(sample.value))),
                         Field("name", .string(SamplesCommand.categoryName(sample))),
                     ])))
         }
-        let schema: (namespace: String, name: String, version: String, field: String, unit: String) =
-            switch sample.type.identifier {
-            case "heartRate": ("omh", "heart-rate", "2.0", "heart_rate", "beats/min")
-            case "stepCount": ("omh", "step-count", "3.0", "step_count", "steps")
-            default: ("wearhouse", sample.type.identifier, "1.0", "quantity", sample.type.canonicalUnit)
+        guard let schema = OpenMHealthSchema.of(sample) else {
+            if sample.type.kind != .category {
+                measures.append(
+                    Field(
+                        "quantity",
+                        .object([
+                            Field("value", .double(sample.value)), Field("unit", .string(sample.type.canonicalUnit)),
+                        ])))
             }
+            return openMHealth(
+                record, schema: ("wearhouse", sample.type.identifier, "1.0"), measures: measures, extra: nil)
+        }
+        measures.append(
+            Field(
+                schema.field,
+                .object([Field("value", .double(schema.measure(sample))), Field("unit", .string(schema.unit))])))
+        if sample.type == .bodyTemperature,
+            let location = OpenMHealthSchema.temperatureLocation(
+                sample.metadata[MetadataKey.bodyTemperatureSensorLocation])
+        {
+            measures.append(Field("measurement_location", .string(location)))
+        }
         return openMHealth(
-            Record(sample), schema: (schema.namespace, schema.name, schema.version),
-            measure: Field(
-                schema.field, .object([Field("value", .double(sample.value)), Field("unit", .string(schema.unit))])))
+            record, schema: ("omh", schema.name, schema.version), measures: measures,
+            extra: schema.scale == 1 ? nil : Field("value", .double(sample.value)))
     }
 
     /// An Open mHealth data point; wearhouse's own fields go under `header.wearhouse`.
@@ -383,7 +401,7 @@ struct ExportCommand: Command {
             Field(
                 "header",
                 .object([
-                    Field("uuid", .string(sample.id.uuidString.lowercased())),
+                    Field("id", .string(sample.id.uuidString.lowercased())),
                     Field(
                         "schema_id",
                         .object([

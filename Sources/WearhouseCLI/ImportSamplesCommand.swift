@@ -505,26 +505,34 @@ struct ImportSamplesCommand: Command {
         func set(_ key: String, _ value: JSONValue?) {
             if let value { flat.append(JSONField(key: key, value: value)) }
         }
-        var type =
-            extra.present("type")
-            ?? ["heart-rate": "heartRate", "step-count": "stepCount"][schema ?? ""].map {
-                .string($0)
-            }
-        set("uuid", header.present("uuid"))
+        let known = schema.flatMap(OpenMHealthSchema.named)
+        var type = extra.present("type") ?? known.map { .string($0.type) }
+        // `id` as the header's schema has it; `uuid` as wearhouse wrote it before.
+        set("uuid", header.present("id") ?? header.present("uuid"))
         set("source", header.present("acquisition_provenance")?.members?.present("source_name"))
         for key in ["source_version", "device", "subject", "metadata"] { set(key, extra.present(key)) }
         if let beats = body.present("beats") {
             set("beats", beats)
             if type == nil, schema == "heartbeat-series" { type = .string("heartbeatSeries") }
+        } else if let category = body.present("category")?.members {
+            set("value", category.present("value"))
+        } else if known?.type == "sleepAnalysis" {
+            set("value", .integer(1))  // a sleep duration from elsewhere: asleep, stage unknown
+        } else if let exact = extra.present("value") {
+            set("value", exact)  // wearhouse's own, in the canonical unit
         } else {
             guard
                 let quantity = body.first(where: {
                     $0.key != "effective_time_frame" && $0.value.members?.present("value") != nil
                 })?.value.members
             else { throw fail("body has no {\"value\", \"unit\"} measure") }
-            set("value", quantity.present("value"))
-            if let unit = quantity.present("unit")?.string {
-                set("unit", .string(["beats/min": "count/min", "steps": "count"][unit] ?? unit))
+            if let known, known.scale != 1, let value = quantity.present("value")?.number {
+                set("value", .double(value / known.scale))
+            } else {
+                set("value", quantity.present("value"))
+                if let unit = quantity.present("unit")?.string {
+                    set("unit", .string(OpenMHealthSchema.storeUnit(unit)))
+                }
             }
         }
         set("type", type)

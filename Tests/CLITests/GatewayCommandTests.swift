@@ -114,6 +114,9 @@ import Testing
             }
             #expect(streaming)
             try await Task.sleep(for: .seconds(3))
+            // What the fake delivered before the signal must all be stored; what it delivers while the service
+            // stops (longer on a loaded machine) may be, but nothing twice.
+            let sentBefore = await fake.deliveredNotifications(of: "C0:FF:EE:00:00:01").count
             kill(process.processIdentifier, SIGTERM)
             process.waitUntilExit()
             let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -124,8 +127,10 @@ import Testing
                 "samples", "--store", store, "--type", "heartRate", "--format", "json",
             ])
             let stored = samples.stdout.split(separator: "\n").count
-            #expect(sent >= 3)
-            #expect(stored == sent)
+            #expect(sentBefore >= 3)
+            #expect(
+                stored >= sentBefore && stored <= sent,
+                "stored \(stored), sent \(sentBefore) before SIGTERM, \(sent) in all")
             #expect(await !fake.isConnected("C0:FF:EE:00:00:01"))
         }
     }
