@@ -91,7 +91,8 @@ struct LineReader {
 final class ImportReader: @unchecked Sendable {
     static let batchLines = 10_000
     static let batchBytes = 8 << 20
-    /// Correlations and workouts are held until the samples are saved: at most this many in one file.
+    /// Workouts are held until the samples are saved (their samples may come anywhere in the file): at most this
+    /// many in one file.
     static let maximumObjects = 100_000
 
     private var lines: LineReader
@@ -101,11 +102,11 @@ final class ImportReader: @unchecked Sendable {
     /// The line numbers of the last batch's quantity samples and heartbeat series, in the batch's order.
     private var quantityLines: [Int] = []
     private var seriesLines: [Int] = []
-    /// And of its samples that keep their own ids (``SampleBatch/identified``).
+    /// And of its samples that keep their own ids (``SampleBatch/identified``) and its correlations.
     private var identifiedLines: [Int] = []
+    private var correlationLines: [Int] = []
     private var shownPercent = -1
-    /// The file's correlations and workouts (with the ids of their samples), saved after its samples.
-    private(set) var correlations: [Correlation] = []
+    /// The file's workouts (with the ids of their samples), saved after its samples.
     private(set) var workouts: [(workout: Workout, samples: [UUID])] = []
 
     init(lines: LineReader, defaultSource: String, size: Int64, progress: (@Sendable (Double) -> Void)?) {
@@ -121,11 +122,14 @@ final class ImportReader: @unchecked Sendable {
         quantityLines.removeAll(keepingCapacity: true)
         seriesLines.removeAll(keepingCapacity: true)
         identifiedLines.removeAll(keepingCapacity: true)
+        correlationLines.removeAll(keepingCapacity: true)
         var samples: [QuantitySample] = []
         var series: [HeartbeatSeriesSample] = []
         var identified: [QuantitySample] = []
+        var correlations: [Correlation] = []
         var bytes = 0
-        while quantityLines.count + seriesLines.count + identifiedLines.count < Self.batchLines,
+        while quantityLines.count + seriesLines.count + identifiedLines.count + correlationLines.count
+            < Self.batchLines,
             bytes < Self.batchBytes,
             let line = try lines.next()
         {
@@ -143,8 +147,8 @@ final class ImportReader: @unchecked Sendable {
                     series.append(one)
                     seriesLines.append(lines.lineNumber)
                 case .correlation(let correlation):
-                    try holdOneMoreObject()
                     correlations.append(correlation)
+                    correlationLines.append(lines.lineNumber)
                 case .workout(let workout, let ids):
                     try holdOneMoreObject()
                     workouts.append((workout, ids))
@@ -160,28 +164,28 @@ final class ImportReader: @unchecked Sendable {
                 progress(Double(percent) / 100)
             }
         }
-        guard !samples.isEmpty || !series.isEmpty || !identified.isEmpty else { return nil }
         var batch = SampleBatch(samples, heartbeats: series)
         batch.identified = identified
-        return batch
+        batch.correlations = correlations
+        return batch.isEmpty ? nil : batch
     }
 
     private func holdOneMoreObject() throws(ImportSamplesCommand.LineError) {
-        guard correlations.count + workouts.count < Self.maximumObjects else {
+        guard workouts.count < Self.maximumObjects else {
             throw ImportSamplesCommand.LineError(
-                line: lines.lineNumber,
-                message: "more than \(Self.maximumObjects) correlations and workouts in one file; split it")
+                line: lines.lineNumber, message: "more than \(Self.maximumObjects) workouts in one file; split it")
         }
     }
 
     /// The line number of the sample at `index` of the last batch (``SampleBatch/samples``, its heartbeat series,
-    /// then its ``SampleBatch/identified`` samples), for the store's ``InvalidSampleError``.
+    /// its ``SampleBatch/identified`` samples, then its correlations), for the store's ``InvalidSampleError``.
     func line(ofBatchIndex index: Int) -> Int {
-        if quantityLines.indices.contains(index) { return quantityLines[index] }
-        let series = index - quantityLines.count
-        if seriesLines.indices.contains(series) { return seriesLines[series] }
-        let identified = series - seriesLines.count
-        return identifiedLines.indices.contains(identified) ? identifiedLines[identified] : lines.lineNumber
+        var position = index
+        for numbers in [quantityLines, seriesLines, identifiedLines, correlationLines] {
+            if numbers.indices.contains(position) { return numbers[position] }
+            position -= numbers.count
+        }
+        return lines.lineNumber
     }
 
     /// The line without spaces, tabs and carriage returns around it; `nil` when that leaves nothing or a comment.

@@ -30,9 +30,9 @@ struct ImportSamplesCommand: Command {
 
         The file is read and saved in batches of at most \(ImportReader.batchLines) lines, so memory stays flat
         whatever its size, and all the batches go into one store transaction: a bad line, a refused sample, an
-        error or the process being killed leaves the store as it was (nothing of the file is stored). Correlations
-        and workouts (at most \(ImportReader.maximumObjects) a file, held until the samples are in) are saved after
-        the samples, in one more transaction each. A progress bar shows on a terminal when the file is a regular
+        error or the process being killed leaves the store as it was (nothing of the file is stored); a correlation
+        goes in with its batch. Workouts (at most \(ImportReader.maximumObjects) a file, held until the samples are
+        in) are saved after the samples, in one more transaction. A progress bar shows on a terminal when the file is a regular
         file.
 
         An Apple Health export (export.zip from the Health app, read in place, or the unpacked export.xml; found
@@ -87,10 +87,8 @@ struct ImportSamplesCommand: Command {
             let store = try StoreLocation.open(store: options.store, mustExist: false)
             var counts = try await store.saveAll(as: .owner) { try reader.next() }
             bar?.end()
-            // Correlations (with their members) and workouts after the samples, each kind in one transaction,
-            // then the workouts' samples.
+            // Workouts after the samples (theirs may be anywhere in the file), then the workouts' samples.
             var outcomes: [WriteOutcome] = []
-            if !reader.correlations.isEmpty { outcomes += try await store.save(reader.correlations, as: .owner) }
             if !reader.workouts.isEmpty { outcomes += try await store.save(reader.workouts.map(\.workout), as: .owner) }
             for (workout, ids) in reader.workouts where !ids.isEmpty {
                 _ = try await store.add(ids, to: workout.id, as: .owner)

@@ -3,16 +3,22 @@ import TestSupport
 import Testing
 
 /// SIGKILL while `wearhouse import-samples` saves batches that mix every kind a file can hold (heart rates the
-/// SQLite engine keeps in chunks, steps kept as rows, sleep stages, a heartbeat series), on SQLite and on
-/// PostgreSQL: after the kills, `store check` passes and every batch is there whole, all its kinds, or not at all.
+/// SQLite engine keeps in chunks, steps kept as rows, sleep stages, a heartbeat series, a blood pressure
+/// correlation with its two members), on SQLite and on PostgreSQL: after the kills, `store check` passes and every
+/// batch is there whole, all its kinds, or not at all; a correlation is never there without its members, or they
+/// without it.
 @Suite struct MixedBatchCrashTests {
     enum Engine: String, CaseIterable, CustomTestStringConvertible {
         case sqlite, postgresql
         var testDescription: String { rawValue }
     }
 
-    /// A batch's samples: 240 heart rates, 24 steps, 4 sleep stages and 1 heartbeat series, in its own hour.
-    static let counts = ["heartRate": 240, "stepCount": 24, "sleepAnalysis": 4, "heartbeatSeries": 1]
+    /// A batch's samples: 240 heart rates, 24 steps, 4 sleep stages, 1 heartbeat series and 1 blood pressure (a
+    /// systolic and a diastolic member), in its own hour.
+    static let counts = [
+        "heartRate": 240, "stepCount": 24, "sleepAnalysis": 4, "heartbeatSeries": 1, "bloodPressure": 1,
+        "bloodPressureSystolic": 1, "bloodPressureDiastolic": 1,
+    ]
     static let base = 1_735_689_600  // 2025-01-01T00:00:00Z
 
     static func lines(batch: Int) -> [String] {
@@ -34,6 +40,14 @@ import Testing
                     + "\"end\":\"\(isoUTC(hour + stage * 900 + 900))\",\"value\":\(value),\"source\":\"com.example.ring\"}"
             )
         }
+        let pressure = { (type: String, value: Int) in
+            "{\"type\":\"\(type)\",\"start\":\"\(isoUTC(hour + 1_800))\",\"value\":\(value),\"unit\":\"mmHg\","
+                + "\"source\":\"com.example.cuff\"}"
+        }
+        lines.append(
+            "{\"type\":\"bloodPressure\",\"start\":\"\(isoUTC(hour + 1_800))\",\"source\":\"com.example.cuff\","
+                + "\"objects\":[\(pressure("bloodPressureSystolic", 120 + batch)),\(pressure("bloodPressureDiastolic", 80))]}"
+        )
         let beats = (0..<60).map { "{\"offset_ms\":\(($0 + 1) * 1_000),\"rr_ms\":1000,\"gap\":false}" }
         lines.append(
             "{\"type\":\"heartbeatSeries\",\"start\":\"\(isoUTC(hour))\",\"end\":\"\(isoUTC(hour + 61))\","
@@ -93,7 +107,7 @@ import Testing
         #expect(check.status == 0, "\(check.stdout) \(check.stderr)")
         if engine == .sqlite { #expect(try WearhouseRunner.json(check.stdout)["integrity"] as? [String] == ["ok"]) }
 
-        // Which batches each type holds, and how many samples of each: a batch is all four kinds in full, or none.
+        // Which batches each type holds, and how many samples of each: a batch is all its kinds in full, or none.
         var present: [String: [Int: Int]] = [:]
         for type in Self.counts.keys {
             let listing = try WearhouseRunner.run([
