@@ -5,7 +5,8 @@ import Support
 import TestSupport
 import Testing
 
-/// Random mixes of every kind the store keeps (quantity and category samples, heartbeat series, characteristics),
+/// Random mixes of every kind the store keeps (quantity and category samples, heartbeat series, characteristics,
+/// blood pressure correlations, workouts with events and associated samples),
 /// saved by the owner and by apps, queried with random predicates and sort orders, merged under random priorities
 /// and deleted, give the same answers on SQLite and PostgreSQL, step by step. Seeded: the seed is printed, and
 /// `WEARHOUSE_PROPERTY_SEED=<n>` runs that one again.
@@ -26,6 +27,11 @@ import Testing
     enum Step: CustomStringConvertible {
         case save([QuantitySample], Caller)
         case saveSeries([HeartbeatSeriesSample])
+        case saveCorrelations([Correlation], Caller)
+        case saveWorkouts([Workout], Caller)
+        case addToWorkout([UUID], UUID, Caller)
+        case queryObjects(SampleQuery, Caller)
+        case workoutSamples(UUID, Caller)
         case query(SampleQuery, Caller)
         case querySeries(SampleQuery)
         case statistics(StatisticsQuery, Caller)
@@ -39,6 +45,11 @@ import Testing
             switch self {
             case .save(let samples, let caller): "save \(samples.count) as \(caller)"
             case .saveSeries(let series): "save \(series.count) series"
+            case .saveCorrelations(let correlations, let caller): "save \(correlations.count) correlations as \(caller)"
+            case .saveWorkouts(let workouts, let caller): "save \(workouts.count) workouts as \(caller)"
+            case .addToWorkout(let ids, let workout, let caller): "add \(ids.count) to \(workout) as \(caller)"
+            case .queryObjects(let query, let caller): "query objects \(query) as \(caller)"
+            case .workoutSamples(let workout, let caller): "samples of \(workout) as \(caller)"
             case .query(let query, let caller): "query \(query) as \(caller)"
             case .querySeries(let query): "query series \(query)"
             case .statistics(let query, let caller): "statistics \(query.type) \(query.buckets.count) as \(caller)"
@@ -101,6 +112,31 @@ import Testing
             beats: beats, source: sources[0], device: pick(devices, &random), subject: pick(subjects, &random))
     }
 
+    /// A blood pressure at a random minute; sometimes with a diastolic above its systolic or out of range.
+    static func correlation(_ random: inout SplitMix64, source: Source) -> Correlation {
+        let time = Instant(seconds: day0 + Int64(random.next() % 2_880) * 60)
+        let systolic = Double(90 + random.next() % 60)
+        let diastolic = random.next() % 30 == 0 ? 400 : Double(50 + random.next() % 40)
+        return Correlation.bloodPressure(
+            systolic: systolic, diastolic: diastolic, at: time, source: source, device: pick(devices, &random),
+            subject: pick(subjects, &random))
+    }
+
+    /// A workout of up to two hours with a few events inside it and totals or not.
+    static func workout(_ random: inout SplitMix64, source: Source) -> Workout {
+        let start = day0 + Int64(random.next() % 2_880) * 60
+        let end = start + Int64(10 + random.next() % 110) * 60
+        let events = (0..<Int(random.next() % 4)).map { index in
+            WorkoutEvent(
+                pick([.pause, .resume, .lap, .marker], &random), start: Instant(seconds: start + Int64(index + 1) * 60))
+        }
+        return Workout(
+            activityType: pick([.running, .walking, .cycling, .swimming], &random), start: Instant(seconds: start),
+            end: Instant(seconds: end), totalEnergyBurned: random.next() % 2 == 0 ? nil : Double(random.next() % 900),
+            totalDistance: random.next() % 2 == 0 ? nil : Double(random.next() % 20_000), events: events,
+            source: source, device: pick(devices, &random), subject: pick(subjects, &random))
+    }
+
     static func caller(_ random: inout SplitMix64) -> Caller {
         random.next() % 3 == 0 ? .owner : .app(pick(apps, &random))
     }
@@ -126,8 +162,9 @@ import Testing
         var random = SplitMix64(seed: seed)
         var steps: [Step] = []
         var ids: [UUID] = []
+        var workouts: [UUID] = []
         for _ in 0..<count {
-            switch random.next() % 12 {
+            switch random.next() % 15 {
             case 0, 1, 2:
                 let caller = caller(&random)
                 let source: Source =
@@ -180,12 +217,37 @@ import Testing
                     }
                 steps.append(.characteristic(type, value, pick(subjects, &random)))
                 steps.append(.readCharacteristics(pick(subjects, &random), caller(&random)))
+            case 11:
+                let caller = caller(&random)
+                let source: Source =
+                    if case .app(let app) = caller { Source(identifier: app) } else { pick(sources, &random) }
+                if random.next() % 2 == 0 {
+                    let batch = (0..<(1 + Int(random.next() % 4))).map { _ in correlation(&random, source: source) }
+                    ids += batch.map(\.id) + batch.flatMap { $0.objects.map(\.id) }
+                    steps.append(.saveCorrelations(batch, caller))
+                } else {
+                    let batch = (0..<(1 + Int(random.next() % 3))).map { _ in workout(&random, source: source) }
+                    ids += batch.map(\.id)
+                    workouts += batch.map(\.id)
+                    steps.append(.saveWorkouts(batch, caller))
+                }
+            case 12:
+                guard !workouts.isEmpty, !ids.isEmpty else { continue }
+                // Mostly the owner, who may add to any workout, and few ids, so that most of them name a sample.
+                let chosen = (0..<(1 + Int(random.next() % 2))).map { _ in pick(ids, &random) }
+                let adder: Caller = random.next() % 3 == 0 ? caller(&random) : .owner
+                let target = pick(workouts, &random)
+                steps.append(.addToWorkout(chosen, target, adder))
+                steps.append(.workoutSamples(target, caller(&random)))
+            case 13:
+                steps.append(.queryObjects(query(pick([.bloodPressure, .workout], &random), &random), caller(&random)))
             case 10:
                 guard !ids.isEmpty else { continue }
                 let chosen = (0..<(1 + Int(random.next() % 8))).map { _ in pick(ids, &random) }
                 steps.append(.delete(chosen, caller(&random)))
             default:
-                steps.append(.changes(pick(types + [.heartbeatSeries], &random), caller(&random)))
+                let kinds = types + [.heartbeatSeries, .bloodPressure, .workout, .bloodPressureSystolic]
+                steps.append(.changes(pick(kinds, &random), caller(&random)))
             }
         }
         return steps
@@ -199,6 +261,30 @@ import Testing
                 return "\(try await store.save(samples, as: caller))"
             case .saveSeries(let series):
                 return "\(try await store.save(series, as: .owner))"
+            case .saveCorrelations(let correlations, let caller):
+                return "\(try await store.save(correlations, as: caller))"
+            case .saveWorkouts(let workouts, let caller):
+                return "\(try await store.save(workouts, as: caller))"
+            case .addToWorkout(let ids, let workout, let caller):
+                return "\(try await store.add(ids, to: workout, as: caller))"
+            case .workoutSamples(let workout, let caller):
+                let found = try await store.workoutSampleIDs(workout, as: caller)
+                return "\(found.sorted { $0.key < $1.key }.map { ($0.key, $0.value.map(\.uuidString).sorted()) })"
+            case .queryObjects(let query, let caller):
+                var query = query
+                var pages: [String] = []
+                repeat {
+                    if query.type == .workout {
+                        let page = try await store.workouts(query, as: caller)
+                        pages.append("\(page.workouts)")
+                        query.cursor = page.next
+                    } else {
+                        let page = try await store.correlations(query, as: caller)
+                        pages.append("\(page.correlations)")
+                        query.cursor = page.next
+                    }
+                } while query.cursor != nil && pages.count < 500
+                return "\(pages)"
             case .query(let query, let caller):
                 var query = query
                 var pages: [[QuantitySample]] = []
@@ -234,7 +320,9 @@ import Testing
                 // The samples of one batch may come in another order; the set and the deletions must agree.
                 let added = changes.added.sorted { $0.id.uuidString < $1.id.uuidString }
                 let series = changes.heartbeatSeries.sorted { $0.id.uuidString < $1.id.uuidString }
-                return "\(added) \(series) \(changes.deleted) \(changes.hasMore)"
+                let correlations = changes.correlations.sorted { $0.id.uuidString < $1.id.uuidString }
+                let workouts = changes.workouts.sorted { $0.id.uuidString < $1.id.uuidString }
+                return "\(added) \(series) \(correlations) \(workouts) \(changes.deleted) \(changes.hasMore)"
             }
         } catch {
             return "error \(type(of: error))"
@@ -271,7 +359,10 @@ import Testing
                     app: app,
                     Self.types.map {
                         TypeAuthorization(type: $0.identifier, read: reads && $0 != .heartRate, share: $0 != .bodyMass)
-                    } + [TypeAuthorization(type: "dateOfBirth", read: reads, share: false)])
+                    } + [TypeAuthorization(type: "dateOfBirth", read: reads, share: false)]
+                        + ["bloodPressureSystolic", "bloodPressureDiastolic", "workout"].map {
+                            TypeAuthorization(type: $0, read: reads, share: app == Self.apps[1] || $0 == "workout")
+                        })
             }
         }
         var answered = 0
