@@ -103,6 +103,16 @@ final class SQLiteConnection {
     /// How long a statement waits for another connection's lock (`sqlite3_busy_timeout`).
     static let busyTimeoutMilliseconds: Int32 = 5_000
 
+    /// Runs `body` with `synchronous=NORMAL` (in WAL mode: its commits survive a crash of the process, and a power
+    /// cut may lose the last of them), then restores the connection's own setting.
+    func withoutSync<Result>(_ body: () throws -> Result) throws -> Result {
+        let previous = try scalarInt("PRAGMA synchronous") ?? 2
+        guard previous > 1 else { return try body() }
+        try execute("PRAGMA synchronous = NORMAL")
+        defer { try? execute("PRAGMA synchronous = \(previous)") }
+        return try body()
+    }
+
     /// Runs `body` in a transaction (`BEGIN IMMEDIATE`, so a writer never fails late on a lock upgrade);
     /// commits when it returns, rolls back when it throws.
     ///

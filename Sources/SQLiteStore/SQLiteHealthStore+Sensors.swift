@@ -86,29 +86,29 @@ extension SQLiteHealthStore: SensorRegistry {
         guard !statuses.isEmpty else { return }
         let addresses = try statuses.map { try SensorRegistryColumns.address($0.address) }
         // Statuses are volatile: commit without an fsync (see the type's discussion), then restore.
-        let previous = try accessLogConnection.scalarInt("PRAGMA synchronous") ?? 2
-        try accessLogConnection.execute("PRAGMA synchronous = NORMAL")
-        defer { try? sideConnection?.execute("PRAGMA synchronous = \(previous)") }
-        try accessLogConnection.transaction {
-            let upsert = try accessLogConnection.cached(
-                """
-                INSERT OR REPLACE INTO sensor_status (address, state, battery, last_sample_ms, notifications, samples,
-                    malformed, dropped, reconnects, updated_ms)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-                """)
-            for (status, address) in zip(statuses, addresses) {
-                upsert.reset()
-                try upsert.bind(1, address)
-                try upsert.bind(2, status.state)
-                try upsert.bind(3, status.batteryPercent.map(Int64.init))
-                try upsert.bind(4, status.lastSampleAt?.milliseconds)
-                try upsert.bind(5, status.notifications)
-                try upsert.bind(6, status.samples)
-                try upsert.bind(7, status.malformed)
-                try upsert.bind(8, status.dropped)
-                try upsert.bind(9, status.reconnects)
-                try upsert.bind(10, status.updatedAt.milliseconds)
-                try upsert.step()
+        let side = try accessLogConnection
+        try side.withoutSync {
+            try side.transaction {
+                let upsert = try side.cached(
+                    """
+                    INSERT OR REPLACE INTO sensor_status (address, state, battery, last_sample_ms, notifications, samples,
+                        malformed, dropped, reconnects, updated_ms)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                    """)
+                for (status, address) in zip(statuses, addresses) {
+                    upsert.reset()
+                    try upsert.bind(1, address)
+                    try upsert.bind(2, status.state)
+                    try upsert.bind(3, status.batteryPercent.map(Int64.init))
+                    try upsert.bind(4, status.lastSampleAt?.milliseconds)
+                    try upsert.bind(5, status.notifications)
+                    try upsert.bind(6, status.samples)
+                    try upsert.bind(7, status.malformed)
+                    try upsert.bind(8, status.dropped)
+                    try upsert.bind(9, status.reconnects)
+                    try upsert.bind(10, status.updatedAt.milliseconds)
+                    try upsert.step()
+                }
             }
         }
     }

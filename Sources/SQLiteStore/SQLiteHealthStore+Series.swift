@@ -344,13 +344,17 @@ extension SQLiteHealthStore {
         let statement = try conditions.prepare(
             """
             SELECT c.start_ms, c.end_ms, c.start_offset_s, c.metadata, c.data, so.identifier, so.version, c.device_id,
-                d.name, d.manufacturer, d.model, d.hardware, d.firmware, d.software, d.serial, d.local_id, sj.name, d.key
+                d.name, d.manufacturer, d.model, d.hardware, d.firmware, d.software, d.serial, d.local_id, sj.name, d.key,
+                (SELECT value FROM counters WHERE name = 'chunk_span')
             FROM series_chunks c
             JOIN sources so ON so.id = c.source_id
             LEFT JOIN devices d ON d.id = c.device_id
             LEFT JOIN subjects sj ON sj.id = c.subject_id
             WHERE \(conditions.sql)
-            """ + (ascending ? " ORDER BY c.start_ms ASC" : " ORDER BY c.end_ms DESC"), on: connection)
+            """
+                // By start either way, so that the (type, start) index gives the order: sorting by end made SQLite
+                // sort every chunk of the range, its data included, through temporary files.
+                + (ascending ? " ORDER BY c.start_ms ASC" : " ORDER BY c.start_ms DESC"), on: connection)
 
         var rows: [Row] = []
         while try statement.step() {
@@ -359,10 +363,16 @@ extension SQLiteHealthStore {
                 rows.sort { Self.precedes($0.sample, $1.sample, order) }
                 rows.removeLast(rows.count - limit)
                 let last = rows[limit - 1].sample
-                // Chunks come by start (by end when descending): every sample of a chunk starting after the
-                // boundary (ending before it) comes after the last one kept, whichever key leads.
+                // Chunks come by start: every sample of a chunk starting after the boundary comes after the last
+                // one kept, whichever key leads; descending, every sample of this chunk and of those after it ends
+                // before the boundary once this chunk's start plus the longest span a chunk has is before it.
                 let boundary = order.leadingValue(start: last.start, end: last.end).milliseconds
-                if ascending ? statement.int64(0) > boundary : statement.int64(1) < boundary { break }
+                let start = statement.int64(0)
+                if ascending
+                    ? start > boundary : start.addingReportingOverflow(statement.int64(18)).partialValue < boundary
+                {
+                    break
+                }
             }
             let device = statement.int64(7) == 0 ? nil : Self.readDevice(statement, from: 8)
             let version = statement.text(6) ?? ""
