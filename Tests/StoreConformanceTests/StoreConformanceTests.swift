@@ -340,6 +340,21 @@ import Testing
                 #expect(a.discrete?.timeWeightedAverage == nil)
             }
         }
+        // Filtered by source and by device, the rollups agree with the sweep too.
+        let devices = try await store.statistics(
+            StatisticsQuery(type: .heartRate, buckets: buckets, separateBySource: true, exact: true), as: .owner
+        ).compactMap { $0.provenance?.device }
+        #expect(Set(devices).count == 2)
+        for (sources, devices) in [(["app"], nil), (nil, [devices.sorted()[0]]), (["app", "nobody"], [String]?.none)] {
+            let fast = try await store.statistics(
+                StatisticsQuery(type: .heartRate, buckets: buckets, sources: sources, devices: devices), as: .owner)
+            let exact = try await store.statistics(
+                StatisticsQuery(
+                    type: .heartRate, buckets: buckets, sources: sources, devices: devices, exact: true), as: .owner)
+            #expect(fast.map { $0.discrete?.count } == exact.map { $0.discrete?.count })
+            #expect(fast.map { $0.discrete?.maximum } == exact.map { $0.discrete?.maximum })
+            #expect(fast.contains { ($0.discrete?.count ?? 0) > 0 })
+        }
         let total = try await store.statistics(StatisticsQuery(type: .heartRate, buckets: buckets), as: .owner)
         let counted = total.map { $0.discrete?.count ?? 0 }.reduce(0, +)
         #expect(counted == 2 * minutes + 50 - 3)
