@@ -112,4 +112,40 @@ import Testing
             }
         }
     }
+
+    @Test func aRestartedServiceAsksForTheRecordsAfterTheHighestOneInTheStore() async throws {
+        let scenario = FakeBlueZScenario(peripherals: [
+            .init(kind: .glucoseMeter, address: Self.meter, seed: 5, known: true, paired: true, measurementCount: 500)
+        ])
+        try await GatewayFixture.run(scenario, enrol: [(Self.meter, "dana")], start: false) { fixture in
+            // What an earlier run of the service stored: records 1-300, out of order.
+            let records = GlucoseMeter(script: scenario.peripherals[0].script).records
+            let earlier = try records.prefix(300).reversed().map { record in
+                let at = try Self.instant(record.measurement.userFacingTime)
+                return QuantitySample(
+                    type: .bloodGlucose, start: at, end: at, value: record.milligramsPerDeciliter,
+                    source: Source(identifier: "wearhouse", version: "test"),
+                    device: Device(name: "Fake Glucose Meter", localIdentifier: Self.meter), subject: "dana",
+                    metadata: ["glucoseSequenceNumber": .integer(Int64(record.sequence))])
+            }
+            _ = try await fixture.store.save(Array(earlier), as: .owner)
+            await fixture.start()
+            try await fixture.waitUntilStreaming([Self.meter])
+            try await fixture.waitUntil("the transfer") {
+                await fixture.advance(by: .milliseconds(100))
+                return try await Self.transfers(fixture).first?.response == .success
+            }
+            await fixture.stop()
+            let transfers = try await Self.transfers(fixture)
+            #expect(transfers.first?.request == .reportRecords(from: 301))
+            #expect(transfers.first?.sequenceNumbers == Array(301...500))
+            let samples = try await fixture.quantities(.bloodGlucose)
+            #expect(samples.count == 500)
+            let sequences = samples.compactMap { sample -> Int64? in
+                guard case .integer(let sequence) = sample.metadata["glucoseSequenceNumber"] else { return nil }
+                return sequence
+            }
+            #expect(sequences.sorted() == Array(1...500))
+        }
+    }
 }
