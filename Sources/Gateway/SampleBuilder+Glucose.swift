@@ -7,7 +7,7 @@ internal import Health
 /// read in the sensor context's zone as the other health devices' stamps are (``measurementTime(_:receivedAt:)``).
 ///
 /// Metadata: `glucoseSequenceNumber` (the meter's record number, which tells the gateway where the next transfer
-/// starts: ``GlucoseTransfer``), `glucoseSampleType` and `glucoseSampleLocation` (the names in ``GlucoseConcentration``),
+/// starts: `GatewayService+Glucose.swift`), `glucoseSampleType` and `glucoseSampleLocation` (the names in ``GlucoseConcentration``),
 /// `glucoseSensorStatus` (the names of the annunciation bits set, comma-separated), and from the Glucose
 /// Measurement Context with the same sequence number: `bloodGlucoseMealTime` (HealthKit's 1 preprandial,
 /// 2 postprandial), `glucoseMeal` (every meal value by name: fasting, casual and bedtime have no HealthKit
@@ -22,7 +22,8 @@ internal import Health
 ///
 /// Not stored (counted in ``Counters/unusable``): no concentration or a special value, a control solution, and a
 /// result whose sensor status says the meter could not measure it (bits 1-10; a low battery or a time fault alone
-/// does not discard the number).
+/// does not discard the number). Such a record still counts as handled for ``highestGlucoseSequence``; after a
+/// restart it is asked for again (the store does not hold it) and counted again, which changes nothing stored.
 extension SampleBuilder {
     /// What the builder keeps about a meter between notifications.
     struct GlucoseState: Sendable {

@@ -50,6 +50,7 @@ import Testing
     }
 
     @Test func timeOffsetCarriesAcrossDaysAndYears() {
+        // DecodingPolicy.glucoseTimeOffset.
         let stamp = DateTime(year: 2026, month: 12, day: 31, hours: 23, minutes: 50)
         let late = GlucoseMeasurement(sequenceNumber: 1, baseTime: stamp, timeOffset: 20)
         #expect(late.userFacingTime == DateTime(year: 2027, month: 1, day: 1, hours: 0, minutes: 10))
@@ -190,7 +191,8 @@ import Testing
     }
 
     @Test func unknownOperandsAreKept() throws {
-        // A filter type this layout does not define, and a reserved op code with bytes after it.
+        // DecodingPolicy.racpOperands: a filter type this layout does not define, and a reserved op code with bytes
+        // after it.
         let filter = try RecordAccessControlPoint(decoding: h("01 03 07 aa bb"))
         #expect(filter.operand == .other(h("07 aa bb")))
         #expect(filter.encoded() == h("01 03 07 aa bb"))

@@ -112,7 +112,8 @@ public struct GlucoseMeasurement: CharacteristicValue {
     }
 
     /// The base time plus the time offset, as wall-clock fields (minutes carried into hours, days, months and
-    /// years); `nil` when the base time is not ``DateTime/isComplete`` or the result leaves years 1582-9999.
+    /// years); `nil` when the base time is not ``DateTime/isComplete`` or the result leaves years 1582-9999
+    /// (``DecodingPolicy/glucoseTimeOffset``).
     public var userFacingTime: DateTime? {
         guard let timeOffset, timeOffset != 0 else { return baseTime.isComplete ? baseTime : nil }
         return baseTime.adding(minutes: Int(timeOffset))

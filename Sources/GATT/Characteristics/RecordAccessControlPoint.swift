@@ -14,7 +14,8 @@
 /// ```
 ///
 /// An operand the layout does not define (another op code, operator or filter type) is kept as its bytes
-/// (``RACPOperand/other(_:)``); bytes after a defined operand are ignored (``DecodingPolicy/trailingBytes``).
+/// (``RACPOperand/other(_:)``, ``DecodingPolicy/racpOperands``); bytes after a defined operand are ignored
+/// (``DecodingPolicy/trailingBytes``).
 public struct RecordAccessControlPoint: CharacteristicValue {
     public static let uuid = BluetoothUUID.recordAccessControlPoint
     public static let name = "record-access-control-point"
