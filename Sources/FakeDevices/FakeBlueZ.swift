@@ -176,6 +176,12 @@ public actor FakeBlueZ {
         devices[Self.devicePath(address)]?.peripheral.groundTruth
     }
 
+    /// The simulated peripheral at `address` as it is now (a copy), or `nil`: for a test to read what a
+    /// peripheral keeps beyond its ground truth (a glucose meter's control point requests).
+    public func peripheral(at address: String) -> (any SimulatedPeripheral)? {
+        devices[Self.devicePath(address)]?.peripheral
+    }
+
     /// The values the peripheral at `address` notified to subscribed clients, oldest first.
     public func deliveredNotifications(of address: String) -> [PeripheralEmission] {
         devices[Self.devicePath(address)]?.delivered ?? []

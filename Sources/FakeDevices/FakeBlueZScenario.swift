@@ -27,6 +27,8 @@ public struct FakeBlueZScenario: Codable, Hashable, Sendable {
         case bathroomScale
         /// A blood pressure cuff that measures once per connection and disconnects.
         case bloodPressureCuff
+        /// A glucose meter that sends its stored records when asked (bonding required).
+        case glucoseMeter
 
         /// The simulation's kind.
         public var scriptKind: PeripheralScript.Kind {
@@ -38,6 +40,7 @@ public struct FakeBlueZScenario: Codable, Hashable, Sendable {
             case .infiniTime: .infiniTimeWatch
             case .bathroomScale: .bathroomScale
             case .bloodPressureCuff: .bloodPressureCuff
+            case .glucoseMeter: .glucoseMeter
             }
         }
     }
@@ -102,7 +105,7 @@ public struct FakeBlueZScenario: Codable, Hashable, Sendable {
         public var measurementInterval: Double?
         /// Seconds between a scale's readings (or a step counter's summaries). Default 10.
         public var summaryInterval: Double?
-        /// How many times a cuff measures. Default 1.
+        /// How many times a cuff measures (how many records a glucose meter holds at switch-on). Default 1.
         public var measurementCount: Int?
         /// A health device's clock at switch-on, Unix seconds of its local wall time. Default 2026-11-29 10:00:00
         /// (``PeripheralScript/simulationEpoch``).

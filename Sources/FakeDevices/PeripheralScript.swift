@@ -17,6 +17,8 @@ public struct PeripheralScript: Hashable, Sendable {
         case bathroomScale = "bathroom-scale"
         /// A blood pressure cuff: intermediate pressures, one result, then it disconnects (``BloodPressureCuff``).
         case bloodPressureCuff = "blood-pressure-cuff"
+        /// A glucose meter with 500 stored records, sent through its Record Access Control Point (``GlucoseMeter``).
+        case glucoseMeter = "glucose-meter"
     }
 
     /// The device model.
@@ -41,7 +43,8 @@ public struct PeripheralScript: Hashable, Sendable {
     /// A health device's clock at switch-on, Unix seconds (its time stamps count from there); by default
     /// 2026-11-29 10:00:00, where the tests' simulated clocks start.
     public var clockStart: Int64
-    /// How many measurements a blood pressure cuff takes (one per connection).
+    /// How many measurements a blood pressure cuff takes (one per connection); how many records a glucose meter
+    /// holds at switch-on.
     public var measurementCount: Int
 
     /// Where the tests' simulated wall clocks start: 2026-11-29 10:00:00 UTC.
@@ -80,6 +83,7 @@ public struct PeripheralScript: Hashable, Sendable {
         case .infiniTimeWatch: "InfiniTime"
         case .bathroomScale: "Fake Scale"
         case .bloodPressureCuff: "Fake BP Cuff"
+        case .glucoseMeter: "Fake Glucose Meter"
         }
     }
 
@@ -93,6 +97,7 @@ public struct PeripheralScript: Hashable, Sendable {
         case .infiniTimeWatch: wrap(InfiniTimeWatch(script: self))
         case .bathroomScale: wrap(BathroomScale(script: self))
         case .bloodPressureCuff: wrap(BloodPressureCuff(script: self))
+        case .glucoseMeter: wrap(GlucoseMeter(script: self))
         }
     }
 

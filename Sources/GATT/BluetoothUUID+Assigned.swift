@@ -55,6 +55,13 @@ extension BluetoothUUID {
     public static let plxContinuousMeasurement = BluetoothUUID(UInt16(0x2A5F))
     public static let plxFeatures = BluetoothUUID(UInt16(0x2A60))
 
+    // Glucose meter (`docs/gatt-glucose.md`)
+    public static let glucoseService = BluetoothUUID(UInt16(0x1808))
+    public static let glucoseMeasurement = BluetoothUUID(UInt16(0x2A18))
+    public static let glucoseMeasurementContext = BluetoothUUID(UInt16(0x2A34))
+    public static let glucoseFeature = BluetoothUUID(UInt16(0x2A51))
+    public static let recordAccessControlPoint = BluetoothUUID(UInt16(0x2A52))
+
     /// The measurements their specifications send as indications (acknowledged) rather than notifications.
     /// BlueZ delivers both the same way; a trace records these as `indication`.
     public static let indicatedMeasurements: Set<BluetoothUUID> = [

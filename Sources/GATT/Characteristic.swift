@@ -69,6 +69,7 @@ public enum CharacteristicCatalog {
         BloodPressureMeasurement.self, IntermediateCuffPressure.self, BloodPressureFeature.self,
         TemperatureMeasurement.self, TemperatureType.self, IntermediateTemperature.self, MeasurementInterval.self,
         PLXSpotCheckMeasurement.self, PLXContinuousMeasurement.self, PLXFeatures.self,
+        GlucoseMeasurement.self, GlucoseMeasurementContext.self, GlucoseFeature.self, RecordAccessControlPoint.self,
     ]
 
     /// The type that decodes `uuid`, if wearhouse knows it.

@@ -82,4 +82,15 @@ public enum DecodingPolicy {
     /// **"Measurement unsuccessful" (weight or body fat 0xFFFF) decodes**, flagged `measurement_unsuccessful`
     /// with no number; the sample builder stores nothing for it and counts it.
     public static let measurementUnsuccessful = "0xFFFF decodes, flagged, not stored"
+
+    /// **A Record Access Control Point operand the layout does not define is kept as its bytes**: another op
+    /// code, an operator outside 0-6 or a filter type other than 1 (sequence number) and 2 (user-facing time)
+    /// decodes with ``RACPOperand/other(_:)`` and re-encodes unchanged, so that a meter's reserved answer shows in
+    /// `wearhouse decode` and the log instead of failing. A defined operand that ends early is truncated.
+    public static let racpOperands = "undefined operands kept as bytes; defined ones whole or truncated"
+
+    /// **A glucose record's time offset is added to its base time as wall-clock minutes**, carrying into hours,
+    /// days and years (the user-facing time); a base time that is not ``DateTime/isComplete`` has no user-facing
+    /// time, and the gateway falls back to the receive time as for any incomplete stamp.
+    public static let glucoseTimeOffset = "base time + offset in wall-clock minutes; incomplete base: none"
 }

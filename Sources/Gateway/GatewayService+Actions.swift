@@ -17,6 +17,7 @@ extension GatewayService {
         case disconnect(PeripheralID)
         case remove(PeripheralID)
         case submit(SampleBatch)
+        case requestGlucoseRecords(GlucoseTransferRequest)
     }
 
     /// Queues `job` for ``runJobs(_:)``; outside ``run()`` (or once its actions ended) it is dropped.
@@ -58,6 +59,8 @@ extension GatewayService {
             try? await central.remove(id)
         case .submit(let batch):
             await writer.submit(batch)
+        case .requestGlucoseRecords(let request):
+            await requestGlucoseRecords(request)
         }
         await jobFinished()
     }
@@ -256,6 +259,8 @@ extension GatewayService {
             "sensor \(address: address) streaming (\(result.subscribed.count) characteristic(s))",
             fields: [.sensor(address)])
         deliver(.subscribed, to: address)
+        let id = runtime.peripheral(defaultAdapter: defaultAdapter)
+        if let glucose = glucoseTransfer(address: address, id: id, result) { enqueue(.requestGlucoseRecords(glucose)) }
     }
 
     // MARK: Context

@@ -65,6 +65,7 @@ extension GatewayService {
                 runtime.lastSampleAt = output.latestEnd
             }
             sensors[address] = runtime
+            if notification.characteristic == .recordAccessControlPoint { glucoseIndicated(address: address) }
             perform(actions, for: address)
             await writer.submit(output, receivedAt: notification.receivedAt.monotonic)
             checkSettled()

@@ -87,6 +87,7 @@ public struct SampleBuilder: Sendable {
     var pamsSteps = CumulativeCounter(width: 32)
     var pamsSession: UInt32?
     var watchSteps = CumulativeCounter(width: 32)
+    var glucose = GlucoseState()
     /// The last notification's characteristic, instant and value (see ``instant(of:_:receivedAt:)``).
     private var lastArrival: (characteristic: BluetoothUUID, at: Instant, value: [UInt8])?
     /// The previous RSC notification: when, and its cadence (for the step estimate).
@@ -190,6 +191,8 @@ public struct SampleBuilder: Sendable {
                     if delta.reset { counters.counterResets += 1 }
                     append(.steps, from: delta.from, to: at, Double(delta.amount), motionMetadata, &output)
                 }
+            case .glucoseMeasurement, .glucoseMeasurementContext, .recordAccessControlPoint:
+                try addGlucose(characteristic, value, at: at, into: &output)
             default:
                 if try !addHealthDevice(characteristic, value, at: at, into: &output) { counters.ignored += 1 }
             }

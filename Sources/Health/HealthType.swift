@@ -144,6 +144,7 @@ public struct HealthType: Hashable, Sendable, CustomStringConvertible {
     public static let bodyTemperature = HealthTypeCatalog.entry("bodyTemperature")
     public static let oxygenSaturation = HealthTypeCatalog.entry("oxygenSaturation")
     public static let peripheralPerfusionIndex = HealthTypeCatalog.entry("peripheralPerfusionIndex")
+    public static let bloodGlucose = HealthTypeCatalog.entry("bloodGlucose")
     public static let dateOfBirth = HealthTypeCatalog.entry("dateOfBirth")
     public static let biologicalSex = HealthTypeCatalog.entry("biologicalSex")
     public static let bloodType = HealthTypeCatalog.entry("bloodType")

@@ -18,6 +18,10 @@ import Testing
         where !characteristic.properties.isDisjoint(with: [.notify, .indicate]) {
             peripheral.subscribed(to: characteristic.uuid, at: .zero)
         }
+        // A glucose meter sends its records only when asked through its control point.
+        if peripheral.services.flatMap(\.characteristics).contains(where: { $0.uuid == .recordAccessControlPoint }) {
+            try? peripheral.write(RecordAccessControlPoint.reportAllRecords.encoded(), to: .recordAccessControlPoint)
+        }
         var out: [PeripheralEmission] = []
         if let step {
             var time = Duration.zero

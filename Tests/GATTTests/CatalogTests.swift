@@ -17,6 +17,8 @@ import Testing
         ("blood-pressure-feature", 0x2A49), ("temperature-measurement", 0x2A1C), ("temperature-type", 0x2A1D),
         ("intermediate-temperature", 0x2A1E), ("measurement-interval", 0x2A21),
         ("plx-spot-check-measurement", 0x2A5E), ("plx-continuous-measurement", 0x2A5F), ("plx-features", 0x2A60),
+        ("glucose-measurement", 0x2A18), ("glucose-measurement-context", 0x2A34), ("glucose-feature", 0x2A51),
+        ("record-access-control-point", 0x2A52),
     ]
 
     @Test func catalogHoldsEveryCharacteristicOfTheReference() {
