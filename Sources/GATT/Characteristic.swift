@@ -69,6 +69,8 @@ public enum CharacteristicCatalog {
         BloodPressureMeasurement.self, IntermediateCuffPressure.self, BloodPressureFeature.self,
         TemperatureMeasurement.self, TemperatureType.self, IntermediateTemperature.self, MeasurementInterval.self,
         PLXSpotCheckMeasurement.self, PLXContinuousMeasurement.self, PLXFeatures.self,
+        CyclingPowerMeasurement.self, CyclingPowerFeature.self, FitnessMachineFeature.self, TreadmillData.self,
+        IndoorBikeData.self, RowerData.self, FitnessMachineStatus.self,
     ]
 
     /// The type that decodes `uuid`, if wearhouse knows it.

@@ -17,6 +17,9 @@ import Testing
         ("blood-pressure-feature", 0x2A49), ("temperature-measurement", 0x2A1C), ("temperature-type", 0x2A1D),
         ("intermediate-temperature", 0x2A1E), ("measurement-interval", 0x2A21),
         ("plx-spot-check-measurement", 0x2A5E), ("plx-continuous-measurement", 0x2A5F), ("plx-features", 0x2A60),
+        ("cycling-power-measurement", 0x2A63), ("cycling-power-feature", 0x2A65), ("fitness-machine-feature", 0x2ACC),
+        ("treadmill-data", 0x2ACD), ("indoor-bike-data", 0x2AD2), ("rower-data", 0x2AD1),
+        ("fitness-machine-status", 0x2ADA),
     ]
 
     @Test func catalogHoldsEveryCharacteristicOfTheReference() {
