@@ -70,12 +70,14 @@ public actor GatewayService {
         .heartRateMeasurement, .rscMeasurement, .stepCounterActivitySummaryData, .infiniTimeStepCount,
         .weightMeasurement, .bodyCompositionMeasurement, .bloodPressureMeasurement, .intermediateCuffPressure,
         .temperatureMeasurement, .intermediateTemperature, .plxSpotCheckMeasurement, .plxContinuousMeasurement,
+        .cyclingPowerMeasurement, .indoorBikeData, .treadmillData, .rowerData, .fitnessMachineStatus,
     ]
     /// The services discovery looks for when a sensor's device object has gone (R14).
     public static let discoveryServices: [BluetoothUUID] = [
         .heartRateService, .runningSpeedAndCadenceService, .physicalActivityMonitorService,
         .infiniTimeMotionService, .weightScaleService, .bodyCompositionService, .bloodPressureService,
         .healthThermometerService, .pulseOximeterService,
+        .cyclingPowerService, .fitnessMachineService,
     ]
 
     let central: any Central
