@@ -27,6 +27,10 @@ public struct FakeBlueZScenario: Codable, Hashable, Sendable {
         case bathroomScale
         /// A blood pressure cuff that measures once per connection and disconnects.
         case bloodPressureCuff
+        /// A bike trainer: Cycling Power and FTMS Indoor Bike Data.
+        case bikeTrainer
+        /// A treadmill that reports its sessions (FTMS Treadmill Data and Status).
+        case treadmill
 
         /// The simulation's kind.
         public var scriptKind: PeripheralScript.Kind {
@@ -38,6 +42,8 @@ public struct FakeBlueZScenario: Codable, Hashable, Sendable {
             case .infiniTime: .infiniTimeWatch
             case .bathroomScale: .bathroomScale
             case .bloodPressureCuff: .bloodPressureCuff
+            case .bikeTrainer: .bikeTrainer
+            case .treadmill: .treadmill
             }
         }
     }

@@ -17,6 +17,10 @@ public struct PeripheralScript: Hashable, Sendable {
         case bathroomScale = "bathroom-scale"
         /// A blood pressure cuff: intermediate pressures, one result, then it disconnects (``BloodPressureCuff``).
         case bloodPressureCuff = "blood-pressure-cuff"
+        /// A smart bike trainer: Cycling Power and FTMS Indoor Bike Data (``BikeTrainer``).
+        case bikeTrainer = "bike-trainer"
+        /// A treadmill reporting its sessions through FTMS (``Treadmill``).
+        case treadmill
     }
 
     /// The device model.
@@ -80,6 +84,8 @@ public struct PeripheralScript: Hashable, Sendable {
         case .infiniTimeWatch: "InfiniTime"
         case .bathroomScale: "Fake Scale"
         case .bloodPressureCuff: "Fake BP Cuff"
+        case .bikeTrainer: "Fake Trainer"
+        case .treadmill: "Fake Treadmill"
         }
     }
 
@@ -93,6 +99,8 @@ public struct PeripheralScript: Hashable, Sendable {
         case .infiniTimeWatch: wrap(InfiniTimeWatch(script: self))
         case .bathroomScale: wrap(BathroomScale(script: self))
         case .bloodPressureCuff: wrap(BloodPressureCuff(script: self))
+        case .bikeTrainer: wrap(BikeTrainer(script: self))
+        case .treadmill: wrap(Treadmill(script: self))
         }
     }
 
