@@ -5,10 +5,11 @@ internal import Support
 ///
 /// Switched on, it waits a few seconds, then runs sessions one after another: Fitness Machine Status "started",
 /// a first stretch, "paused", a pause with the belt stopped, "started" (resumed), a second stretch, "stopped",
-/// then a rest before the next session. While the belt runs it notifies Treadmill Data once a second: speed
-/// (0.01 km/h, from a smooth seeded curve around the session's pace: a walk or a run), total distance (uint24 m
+/// then a rest before the next session. It notifies Treadmill Data once a second: speed (0.01 km/h, from a smooth
+/// seeded curve around the session's pace, a walk or a run; 0 while the belt stands), total distance (uint24 m
 /// since the session started), inclination and ramp angle, total energy (kcal since the session started) and
-/// elapsed time (s of belt time). Each session starts its totals from zero. Lengths, paces and inclines come
+/// elapsed time (s of belt time). Between sessions it keeps sending the last session's totals at speed 0; each
+/// session starts its totals from zero. Lengths, paces and inclines come
 /// from the seed; ``GroundTruth/machineSessions`` records each session as sent.
 public struct Treadmill: SimulatedPeripheral {
     /// Distance, inclination, energy and elapsed time; speed and inclination targets.
@@ -112,7 +113,7 @@ public struct Treadmill: SimulatedPeripheral {
     private mutating func step(at tick: Duration) -> [PeripheralEmission] {
         switch state {
         case .idle(let until):
-            guard index >= until else { return [] }
+            guard index >= until else { return [data(at: tick, belt: 0)] }
             // A new session: a walk or a run, two stretches of 30-60 ticks and a pause of 5-15 between.
             pace = generator.next() % 2 == 0 ? 0.62 : 1.25
             distance = 0
@@ -137,7 +138,7 @@ public struct Treadmill: SimulatedPeripheral {
             groundTruth.machineSessions[groundTruth.machineSessions.count - 1].pausedAt = tick
             return [sent, status(.stoppedOrPausedByUser, parameter: [2], at: tick)]
         case .paused(let until):
-            guard index >= until else { return [] }
+            guard index >= until else { return [data(at: tick, belt: 0)] }
             state = .running(untilTick: index + secondStretch, second: true)
             let last = groundTruth.machineSessions.count - 1
             groundTruth.machineSessions[last].resumedAt = tick
@@ -155,7 +156,11 @@ public struct Treadmill: SimulatedPeripheral {
     private var energy: Double { (distance / 1000 * Self.kilocaloriesPerKilometre).rounded(.down) }
 
     private mutating func data(at tick: Duration) -> PeripheralEmission {
-        let belt = speed(at: tick)
+        data(at: tick, belt: speed(at: tick))
+    }
+
+    /// Treadmill Data with the belt at `belt` m/s.
+    private func data(at tick: Duration, belt: Double) -> PeripheralEmission {
         let incline = (inclineCurve.value(at: SimulationTime.seconds(tick)) * 10).rounded()
         let value = TreadmillData(
             instantaneousSpeed: UInt16((belt * 360).rounded()), totalDistance: UInt32(distance.rounded(.down)),

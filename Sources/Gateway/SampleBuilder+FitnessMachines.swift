@@ -26,9 +26,10 @@ internal import Health
 /// **Workouts.** Each session the machine reports becomes one ``Workout``: Fitness Machine Status "started or
 /// resumed" opens it (or resumes it after a pause, with pause and resume events), "stopped or paused" with
 /// parameter 1, "stopped by safety key" or "reset" closes it; a pause is left out of its duration. A machine
-/// that sends no status gets one session per connection, from its first data to its last before the link goes
-/// down (or the builder finishes). The activity type follows the data: cycling (bikes, power meters), rowing, and
-/// for a treadmill running when the session's average speed is at least ``runningSpeed`` m/s, else walking. The
+/// that sends no status gets one session per connection, from its first data showing movement (a speed, a power or
+/// a stroke rate above 0) to its last data before the link goes down (or the builder finishes). A machine at rest
+/// makes no speed samples outside a session. The activity type follows the data: cycling (bikes, power meters), rowing, and
+/// for a treadmill running when the session's average speed is at least ``runningSpeedThreshold`` m/s, else walking. The
 /// totals are the distance and energy deltas counted while it was open, and the workout lists the ids of the
 /// samples made meanwhile (``SampleBatch/workouts``).
 extension SampleBuilder {
@@ -38,7 +39,7 @@ extension SampleBuilder {
     ]
 
     /// The average treadmill speed from which a session is running rather than walking (8 km/h).
-    static let runningSpeed = 8.0 / 3.6
+    public static let runningSpeedThreshold = 8.0 / 3.6
 
     /// Builds the samples of a fitness machine's value; `false` when `characteristic` is not one.
     mutating func addFitnessMachine(
@@ -65,7 +66,7 @@ extension SampleBuilder {
 
     mutating func cyclingPower(_ measurement: CyclingPowerMeasurement, at: Instant, into output: inout Output) {
         fitness.seenCyclingPower = true
-        dataArrived(.cyclingPower, at: at)
+        dataArrived(.cyclingPower, moving: measurement.instantaneousPower > 0, at: at)
         if measurement.instantaneousPower >= 0 {
             appendFitness(.power, from: at, to: at, Double(measurement.instantaneousPower), &output)
         } else {
@@ -113,8 +114,11 @@ extension SampleBuilder {
 
     mutating func indoorBike(_ data: IndoorBikeData, at: Instant, into output: inout Output) {
         fitness.seenIndoorBike = true
-        dataArrived(.indoorBike, at: at)
-        if let speed = data.metresPerSecond { appendFitness(.cyclingSpeed, from: at, to: at, speed, &output) }
+        let moving = (data.instantaneousSpeed ?? 0) > 0 || (data.instantaneousPower ?? 0) > 0
+        dataArrived(.indoorBike, moving: moving, at: at)
+        if let speed = data.metresPerSecond, speed > 0 || fitness.session != nil {
+            appendFitness(.cyclingSpeed, from: at, to: at, speed, &output)
+        }
         if !fitness.seenCyclingPower {
             if let cadence = data.cadencePerMinute { appendFitness(.cadence, from: at, to: at, cadence, &output) }
             if let power = data.instantaneousPower {
@@ -129,8 +133,10 @@ extension SampleBuilder {
     }
 
     mutating func treadmill(_ data: TreadmillData, at: Instant, into output: inout Output) {
-        dataArrived(.treadmill, at: at)
-        if let speed = data.metresPerSecond { appendFitness(.treadmillSpeed, from: at, to: at, speed, &output) }
+        dataArrived(.treadmill, moving: (data.instantaneousSpeed ?? 0) > 0, at: at)
+        if let speed = data.metresPerSecond, speed > 0 || fitness.session != nil {
+            appendFitness(.treadmillSpeed, from: at, to: at, speed, &output)
+        }
         if let inclination = data.incline?.inclination, var session = fitness.session {
             session.inclinations.add(Double(inclination) / 10)
             fitness.session = session
@@ -143,7 +149,7 @@ extension SampleBuilder {
     }
 
     mutating func rower(_ data: RowerData, at: Instant, into output: inout Output) {
-        dataArrived(.rower, at: at)
+        dataArrived(.rower, moving: (data.strokes?.rate ?? 0) > 0 || (data.instantaneousPower ?? 0) > 0, at: at)
         machineTotals(distance: data.totalDistance, nil, data.common, at: at, &output)
     }
 
@@ -207,10 +213,11 @@ extension SampleBuilder {
         }
     }
 
-    /// Data from a machine of `kind`: opens the connection's session when the machine reports none.
-    private mutating func dataArrived(_ kind: FitnessMachineKind, at: Instant) {
+    /// Data from a machine of `kind`: opens the connection's session when the machine reports none and this data
+    /// shows it `moving` (a machine at rest keeps sending its last totals).
+    private mutating func dataArrived(_ kind: FitnessMachineKind, moving: Bool, at: Instant) {
         fitness.kind = kind
-        if fitness.session == nil, !fitness.statusSeen { fitness.session = FitnessSession(start: at) }
+        if fitness.session == nil, !fitness.statusSeen, moving { fitness.session = FitnessSession(start: at) }
         if var session = fitness.session {
             session.lastData = max(session.lastData, at)
             fitness.session = session
@@ -234,7 +241,7 @@ extension SampleBuilder {
         case .cyclingPower, .indoorBike: activity = .cycling
         case .rower: activity = .rowing
         case .treadmill:
-            activity = duration > 0 && session.distance / duration >= Self.runningSpeed ? .running : .walking
+            activity = duration > 0 && session.distance / duration >= Self.runningSpeedThreshold ? .running : .walking
         }
         var metadata = deviceMetadata
         if let average = session.inclinations.average {

@@ -86,11 +86,15 @@ import Testing
             #expect(session.distanceMeters > 30)
             let active = try #require(session.activeSeconds)
             #expect(active >= 60 && active <= 120)
-            // No data while paused.
+            // While paused the belt stands: speed 0, the distance where it was.
             let pausedAt = try #require(session.pausedAt)
             let resumedAt = try #require(session.resumedAt)
-            #expect(
-                !emissions.contains { $0.characteristic == .treadmillData && $0.at > pausedAt && $0.at < resumedAt })
+            let paused = try emissions.filter {
+                $0.characteristic == .treadmillData && $0.at > pausedAt && $0.at < resumedAt
+            }.map { try TreadmillData(decoding: $0.value) }
+            #expect(!paused.isEmpty)
+            #expect(paused.allSatisfy { $0.instantaneousSpeed == 0 })
+            #expect(Set(paused.compactMap(\.totalDistance)).count == 1)
             index += 1
         }
         #expect(index == finished.count)

@@ -134,12 +134,16 @@ import Testing
         #expect(batch.samples.filter { $0.type == .cyclingPower }.map(\.value) == Array(repeating: 200, count: 6))
         #expect(batch.samples.filter { $0.type == .cyclingCadence }.map(\.value) == Array(repeating: 90, count: 6))
         #expect(batch.samples.filter { $0.type == .cyclingSpeed }.allSatisfy { abs($0.value - 3000.0 / 360) < 1e-9 })
-        // The next connection is a new session.
+        // The next connection is a new session, from the first data showing movement.
         var next = SampleBatch()
-        builder.add(Self.notification(.indoorBikeData, h("01 00"), at: 30), into: &next)
-        builder.add(Self.notification(.indoorBikeData, h("01 00"), at: 31), into: &next)
+        let resting = IndoorBikeData(instantaneousSpeed: 0, instantaneousPower: 0).encoded()
+        let riding = IndoorBikeData(instantaneousSpeed: 2000, instantaneousPower: 150).encoded()
+        builder.add(Self.notification(.indoorBikeData, resting, at: 30), into: &next)
+        builder.add(Self.notification(.indoorBikeData, riding, at: 31), into: &next)
+        builder.add(Self.notification(.indoorBikeData, riding, at: 32), into: &next)
         builder.finish(into: &next)
-        #expect(next.workouts.map(\.workout.start) == [Self.instant(30)])
+        #expect(next.workouts.map(\.workout.start) == [Self.instant(31)])
+        #expect(next.samples.filter { $0.type == .cyclingSpeed }.count == 2)  // none at rest outside a session
     }
 
     @Test func cyclingPowerGivesPowerCadenceDistanceAndEnergyAndHandlesRollover() throws {
