@@ -438,7 +438,8 @@ func saveWorkouts(_ entries: [SampleBatch.WorkoutEntry], in store: any HealthSto
                 _ = try await store.add(ids, to: entry.workout.id, as: .owner)
                 break
             } catch let missing as InvalidSampleError {
-                guard ids.indices.contains(missing.index) else { break }
+                // Both engines name a missing sample "no sample <id>"; anything else (no such workout) ends it.
+                guard missing.reason.hasPrefix("no sample"), ids.indices.contains(missing.index) else { break }
                 ids.remove(at: missing.index)
             }
         }

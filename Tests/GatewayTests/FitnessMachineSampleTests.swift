@@ -3,6 +3,7 @@ import Foundation
 import GATT
 import Gateway
 import Health
+import SQLiteStore
 import Support
 import Testing
 
@@ -96,6 +97,32 @@ import Testing
                     end: $0.end)
             })
         #expect(Set(entry.sampleIDs) == ids)
+    }
+
+    @Test func theSinkSavesTheWorkoutAfterItsSamplesAndLeavesOutASampleTheStoreDoesNotHave() async throws {
+        var builder = SampleBuilder(context: Self.context)
+        var batch = SampleBatch()
+        builder.add(Self.notification(.fitnessMachineStatus, Self.status(.startedOrResumedByUser), at: 0), into: &batch)
+        for second in 0...5 {
+            let data = Self.treadmill(speed: 500, distance: UInt32(second * 2), energy: UInt16(second), elapsed: 0)
+            builder.add(Self.notification(.treadmillData, data, at: Double(second)), into: &batch)
+        }
+        builder.add(
+            Self.notification(.fitnessMachineStatus, Self.status(.stoppedOrPausedByUser, [1]), at: 5), into: &batch)
+        let expected = try #require(batch.workouts.first?.sampleIDs.count)
+        batch.workouts[0].sampleIDs.insert(UUID(), at: 1)  // a sample the store never saw
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fitness-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try SQLiteHealthStore(path: directory.appendingPathComponent("health.db").path)
+        let outcomes = try await HealthStoreSink(store: store).write(batch)
+        #expect(outcomes.count == batch.count + 1)
+        #expect(outcomes.last == .inserted)
+        let workouts = try await store.workouts(SampleQuery(type: .workout), as: .owner).workouts
+        #expect(workouts.count == 1)
+        let members = try await store.workoutSampleIDs(try #require(workouts.first).id, as: .owner)
+        #expect(members.values.reduce(0) { $0 + $1.count } == expected)
+        #expect(workouts.first?.totalDistance == 10 && workouts.first?.totalEnergyBurned == 5)
     }
 
     @Test func aFastSessionIsARun() throws {
