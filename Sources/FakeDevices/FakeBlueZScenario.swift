@@ -29,6 +29,10 @@ public struct FakeBlueZScenario: Codable, Hashable, Sendable {
         case bloodPressureCuff
         /// A glucose meter that sends its stored records when asked (bonding required).
         case glucoseMeter
+        /// A bike trainer: Cycling Power and FTMS Indoor Bike Data.
+        case bikeTrainer
+        /// A treadmill that reports its sessions (FTMS Treadmill Data and Status).
+        case treadmill
 
         /// The simulation's kind.
         public var scriptKind: PeripheralScript.Kind {
@@ -41,6 +45,8 @@ public struct FakeBlueZScenario: Codable, Hashable, Sendable {
             case .bathroomScale: .bathroomScale
             case .bloodPressureCuff: .bloodPressureCuff
             case .glucoseMeter: .glucoseMeter
+            case .bikeTrainer: .bikeTrainer
+            case .treadmill: .treadmill
             }
         }
     }

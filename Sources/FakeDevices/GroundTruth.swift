@@ -28,6 +28,32 @@ public struct GroundTruth: Hashable, Sendable {
 
     /// Beats whose RR interval was sent.
     public var beats: Int { rrIntervals.count }
+
+    /// A fitness machine's sessions as it reported them (``Treadmill``), oldest first.
+    public var machineSessions: [MachineSession] = []
+
+    /// One session on a fitness machine: when its status said it started, paused, resumed and stopped (on the
+    /// peripheral's clock), and the totals it sent last (metres and kcal since the session started).
+    public struct MachineSession: Hashable, Sendable {
+        public var start: Duration
+        public var pausedAt: Duration?
+        public var resumedAt: Duration?
+        /// `nil` while the session runs.
+        public var end: Duration?
+        public var distanceMeters: UInt32 = 0
+        public var energyKilocalories: UInt16 = 0
+
+        public init(start: Duration) {
+            self.start = start
+        }
+
+        /// The time the belt ran, seconds (the pause left out); `nil` while the session runs.
+        public var activeSeconds: Double? {
+            guard let end else { return nil }
+            let paused = pausedAt.flatMap { from in resumedAt.map { SimulationTime.seconds($0 - from) } } ?? 0
+            return SimulationTime.seconds(end - start) - paused
+        }
+    }
 }
 
 /// A ``Peripheral`` the simulation drives, which also tells what it sent.

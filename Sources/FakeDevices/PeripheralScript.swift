@@ -19,6 +19,10 @@ public struct PeripheralScript: Hashable, Sendable {
         case bloodPressureCuff = "blood-pressure-cuff"
         /// A glucose meter with 500 stored records, sent through its Record Access Control Point (``GlucoseMeter``).
         case glucoseMeter = "glucose-meter"
+        /// A smart bike trainer: Cycling Power and FTMS Indoor Bike Data (``BikeTrainer``).
+        case bikeTrainer = "bike-trainer"
+        /// A treadmill reporting its sessions through FTMS (``Treadmill``).
+        case treadmill
     }
 
     /// The device model.
@@ -84,6 +88,8 @@ public struct PeripheralScript: Hashable, Sendable {
         case .bathroomScale: "Fake Scale"
         case .bloodPressureCuff: "Fake BP Cuff"
         case .glucoseMeter: "Fake Glucose Meter"
+        case .bikeTrainer: "Fake Trainer"
+        case .treadmill: "Fake Treadmill"
         }
     }
 
@@ -98,6 +104,8 @@ public struct PeripheralScript: Hashable, Sendable {
         case .bathroomScale: wrap(BathroomScale(script: self))
         case .bloodPressureCuff: wrap(BloodPressureCuff(script: self))
         case .glucoseMeter: wrap(GlucoseMeter(script: self))
+        case .bikeTrainer: wrap(BikeTrainer(script: self))
+        case .treadmill: wrap(Treadmill(script: self))
         }
     }
 

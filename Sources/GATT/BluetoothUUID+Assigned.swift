@@ -84,4 +84,15 @@ extension BluetoothUUID {
 
     // Descriptors
     public static let clientCharacteristicConfiguration = BluetoothUUID(UInt16(0x2902))
+
+    // Bike trainers and treadmills: Cycling Power and Fitness Machine (docs/gatt-fitness-machines.md)
+    public static let cyclingPowerService = BluetoothUUID(UInt16(0x1818))
+    public static let fitnessMachineService = BluetoothUUID(UInt16(0x1826))
+    public static let cyclingPowerMeasurement = BluetoothUUID(UInt16(0x2A63))
+    public static let cyclingPowerFeature = BluetoothUUID(UInt16(0x2A65))
+    public static let fitnessMachineFeature = BluetoothUUID(UInt16(0x2ACC))
+    public static let treadmillData = BluetoothUUID(UInt16(0x2ACD))
+    public static let rowerData = BluetoothUUID(UInt16(0x2AD1))
+    public static let indoorBikeData = BluetoothUUID(UInt16(0x2AD2))
+    public static let fitnessMachineStatus = BluetoothUUID(UInt16(0x2ADA))
 }

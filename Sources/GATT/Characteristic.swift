@@ -70,6 +70,8 @@ public enum CharacteristicCatalog {
         TemperatureMeasurement.self, TemperatureType.self, IntermediateTemperature.self, MeasurementInterval.self,
         PLXSpotCheckMeasurement.self, PLXContinuousMeasurement.self, PLXFeatures.self,
         GlucoseMeasurement.self, GlucoseMeasurementContext.self, GlucoseFeature.self, RecordAccessControlPoint.self,
+        CyclingPowerMeasurement.self, CyclingPowerFeature.self, FitnessMachineFeature.self, TreadmillData.self,
+        IndoorBikeData.self, RowerData.self, FitnessMachineStatus.self,
     ]
 
     /// The type that decodes `uuid`, if wearhouse knows it.

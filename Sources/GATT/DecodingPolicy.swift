@@ -93,4 +93,19 @@ public enum DecodingPolicy {
     /// days and years (the user-facing time); a base time that is not ``DateTime/isComplete`` has no user-facing
     /// time, and the gateway falls back to the receive time as for any incomplete stamp.
     public static let glucoseTimeOffset = "base time + offset in wall-clock minutes; incomplete base: none"
+    /// **FTMS "More Data" (flags bit 0) is inverted**: clear, the first field (instantaneous speed, a rower's stroke
+    /// rate and count) is present; set, it is absent. `01 00` is a valid, empty record; `00 00` is truncated.
+    public static let fitnessMachineMoreData = "bit 0 clear: first field present; set: absent"
+
+    /// **FTMS energy 0xFFFF (0xFF for kcal per minute) is "not available"**: it decodes, prints as null and
+    /// counts no energy (the sample builder skips it; the next real total is a delta from the last one).
+    public static let fitnessMachineEnergyNotAvailable = "decodes, printed as null, counts nothing"
+
+    /// **Power is signed** (Cycling Power and FTMS sint16): a negative power decodes (a trainer's motor driving the
+    /// pedals); the sample builder does not store it (HealthKit's `cyclingPower` is 0 or more) and counts it.
+    public static let signedPower = "decoded; negative not stored, counted unusable"
+
+    /// **A Fitness Machine Status op code fixes its parameter's size**: fewer bytes are truncated, more are
+    /// ignored; a reserved op code keeps what follows it (so that it re-encodes as received).
+    public static let fitnessMachineStatusParameter = "fixed per op code; reserved op codes keep the rest"
 }

@@ -71,6 +71,7 @@ public actor GatewayService {
         .weightMeasurement, .bodyCompositionMeasurement, .bloodPressureMeasurement, .intermediateCuffPressure,
         .temperatureMeasurement, .intermediateTemperature, .plxSpotCheckMeasurement, .plxContinuousMeasurement,
         .glucoseMeasurement, .glucoseMeasurementContext, .recordAccessControlPoint,
+        .cyclingPowerMeasurement, .indoorBikeData, .treadmillData, .rowerData, .fitnessMachineStatus,
     ]
     /// The services discovery looks for when a sensor's device object has gone (R14).
     public static let discoveryServices: [BluetoothUUID] = [
@@ -78,6 +79,7 @@ public actor GatewayService {
         .infiniTimeMotionService, .weightScaleService, .bodyCompositionService, .bloodPressureService,
         .healthThermometerService, .pulseOximeterService,
         .glucoseService,
+        .cyclingPowerService, .fitnessMachineService,
     ]
 
     let central: any Central

@@ -74,7 +74,7 @@ public struct SampleBuilder: Sendable {
     private var estimatedMetadata: [String: MetadataValue] = [:]
     /// Names this builder's streams in batches (``SampleBatch/StreamTag``); new with every context, since a
     /// stream's source, device, subject and metadata come from it.
-    private var origin: UInt64 = 0
+    var origin: UInt64 = 0
     /// The UTC offset of the context's time zone, valid from `from` until the next transition (ms).
     private var offsetCache: (from: Int64, until: Int64, offset: Int32)?
     public internal(set) var counters = Counters()
@@ -92,6 +92,8 @@ public struct SampleBuilder: Sendable {
     private var lastArrival: (characteristic: BluetoothUUID, at: Instant, value: [UInt8])?
     /// The previous RSC notification: when, and its cadence (for the step estimate).
     var lastRSC: (at: Instant, cadence: UInt8)?
+    /// Bike trainers, power meters, treadmills and rowers (`SampleBuilder+FitnessMachines.swift`).
+    var fitness = FitnessMachineState()
 
     public init(context: SensorContext, settings: Settings = Settings(), timeline: Timeline = Timeline()) {
         self.context = context
@@ -193,6 +195,8 @@ public struct SampleBuilder: Sendable {
                 }
             case .glucoseMeasurement, .glucoseMeasurementContext, .recordAccessControlPoint:
                 try addGlucose(characteristic, value, at: at, into: &output)
+            case _ where Self.fitnessMachineMeasurements.contains(characteristic):
+                _ = try addFitnessMachine(characteristic, value, at: at, into: &output)
             default:
                 if try !addHealthDevice(characteristic, value, at: at, into: &output) { counters.ignored += 1 }
             }
@@ -226,6 +230,7 @@ public struct SampleBuilder: Sendable {
     /// Closes what is still open into `output`.
     public mutating func finish(into output: inout Output) {
         if let closed = beats.close() { appendSeries(closed, into: &output) }
+        closeFitnessSession(into: &output)
     }
 
     /// The link went down: the RR chain breaks (beats cannot be placed across it); counters keep their values.
@@ -240,6 +245,7 @@ public struct SampleBuilder: Sendable {
         if let closed = beats.close() { appendSeries(closed, into: &output) }
         beats.breakChain()
         lastRSC = nil
+        fitnessLinkLost(into: &output)
     }
 
     // MARK: Heart rate

@@ -76,7 +76,7 @@ public actor StoreWriter {
         var submittedAt: Duration
         /// The notification's arrival on the writer's clock's monotonic time (`Timestamp.monotonic`).
         var receivedAt: Duration?
-        var count: Int { batch.count }
+        var count: Int { batch.count + batch.workouts.count }
     }
 
     let sink: any SampleSink
@@ -117,7 +117,7 @@ public actor StoreWriter {
     /// Queues samples; waits while the queue is full. `receivedAt` is the notification's arrival on the
     /// writer's clock (`Timestamp.monotonic`, CLOCK_MONOTONIC in the service), for the latency figures.
     public func submit(_ batch: SampleBatch, receivedAt: Duration? = nil) async {
-        let count = batch.count
+        let count = batch.count + batch.workouts.count
         guard count > 0 else { return }
         while queued + count > settings.capacity, queued > 0, !closing {
             counters.backpressureWaits += 1
@@ -381,6 +381,8 @@ public struct HealthStoreSink: SampleSink {
     }
 
     public func write(_ batch: SampleBatch) async throws -> [WriteOutcome] {
-        try await store.save(batch, as: .owner)
+        let outcomes = try await store.save(batch, as: .owner)
+        guard !batch.workouts.isEmpty else { return outcomes }
+        return outcomes + (try await saveWorkouts(batch.workouts, in: store))
     }
 }

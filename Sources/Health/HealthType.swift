@@ -149,6 +149,10 @@ public struct HealthType: Hashable, Sendable, CustomStringConvertible {
     public static let biologicalSex = HealthTypeCatalog.entry("biologicalSex")
     public static let bloodType = HealthTypeCatalog.entry("bloodType")
     public static let fitzpatrickSkinType = HealthTypeCatalog.entry("fitzpatrickSkinType")
+    public static let cyclingPower = HealthTypeCatalog.entry("cyclingPower")
+    public static let cyclingCadence = HealthTypeCatalog.entry("cyclingCadence")
+    public static let cyclingSpeed = HealthTypeCatalog.entry("cyclingSpeed")
+    public static let distanceCycling = HealthTypeCatalog.entry("distanceCycling")
 }
 
 /// The types wearhouse knows: HealthKit's iOS 8-9 identifiers (`docs/healthkit-types.md`, checked by

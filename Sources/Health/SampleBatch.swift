@@ -26,6 +26,10 @@ public struct SampleBatch: Sendable {
     /// Correlations with their members, saved as `save([Correlation])` saves them, last, in the batch's
     /// transaction: a correlation is never stored without the samples it came with.
     public var correlations: [Correlation] = []
+    /// Workouts a sample builder closed (a fitness machine's session), each with the ids of its samples. Not part
+    /// of ``count`` or of the store's outcomes for the batch: the gateway's sink saves them after the batch, then
+    /// adds the samples to them (``HealthStore/add(_:to:as:)``).
+    public var workouts: [WorkoutEntry] = []
     /// The tag of each stream in ``quantities`` (nil for streams added without one).
     private var tags: [StreamTag?] = []
     private var streamIndex: [StreamTag: Int] = [:]
@@ -42,7 +46,8 @@ public struct SampleBatch: Sendable {
     }
 
     public var count: Int { quantityCount + heartbeats.count + identified.count + correlations.count }
-    public var isEmpty: Bool { count == 0 }
+    /// No samples and no workouts.
+    public var isEmpty: Bool { count == 0 && workouts.isEmpty }
 
     /// Adds a sample to the stream tagged `tag`, creating the stream with `stream()` the first time.
     public mutating func append(
@@ -111,6 +116,7 @@ public struct SampleBatch: Sendable {
         heartbeats += other.heartbeats
         identified += other.identified
         correlations += other.correlations
+        workouts += other.workouts
     }
 
     /// The latest end among the samples of the batch.
@@ -229,6 +235,6 @@ extension SampleBatch: Equatable {
     /// (tags are how they were built).
     public static func == (lhs: SampleBatch, rhs: SampleBatch) -> Bool {
         lhs.quantities == rhs.quantities && lhs.heartbeats == rhs.heartbeats && lhs.identified == rhs.identified
-            && lhs.correlations == rhs.correlations
+            && lhs.correlations == rhs.correlations && lhs.workouts == rhs.workouts
     }
 }

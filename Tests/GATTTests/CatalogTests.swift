@@ -19,6 +19,9 @@ import Testing
         ("plx-spot-check-measurement", 0x2A5E), ("plx-continuous-measurement", 0x2A5F), ("plx-features", 0x2A60),
         ("glucose-measurement", 0x2A18), ("glucose-measurement-context", 0x2A34), ("glucose-feature", 0x2A51),
         ("record-access-control-point", 0x2A52),
+        ("cycling-power-measurement", 0x2A63), ("cycling-power-feature", 0x2A65), ("fitness-machine-feature", 0x2ACC),
+        ("treadmill-data", 0x2ACD), ("indoor-bike-data", 0x2AD2), ("rower-data", 0x2AD1),
+        ("fitness-machine-status", 0x2ADA),
     ]
 
     @Test func catalogHoldsEveryCharacteristicOfTheReference() {
