@@ -38,8 +38,7 @@ struct ImportSummary {
             "\(outcomes[$0] ?? 0) \($0.rawValue)"
         }
         var lines = ["\(outcomes.values.reduce(0, +)) samples: \(summary.joined(separator: ", "))"]
-        let readList = read.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
-        lines.append("read: " + (readList.isEmpty ? "nothing" : readList.joined(separator: ", ")))
+        lines.append(read.isEmpty ? "read: nothing" : "by type:")
         for (type, count) in read.sorted(by: { $0.key < $1.key }) {
             var parts = ["\(count) read"]
             if let before = before[type], let after = after[type] {

@@ -41,7 +41,7 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.hasPrefix("33 samples: 33 inserted, 0 duplicate, 0 conflict"), "\(result.stdout)")
         for line in [
-            "read: 14 heartRate, 11 sleepAnalysis, 8 stepCount", "  heartRate: 14 read, 14 new, 0 already stored",
+            "by type:\n  heartRate: 14 read, 14 new, 0 already stored",
             "  stepCount: 8 read, 8 new, 0 already stored",
             "device 1: Mi Band 3, Xiaomi, XMSH05HM, firmware V2.4.0.2 (C8:0F:10:00:00:01, Gadgetbridge type 11)",
             "  table XWATCH_ACTIVITY_SAMPLE 2 (rows of a sample table whose device family is not mapped)",
