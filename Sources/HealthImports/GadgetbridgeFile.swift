@@ -3,7 +3,9 @@ import SQLiteStore
 
 /// A Gadgetbridge database opened read only (`SQLITE_OPEN_READONLY`, then `PRAGMA query_only`), through the
 /// store's own connection type (Sources/SQLiteStore/SQLiteConnection.swift): nothing this module does can write
-/// to it.
+/// to it. When no `-wal` file lies beside it (an exported copy), it is opened `immutable`, so that SQLite creates
+/// no `-wal` or `-shm` file beside it either, even when the database is in WAL mode; with one, SQLite reads the
+/// WAL too, which needs its `-shm` index (created if absent).
 final class GadgetbridgeFile {
     let connection: SQLiteConnection
     let path: String
@@ -11,7 +13,11 @@ final class GadgetbridgeFile {
     init(path: String) throws(GadgetbridgeError) {
         self.path = path
         do {
-            connection = try SQLiteConnection(path: path, readOnly: true)
+            if FileManager.default.fileExists(atPath: path + "-wal") {
+                connection = try SQLiteConnection(path: path, readOnly: true)
+            } else {
+                connection = try SQLiteConnection(path: Self.immutableURI(path), readOnly: true, uri: true)
+            }
             try connection.execute("PRAGMA query_only = 1")
         } catch {
             throw GadgetbridgeError("cannot open \(path) read only: \(error.message)")
@@ -51,6 +57,20 @@ final class GadgetbridgeFile {
         } catch {
             throw GadgetbridgeError("\(path) is not a readable SQLite database: \(error.message)")
         }
+    }
+
+    /// `path` as an SQLite URI of an immutable, read-only file (`?`, `#` and `%` escaped).
+    static func immutableURI(_ path: String) -> String {
+        var escaped = ""
+        for character in path {
+            switch character {
+            case "%": escaped += "%25"
+            case "?": escaped += "%3F"
+            case "#": escaped += "%23"
+            default: escaped.append(character)
+            }
+        }
+        return "file:" + escaped + "?mode=ro&immutable=1"
     }
 
     /// `name` as an SQL identifier, quoted.

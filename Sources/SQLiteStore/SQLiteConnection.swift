@@ -13,12 +13,13 @@ package final class SQLiteConnection {
     /// Prepared statements by SQL text, reused by ``cached(_:)``.
     private var statementCache: [String: SQLiteStatement] = [:]
 
-    /// Opens (creating if needed) the database at `path`, read-write or read-only.
-    package init(path: String, readOnly: Bool = false) throws(SQLiteError) {
+    /// Opens (creating if needed) the database at `path`, read-write or read-only; with `uri`, `path` is an SQLite
+    /// URI (`file:...?immutable=1`).
+    package init(path: String, readOnly: Bool = false, uri: Bool = false) throws(SQLiteError) {
         var db: OpaquePointer?
         let flags =
             (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
-            | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+            | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE | (uri ? SQLITE_OPEN_URI : 0)
         let result = sqlite3_open_v2(path, &db, flags, nil)
         guard result == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"

@@ -142,6 +142,25 @@ import Testing
         #expect(!files.contains("Gadgetbridge-journal") && !files.contains("Gadgetbridge-wal"))
     }
 
+    @Test func aDatabaseInWALModeIsReadWithoutFilesBesideIt() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gadgetbridge-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        // A name SQLite URIs must escape.
+        let path = folder.appendingPathComponent("Gadget?bridge #1%").path
+        let schema = try String(contentsOf: Self.resources.appendingPathComponent("schema.sql"), encoding: .utf8)
+        let rows = try String(contentsOf: Self.resources.appendingPathComponent("rows.sql"), encoding: .utf8)
+        do {
+            let connection = try SQLiteConnection(path: path)
+            try connection.execute("PRAGMA journal_mode = WAL; " + schema + rows)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["Gadget?bridge #1%"])
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let (reader, _) = try Self.readAll(path)
+        #expect(reader.read["heartRate"] == 14)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["Gadget?bridge #1%"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
+    }
+
     @Test func progressReachesTheEnd() throws {
         let path = try Self.database()
         let seen = Seen()
