@@ -47,7 +47,8 @@ struct ImportSamplesCommand: Command {
         time to the next row, 60 s at most a gap of 15 minutes), heartRate (Gadgetbridge's markers of no
         measurement, -1, 0 and 255, counted, not stored) and sleepAnalysis (consecutive minutes of one stage
         merged), each with its DEVICE (name, manufacturer, model, MAC, firmware) and the source Gadgetbridge.
-        Tables of other families and other tables are named in the summary with their rows.
+        Tables of other families and other tables are named in the summary with their rows
+        (docs/gadgetbridge-import.md).
 
         The summary gives, per type, how many samples were read, how many are new in the store and how many it
         held already, and how many values were converted from another unit; then what was not imported, and why.
