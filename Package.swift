@@ -74,9 +74,11 @@ let package = Package(
         // listen addresses, and the session rules (login token, LAN password, cookie, CSRF, rate limit).
         .target(name: "HealthWeb", dependencies: ["CMicroHTTPD", "CGnuTLS"], swiftSettings: strict),
         // Histories from elsewhere: the Apple Health export (export.zip / export.xml) read in place and streamed, over
-        // libxml2's pull parser and libzip, each wrapped once (docs/apple-health-import.md).
+        // libxml2's pull parser and libzip, each wrapped once (docs/apple-health-import.md); Gadgetbridge's SQLite database,
+        // read only through SQLiteStore's connection.
         .target(
-            name: "HealthImports", dependencies: ["Support", "Health", "CLibXML2", "CLibZip"], swiftSettings: strict),
+            name: "HealthImports", dependencies: ["Support", "Health", "SQLiteStore", "CLibXML2", "CLibZip"],
+            swiftSettings: strict),
         // Sensor sessions, sample building, store writer, service lifecycle.
         .target(
             name: "Gateway",
@@ -143,7 +145,8 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(name: "HealthWebTests", dependencies: ["HealthWeb"], swiftSettings: strict),
-        .testTarget(name: "HealthImportsTests", dependencies: ["HealthImports", "Health"], swiftSettings: strict),
+        .testTarget(
+            name: "HealthImportsTests", dependencies: ["HealthImports", "Health", "SQLiteStore"], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "FakeDevicesTests", dependencies: ["Support", "FakeDevices", "GATT", "DBus", "BlueZ", "TestSupport"],

@@ -50,6 +50,8 @@ public final class AppleHealthReader: @unchecked Sendable {
     /// characteristics), as read; the store's outcomes say which were new.
     public private(set) var read: [String: Int] = [:]
     public private(set) var notImported: [String: Skipped] = [:]
+    /// Records whose value was converted from the export's unit to the type's, by type identifier.
+    public private(set) var converted: [String: Int] = [:]
     /// Records, correlations and workouts whose `creationDate` was not kept (the model has none).
     public private(set) var creationDates = 0
     /// Route locations counted onto their workouts (the model keeps no location series).
@@ -259,6 +261,9 @@ public final class AppleHealthReader: @unchecked Sendable {
             type: type, start: start, end: end, startOffsetSeconds: offset, value: value,
             source: try source(attributes), device: try device(attributes), metadata: try metadata(entries))
         if let reason = sample.invalidityReason(as: type) { throw MappingError(reason) }
+        if type.kind != .category, let unit = attributes["unit"], unit != type.canonicalUnit {
+            converted[type.identifier, default: 0] += 1
+        }
         return sample
     }
 

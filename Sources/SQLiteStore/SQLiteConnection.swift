@@ -7,18 +7,19 @@ private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 ///
 /// Not thread-safe and deliberately not `Sendable`: a store engine confines each connection to one serial
 /// executor (its own thread), never the cooperative pool.
-final class SQLiteConnection {
+package final class SQLiteConnection {
     private let handle: OpaquePointer
     let path: String
     /// Prepared statements by SQL text, reused by ``cached(_:)``.
     private var statementCache: [String: SQLiteStatement] = [:]
 
-    /// Opens (creating if needed) the database at `path`, read-write or read-only.
-    init(path: String, readOnly: Bool = false) throws(SQLiteError) {
+    /// Opens (creating if needed) the database at `path`, read-write or read-only; with `uri`, `path` is an SQLite
+    /// URI (`file:...?immutable=1`).
+    package init(path: String, readOnly: Bool = false, uri: Bool = false) throws(SQLiteError) {
         var db: OpaquePointer?
         let flags =
             (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
-            | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+            | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE | (uri ? SQLITE_OPEN_URI : 0)
         let result = sqlite3_open_v2(path, &db, flags, nil)
         guard result == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
@@ -62,7 +63,7 @@ final class SQLiteConnection {
     }
 
     /// Runs one or more statements without results.
-    func execute(_ sql: String) throws(SQLiteError) {
+    package func execute(_ sql: String) throws(SQLiteError) {
         var errorMessage: UnsafeMutablePointer<CChar>?
         let result = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
         if result != SQLITE_OK {
@@ -73,7 +74,7 @@ final class SQLiteConnection {
     }
 
     /// Compiles `sql` into a statement.
-    func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+    package func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
         var statement: OpaquePointer?
         let result = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard result == SQLITE_OK, let statement else {
@@ -83,14 +84,14 @@ final class SQLiteConnection {
     }
 
     /// The first column of the first row of `sql`, as an integer (`PRAGMA user_version`, counts).
-    func scalarInt(_ sql: String) throws(SQLiteError) -> Int64? {
+    package func scalarInt(_ sql: String) throws(SQLiteError) -> Int64? {
         let statement = try prepare(sql)
         guard try statement.step() else { return nil }
         return statement.isNull(0) ? nil : statement.int64(0)
     }
 
     /// The first column of every row of `sql`, as text.
-    func texts(_ sql: String) throws(SQLiteError) -> [String] {
+    package func texts(_ sql: String) throws(SQLiteError) -> [String] {
         let statement = try prepare(sql)
         var rows: [String] = []
         while try statement.step() { rows.append(statement.text(0) ?? "") }
@@ -163,7 +164,7 @@ final class SQLiteConnection {
 extension SQLiteConnection: Sendable {}
 
 /// A prepared statement (`sqlite3_stmt*`), finalized in `deinit`. Bind, step, read columns, reset.
-final class SQLiteStatement {
+package final class SQLiteStatement {
     private let statement: OpaquePointer
     private let connection: SQLiteConnection
     let sql: String
@@ -179,14 +180,14 @@ final class SQLiteStatement {
     }
 
     /// Clears bindings and rewinds, ready for the next execution.
-    func reset() {
+    package func reset() {
         sqlite3_reset(statement)
         sqlite3_clear_bindings(statement)
     }
 
     // Binding: parameters are 1-based, as in SQLite.
 
-    func bind(_ index: Int32, _ value: Int64) throws(SQLiteError) {
+    package func bind(_ index: Int32, _ value: Int64) throws(SQLiteError) {
         try check(sqlite3_bind_int64(statement, index, value), "bind")
     }
 
@@ -194,7 +195,7 @@ final class SQLiteStatement {
         try check(sqlite3_bind_double(statement, index, value), "bind")
     }
 
-    func bind(_ index: Int32, _ value: String?) throws(SQLiteError) {
+    package func bind(_ index: Int32, _ value: String?) throws(SQLiteError) {
         guard let value else { return try bindNull(index) }
         try check(sqlite3_bind_text(statement, index, value, -1, transient), "bind")
     }
@@ -223,7 +224,7 @@ final class SQLiteStatement {
 
     /// Runs to the next row: `true` when a row is available, `false` when done.
     @discardableResult
-    func step() throws(SQLiteError) -> Bool {
+    package func step() throws(SQLiteError) -> Bool {
         switch sqlite3_step(statement) {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
@@ -233,13 +234,13 @@ final class SQLiteStatement {
 
     // Reading: columns are 0-based, as in SQLite.
 
-    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
-    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+    package func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+    package func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
     func double(_ column: Int32) -> Double { sqlite3_column_double(statement, column) }
-    func optionalInt64(_ column: Int32) -> Int64? { isNull(column) ? nil : int64(column) }
+    package func optionalInt64(_ column: Int32) -> Int64? { isNull(column) ? nil : int64(column) }
     func optionalDouble(_ column: Int32) -> Double? { isNull(column) ? nil : double(column) }
 
-    func text(_ column: Int32) -> String? {
+    package func text(_ column: Int32) -> String? {
         guard let pointer = sqlite3_column_text(statement, column) else { return nil }
         return String(cString: pointer)
     }

@@ -16,7 +16,7 @@ enum AppleHealthImport {
         let export: AppleHealthExport
         do {
             export = try AppleHealthExport(path: file, format: format)
-            let bar = console.isTerminal && export.size > 0 ? ProgressBar(console: console) : nil
+            let bar = console.errorIsTerminal && export.size > 0 ? ProgressBar(console: console) : nil
             var progress: (@Sendable (Double) -> Void)?
             if let bar { progress = { @Sendable fraction in bar.show(fraction) } }
             reader = try AppleHealthReader(export: export, defaultSource: options.source, progress: progress)
@@ -65,6 +65,9 @@ enum AppleHealthImport {
         _ reader: AppleHealthReader, options: ImportSamplesCommand.Options, console: Console, bar: ProgressBar?
     ) async throws -> ExitCode {
         let store = try StoreLocation.open(store: options.store, mustExist: false)
+        var summary = ImportSummary()
+        let types = HealthTypeCatalog.all.filter { $0.isSampleType || $0 == .heartbeatSeries }.map(\.identifier)
+        summary.before = await ImportSummary.storedCounts(store, of: types)
         var counts = try await store.saveAll(as: .owner) { try reader.next() }
         bar?.end()
         var refused: [String: (count: Int, reason: String)] = [:]
@@ -78,31 +81,28 @@ enum AppleHealthImport {
         for (type, value) in reader.characteristics {
             try await store.setCharacteristic(type, to: value, of: nil, as: .owner)
         }
-        let summary = [WriteOutcome.inserted, .duplicate, .conflict, .replaced, .stale].map {
-            "\(counts[$0] ?? 0) \($0.rawValue)"
-        }
-        var lines = ["\(counts.values.reduce(0, +)) samples: \(summary.joined(separator: ", "))"]
-        let read = reader.read.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
-        lines.append("read: " + (read.isEmpty ? "nothing" : read.joined(separator: ", ")))
+        summary.outcomes = counts
+        summary.read = reader.read
+        summary.converted = reader.converted
+        summary.after = await ImportSummary.storedCounts(store, of: summary.read.keys)
+        summary.before = summary.before.filter { summary.after[$0.key] != nil }
         if reader.routeFiles > 0 {
-            lines.append(
+            summary.notes.append(
                 "routes: \(reader.routeLocations) locations in \(reader.routeFiles) GPX files, counted on their "
                     + "workouts (metadata route, routeLocations); the model keeps no location series")
         }
         if reader.creationDates > 0 {
-            lines.append("creationDate of \(reader.creationDates) records not kept (the model has no creation date)")
+            summary.notes.append(
+                "creationDate of \(reader.creationDates) records not kept (the model has no creation date)")
         }
-        if !reader.notImported.isEmpty || !refused.isEmpty {
-            lines.append("not imported:")
-            for (what, skipped) in reader.notImported.sorted(by: { $0.key < $1.key }) {
-                let place = skipped.line > 0 ? "; first at line \(skipped.line)" : ""
-                lines.append("  \(what) \(skipped.count) (\(skipped.reason)\(place))")
-            }
-            for (what, skipped) in refused.sorted(by: { $0.key < $1.key }) {
-                lines.append("  \(what) \(skipped.count) (the store refused it: \(skipped.reason))")
-            }
+        for (what, skipped) in reader.notImported.sorted(by: { $0.key < $1.key }) {
+            let place = skipped.line > 0 ? "; first at line \(skipped.line)" : ""
+            summary.notImported.append((what, skipped.count, skipped.reason + place))
         }
-        console.out(lines.joined(separator: "\n") + "\n")
+        for (what, skipped) in refused.sorted(by: { $0.key < $1.key }) {
+            summary.notImported.append((what, skipped.count, "the store refused it: \(skipped.reason)"))
+        }
+        console.out(summary.text)
         return .success
     }
 }

@@ -40,6 +40,19 @@ struct ImportSamplesCommand: Command {
         series and characteristics, every id derived from the sample's type, source, device, start and end, so
         that running it again (after an interruption, or with a newer export) stores only what is new. The summary
         counts what the model cannot hold, with the reason (docs/apple-health-import.md).
+
+        Gadgetbridge's database (the file 'Gadgetbridge' its Export database writes; found from the SQLite header
+        and its DEVICE and ..._SAMPLE tables) is read only and imported the same way: the activity samples of Mi
+        Band / Amazfit, Huami, Pebble, PineTime, Fossil Hybrid HR and Garmin as stepCount (a row's steps over the
+        time to the next row, 60 s at most a gap of 15 minutes), heartRate (Gadgetbridge's markers of no
+        measurement, -1, 0 and 255, counted, not stored) and sleepAnalysis (consecutive minutes of one stage
+        merged), each with its DEVICE (name, manufacturer, model, MAC, firmware) and the source Gadgetbridge.
+        Tables of other families and other tables are named in the summary with their rows
+        (docs/gadgetbridge-import.md).
+
+        The summary gives, per type, how many samples were read, how many are new in the store and how many it
+        held already, and how many values were converted from another unit; then what was not imported, and why.
+        A progress bar shows on stderr when it is a terminal.
         """
     }
 
@@ -66,6 +79,15 @@ struct ImportSamplesCommand: Command {
 
     func run(_ options: Options, console: Console) async -> ExitCode {
         let file = options.file
+        if file != "-", let kind = GadgetbridgeDatabase.kind(ofFileAt: file) {
+            guard kind == .gadgetbridge else {
+                console.error(
+                    "\(file) is an SQLite database without Gadgetbridge's tables (DEVICE and ..._SAMPLE); "
+                        + "nothing was imported")
+                return .dataError
+            }
+            return await GadgetbridgeImport.run(file: file, options: options, console: console)
+        }
         if file != "-", let format = AppleHealthExport.format(ofFileAt: file) {
             return await AppleHealthImport.run(file: file, format: format, options: options, console: console)
         }
