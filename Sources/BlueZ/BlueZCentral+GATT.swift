@@ -68,11 +68,18 @@ extension BlueZCentral {
         } catch {
             throw CentralError(error, operation: "AcquireNotify")
         }
-        acquired[subscription] = reader
-        // allowed: forwards the socket's notifications until its reader ends (StopNotify, shutdown or EOF)
-        Task {
+        // allowed: forwards the socket's notifications until its reader ends (StopNotify, shutdown or EOF); the
+        // stop awaits it
+        let forwarder = Task {
             for await event in reader.events { self.acquiredEvent(event, from: reader, for: subscription) }
         }
+        acquired[subscription] = AcquiredNotify(reader: reader, forwarder: forwarder)
+    }
+
+    /// An AcquireNotify socket's reader and the task that passes its values on.
+    struct AcquiredNotify {
+        let reader: AcquiredNotifyReader
+        let forwarder: Task<Void, Never>
     }
 
     private func acquiredEvent(
@@ -87,7 +94,7 @@ extension BlueZCentral {
                         peripheral: subscription.peripheral, characteristic: subscription.characteristic, value: value,
                         receivedAt: timestamp)))
         case .closed:
-            if acquired[subscription] === reader { acquired[subscription] = nil }
+            if acquired[subscription]?.reader === reader { acquired[subscription] = nil }
         }
     }
 
@@ -95,11 +102,24 @@ extension BlueZCentral {
         _ characteristic: CharacteristicInfo, of peripheral: PeripheralID
     ) async throws(CentralError) {
         let subscription = Subscription(peripheral: peripheral, characteristic: characteristic.uuid)
-        if let reader = acquired.removeValue(forKey: subscription) {
-            reader.close()  // closing the socket is how an acquired notify stops
+        if let notify = acquired.removeValue(forKey: subscription) {
+            notify.reader.close()  // closing the socket is how an acquired notify stops
+            // What the socket still held was sent before the stop: it is passed on before the stop returns, so that
+            // a caller that stops and then waits for what was forwarded loses none of it.
+            await notify.forwarder.value
             return
         }
+        let answer: Result<Void, CentralError>
+        do throws(CentralError) {
+            try await call(characteristic.handle, Self.characteristic1, "StopNotify", timeout: .seconds(10))
+            answer = .success(())
+        } catch {
+            answer = .failure(error)
+        }
+        // What bluetoothd notified before it answered is on its way through the cache: it is passed on while the
+        // session is still ours (a notification for a characteristic without one is not).
+        await drainEvents()
         subscriptions.remove(subscription)
-        try await call(characteristic.handle, Self.characteristic1, "StopNotify", timeout: .seconds(10))
+        try answer.get()
     }
 }

@@ -34,7 +34,7 @@ public actor BlueZCentral: Central {
     /// Characteristics with a notify session of ours: (peripheral, characteristic UUID).
     var subscriptions: Set<Subscription> = []
     /// Characteristics whose notifications come through an AcquireNotify socket.
-    var acquired: [Subscription: AcquiredNotifyReader] = [:]
+    var acquired: [Subscription: AcquiredNotify] = [:]
     /// Our discovery sessions: adapter address → service filter.
     var discovery: [AdapterAddress: [BluetoothUUID]] = [:]
     /// Adapters with a Connect in flight, and the calls waiting for their turn.
@@ -44,6 +44,9 @@ public actor BlueZCentral: Central {
     public private(set) var agent: PairingAgent?
     var forwarding: Task<Void, Never>?
     var notificationCount = 0
+    /// The cache's events taken so far, and the ``drainEvents()`` calls waiting for a count.
+    var forwardedEvents = 0
+    var drainWaiters: [(target: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
     struct Subscription: Hashable {
         var peripheral: PeripheralID
@@ -87,8 +90,28 @@ public actor BlueZCentral: Central {
             for await event in stream {
                 guard let self else { return }
                 await self.forward(event)
+                await self.forwarded(ended: false)
             }
+            await self?.forwarded(ended: true)
         }
+    }
+
+    /// Counts one forwarded event (or the end of the cache's stream) and resumes the drains it satisfies.
+    private func forwarded(ended: Bool) {
+        if !ended { forwardedEvents += 1 }
+        guard !drainWaiters.isEmpty else { return }
+        let ready = drainWaiters.filter { ended || $0.target <= forwardedEvents }
+        drainWaiters.removeAll { ended || $0.target <= forwardedEvents }
+        for waiter in ready { waiter.continuation.resume() }
+    }
+
+    /// Returns once every signal received before this call has been applied by the cache and its events passed
+    /// on to our listeners. Called after a method call to bluetoothd returns, it passes on everything bluetoothd
+    /// signalled before it answered (the bus keeps one sender's messages in order).
+    func drainEvents() async {
+        let target = await cache.drain()
+        guard forwardedEvents < target, forwarding != nil else { return }
+        await withCheckedContinuation { drainWaiters.append((target, $0)) }
     }
 
     private func cancelForwarding() {
@@ -122,7 +145,7 @@ public actor BlueZCentral: Central {
         case .stackUnavailable:
             // Notify and discovery sessions die with bluetoothd; sessions subscribe again after reconnecting.
             subscriptions = []
-            for reader in acquired.values { reader.close() }
+            for notify in acquired.values { notify.reader.close() }
             acquired = [:]
         case .stackAvailable:
             await agent?.register()
@@ -131,8 +154,8 @@ public actor BlueZCentral: Central {
             }
         case .adapterRemoved(let address):
             subscriptions = subscriptions.filter { $0.peripheral.adapter != address }
-            for (subscription, reader) in acquired where subscription.peripheral.adapter == address {
-                reader.close()
+            for (subscription, notify) in acquired where subscription.peripheral.adapter == address {
+                notify.reader.close()
                 acquired[subscription] = nil
             }
         default:
@@ -228,8 +251,9 @@ public actor BlueZCentral: Central {
                 _ = try? await call(characteristic.handle, Self.characteristic1, "StopNotify", timeout: .seconds(2))
             }
         }
+        await drainEvents()  // notifications sent before the StopNotify answers are still ours
         subscriptions = []
-        for reader in acquired.values { reader.close() }
+        for notify in acquired.values { notify.reader.close() }
         acquired = [:]
         for peripheral in managed {
             try? await disconnect(peripheral)

@@ -6,9 +6,12 @@ extension BlueZObjectCache {
     /// Applies the signals of `subscription` until it ends or the task is cancelled.
     func consume(_ subscription: DBusSignalSubscription) async {
         for await signal in subscription {
-            if Task.isCancelled { return }
+            if Task.isCancelled { break }
             await handle(signal)
+            applied += 1
+            resumeDrained()
         }
+        resumeDrained(ended: true)
     }
 
     /// Applies one signal; anything but the ObjectManager, Properties and NameOwnerChanged signals is ignored.

@@ -39,6 +39,13 @@ public actor BlueZObjectCache {
     public internal(set) var owner: String?
     var subscriptions: [DBusSignalSubscription] = []
     var consumers: [Task<Void, Never>] = []
+    /// The signal stream the cache applies (the last subscription), how many of its signals were applied, and
+    /// the ``drain()`` calls waiting for a count.
+    var applied = 0
+    var applying: DBusSignalSubscription?
+    var drainWaiters: [(target: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    /// Events emitted so far (to every listener).
+    public private(set) var emittedEvents = 0
     var listeners: [Int: AsyncStream<CentralEvent>.Continuation] = [:]
     var nextListener = 0
     /// Events a listener's buffer refused.
@@ -97,9 +104,30 @@ public actor BlueZObjectCache {
             switch index {
             // allowed: kept in `consumers`, cancelled by stop(); they live as long as the cache's matches
             case 0..<3: consumers.append(Task { for await _ in subscription {} })
-            default: consumers.append(Task { await self.consume(subscription) })
+            default:
+                applying = subscription
+                consumers.append(Task { await self.consume(subscription) })
             }
         }
+    }
+
+    /// Returns once every signal received on the bus before this call has been applied (and its events
+    /// emitted); returns ``emittedEvents`` then. After a method call to bluetoothd returns, this covers
+    /// everything bluetoothd signalled before it answered.
+    public func drain() async -> Int {
+        if let applying {
+            let target = applying.enqueuedCount
+            if applied < target { await withCheckedContinuation { drainWaiters.append((target, $0)) } }
+        }
+        return emittedEvents
+    }
+
+    /// Resumes the ``drain()`` calls that `applied` satisfies (all of them when `ended`).
+    func resumeDrained(ended: Bool = false) {
+        guard !drainWaiters.isEmpty else { return }
+        let ready = drainWaiters.filter { ended || $0.target <= applied }
+        drainWaiters.removeAll { ended || $0.target <= applied }
+        for waiter in ready { waiter.continuation.resume() }
     }
 
     /// Removes the matches and finishes every event stream. The snapshots stay as they were.
@@ -108,6 +136,8 @@ public actor BlueZObjectCache {
         for subscription in subscriptions { subscription.cancel() }
         consumers = []
         subscriptions = []
+        applying = nil
+        resumeDrained(ended: true)
         for listener in listeners.values { listener.finish() }
         listeners = [:]
     }
@@ -136,6 +166,7 @@ public actor BlueZObjectCache {
 
     /// Sends `event` to every listener, counting refusals.
     func emit(_ event: CentralEvent) {
+        emittedEvents += 1
         for listener in listeners.values {
             if case .dropped = listener.yield(event) { droppedEvents += 1 }
         }

@@ -144,7 +144,12 @@ final class SignalBox: SlotBox, @unchecked Sendable {
             let signal = DBusSignal(
                 path: received.path ?? "", interface: received.interface ?? "", member: received.member ?? "",
                 sender: received.sender, destination: received.destination, arguments: try received.readAll())
-            if case .dropped = box.stream.yield(signal) { box.counter.recordDrop() }
+            switch box.stream.yield(signal) {
+            case .enqueued: box.counter.recordEnqueued()
+            case .dropped: box.counter.recordDrop()
+            case .terminated: break
+            @unknown default: break
+            }
         } catch {
             box.counter.recordUndecodable()
         }

@@ -16,8 +16,10 @@ public struct DBusSignalSubscription: AsyncSequence, Sendable {
     final class Counter: Sendable {
         let dropped = Atomic<Int>(0)
         let undecodable = Atomic<Int>(0)
+        let enqueued = Atomic<Int>(0)
 
         func recordDrop() { dropped.add(1, ordering: .relaxed) }
+        func recordEnqueued() { enqueued.add(1, ordering: .releasing) }
         func recordUndecodable() { undecodable.add(1, ordering: .relaxed) }
     }
 
@@ -42,6 +44,10 @@ public struct DBusSignalSubscription: AsyncSequence, Sendable {
 
     /// Signals the buffer refused because the consumer was behind.
     public var droppedCount: Int { counter.dropped.load(ordering: .relaxed) }
+    /// Signals put into the stream so far. Every signal that arrived before a method reply is counted by the time
+    /// the call returns (sd-bus dispatches in arrival order), so that a consumer can wait until it has taken that
+    /// many: a barrier that orders what a peer signalled before answering.
+    public var enqueuedCount: Int { counter.enqueued.load(ordering: .acquiring) }
     /// Signals that matched but could not be decoded (never expected; counted rather than hidden).
     public var undecodableCount: Int { counter.undecodable.load(ordering: .relaxed) }
 

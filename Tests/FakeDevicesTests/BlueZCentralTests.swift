@@ -178,6 +178,25 @@ import Testing
         }
     }
 
+    /// A stop right after a burst: every notification sent before StopNotify (or before the socket closed) is
+    /// passed on before stopNotifications returns, in both modes (the gateway's stop relies on it to store them).
+    @Test(arguments: [NotifyMode.properties, .acquired])
+    func stoppingRightAfterABurstPassesOnEverythingSentBefore(mode: NotifyMode) async throws {
+        try await CentralFixture.run(Self.scenario) { fixture in
+            let central = fixture.central
+            try await central.connect(Self.strap, timeout: .seconds(5))
+            try await fixture.events.wait("resolved") { $0.contains(.servicesResolved(Self.strap, resolved: true)) }
+            let hrm = try #require(
+                try await central.characteristics(of: Self.strap).first { $0.uuid == .heartRateMeasurement })
+            try await central.startNotifications(hrm, of: Self.strap, mode: mode)
+            await fixture.fake.advance(by: .seconds(300))
+            try await central.stopNotifications(hrm, of: Self.strap)
+            let delivered = await fixture.fake.deliveredNotifications(of: Self.strap.address)
+            #expect(delivered.count >= 250)
+            #expect(await central.statistics().notifications == delivered.count)
+        }
+    }
+
     @Test func acquiredNotificationsComeThroughTheSocketAndAreAcquiredAgainAfterAReconnect() async throws {
         try await CentralFixture.run(Self.scenario) { fixture in
             let central = fixture.central
