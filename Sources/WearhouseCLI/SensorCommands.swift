@@ -371,6 +371,15 @@ struct ScanCommand: Command {
         case .runningSpeedAndCadenceService: "running speed and cadence"
         case .physicalActivityMonitorService: "step counter (PAMS)"
         case .infiniTimeMotionService: "InfiniTime steps"
+        case .cyclingSpeedAndCadenceService: "cycling speed and cadence"
+        case .weightScaleService: "weight scale"
+        case .bodyCompositionService: "body composition"
+        case .bloodPressureService: "blood pressure"
+        case .healthThermometerService: "thermometer"
+        case .pulseOximeterService: "pulse oximeter"
+        case .glucoseService: "glucose"
+        case .cyclingPowerService: "cycling power"
+        case .fitnessMachineService: "fitness machine"
         case .batteryService: "battery"
         case .deviceInformationService: nil
         default: nil

@@ -17,7 +17,9 @@ import Testing
     ])
 
     /// A private bus with FakeBlueZ in real time, and a store path in a fresh folder.
-    static func withFake(_ body: (String, FakeBlueZ, String) async throws -> Void) async throws {
+    static func withFake(
+        _ scenario: FakeBlueZScenario = scenario, _ body: (String, FakeBlueZ, String) async throws -> Void
+    ) async throws {
         try await withPrivateBus { bus in
             let fake = try await FakeBlueZ.start(on: .address(bus.address), scenario: scenario)
             let clock = Task { await fake.runInRealTime(interval: .milliseconds(50)) }
@@ -46,6 +48,31 @@ import Testing
             let pod = found.first { $0["address"] as? String == "C0:FF:EE:00:00:03" }
             #expect((pod?["services"] as? [String])?.contains("running speed and cadence") == true)
             #expect(pod?["rssi"] != nil)
+        }
+    }
+
+    /// Health devices are found and named by their services: scales, cuffs, glucose meters, trainers, treadmills.
+    @Test func scanNamesTheHealthDevicesServices() async throws {
+        let devices = FakeBlueZScenario(peripherals: [
+            .init(kind: .bathroomScale, address: "C0:FF:EE:00:01:01", seed: 1),
+            .init(kind: .bloodPressureCuff, address: "C0:FF:EE:00:01:02", seed: 2),
+            .init(kind: .glucoseMeter, address: "C0:FF:EE:00:01:03", seed: 3),
+            .init(kind: .bikeTrainer, address: "C0:FF:EE:00:01:04", seed: 4),
+            .init(kind: .treadmill, address: "C0:FF:EE:00:01:05", seed: 5),
+        ])
+        try await Self.withFake(devices) { bus, _, _ in
+            let result = try WearhouseRunner.run(["scan", "--bus", bus, "--duration", "1", "--json"])
+            #expect(result.status == 0, "\(result.stderr)")
+            let found = try result.stdout.split(separator: "\n").map { try WearhouseRunner.json($0) }
+            var services: [String: [String]] = [:]
+            for device in found {
+                if let address = device["address"] as? String { services[address] = device["services"] as? [String] }
+            }
+            #expect(services["C0:FF:EE:00:01:01"]?.contains("weight scale") == true, "\(services)")
+            #expect(services["C0:FF:EE:00:01:02"]?.contains("blood pressure") == true, "\(services)")
+            #expect(services["C0:FF:EE:00:01:03"]?.contains("glucose") == true, "\(services)")
+            #expect(services["C0:FF:EE:00:01:04"]?.contains("cycling power") == true, "\(services)")
+            #expect(services["C0:FF:EE:00:01:05"]?.contains("fitness machine") == true, "\(services)")
         }
     }
 
