@@ -33,6 +33,10 @@ public struct FakeBlueZScenario: Codable, Hashable, Sendable {
         case bikeTrainer
         /// A treadmill that reports its sessions (FTMS Treadmill Data and Status).
         case treadmill
+        /// A thermometer that measures once per interval (intermediate temperatures, then the result).
+        case thermometer
+        /// A fingertip pulse oximeter: continuous SpO2 and pulse rate, and a spot-check now and then.
+        case pulseOximeter
 
         /// The simulation's kind.
         public var scriptKind: PeripheralScript.Kind {
@@ -47,6 +51,8 @@ public struct FakeBlueZScenario: Codable, Hashable, Sendable {
             case .glucoseMeter: .glucoseMeter
             case .bikeTrainer: .bikeTrainer
             case .treadmill: .treadmill
+            case .thermometer: .thermometer
+            case .pulseOximeter: .pulseOximeter
             }
         }
     }
@@ -107,9 +113,10 @@ public struct FakeBlueZScenario: Codable, Hashable, Sendable {
         public var paired: Bool?
         /// The RSSI discovery reports, dBm. Default -60.
         public var rssi: Int16?
-        /// Seconds between measurements of a heart-rate sensor or footpod. Default 1.
+        /// Seconds between measurements of a heart-rate sensor, footpod or pulse oximeter. Default 1.
         public var measurementInterval: Double?
-        /// Seconds between a scale's readings (or a step counter's summaries). Default 10.
+        /// Seconds between a scale's readings (a step counter's summaries, a thermometer's measurements, a pulse
+        /// oximeter's spot-checks). Default 10.
         public var summaryInterval: Double?
         /// How many times a cuff measures (how many records a glucose meter holds at switch-on). Default 1.
         public var measurementCount: Int?

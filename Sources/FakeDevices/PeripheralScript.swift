@@ -23,6 +23,11 @@ public struct PeripheralScript: Hashable, Sendable {
         case bikeTrainer = "bike-trainer"
         /// A treadmill reporting its sessions through FTMS (``Treadmill``).
         case treadmill
+        /// A thermometer: intermediate temperatures, then a result, once per measurement interval (``Thermometer``).
+        case thermometer
+        /// A fingertip pulse oximeter: continuous SpO2 and pulse rate, and a spot-check now and then
+        /// (``PulseOximeter``).
+        case pulseOximeter = "pulse-oximeter"
     }
 
     /// The device model.
@@ -39,10 +44,11 @@ public struct PeripheralScript: Hashable, Sendable {
     public var initialEnergyExpended: UInt16
     /// The battery loses 1 % per interval.
     public var batteryDrainInterval: Duration
-    /// How often a step counter indicates its activity summary.
+    /// How often a step counter indicates its activity summary (a scale weighs, a thermometer measures, a pulse
+    /// oximeter completes a spot-check).
     public var summaryInterval: Duration
-    /// How often a heart-rate sensor or footpod notifies a measurement (1 s, as the profiles say; shorter for
-    /// load tests).
+    /// How often a heart-rate sensor, footpod or pulse oximeter notifies a measurement (1 s, as the profiles say;
+    /// shorter for load tests).
     public var measurementInterval: Duration
     /// A health device's clock at switch-on, Unix seconds (its time stamps count from there); by default
     /// 2026-11-29 10:00:00, where the tests' simulated clocks start.
@@ -90,6 +96,8 @@ public struct PeripheralScript: Hashable, Sendable {
         case .glucoseMeter: "Fake Glucose Meter"
         case .bikeTrainer: "Fake Trainer"
         case .treadmill: "Fake Treadmill"
+        case .thermometer: "Fake Thermometer"
+        case .pulseOximeter: "Fake Oximeter"
         }
     }
 
@@ -106,6 +114,8 @@ public struct PeripheralScript: Hashable, Sendable {
         case .glucoseMeter: wrap(GlucoseMeter(script: self))
         case .bikeTrainer: wrap(BikeTrainer(script: self))
         case .treadmill: wrap(Treadmill(script: self))
+        case .thermometer: wrap(Thermometer(script: self))
+        case .pulseOximeter: wrap(PulseOximeter(script: self))
         }
     }
 

@@ -19,8 +19,10 @@ struct FakeBlueZCommand: Command {
 
         The scenario file is JSON: {"adapterAddress": "00:AA:01:00:00:01", "peripherals": [{"kind": "chestStrap",
         "address": "C0:FF:EE:00:00:01", "seed": 7, "nearby": true, "faults": {"duplicateEvery": 3}}]}; kinds are
-        chestStrap, wristMonitor, footpod, stepCounter, infiniTime, bathroomScale, bloodPressureCuff, glucoseMeter, bikeTrainer, treadmill. Without one, two chest straps (known, as if
-        paired before) and a wrist monitor and a footpod (found by discovery) are served. Sensors run in real time until the process is stopped or --duration passes.
+        chestStrap, wristMonitor, footpod, stepCounter, infiniTime, bathroomScale, bloodPressureCuff, glucoseMeter,
+        bikeTrainer, treadmill, thermometer, pulseOximeter. Without one, two chest straps (known, as if paired
+        before) and a wrist monitor and a footpod (found by discovery) are served. Sensors run in real time until
+        the process is stopped or --duration passes.
         """
     }
 

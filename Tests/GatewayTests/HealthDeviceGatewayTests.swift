@@ -5,6 +5,7 @@ import Gateway
 import GatewayTestSupport
 import Health
 import SQLiteStore
+import Support
 import Testing
 
 /// A shared bathroom scale and a blood pressure cuff through the whole gateway: FakeBlueZ on a private bus,
@@ -17,6 +18,15 @@ import Testing
     static let scenario = FakeBlueZScenario(peripherals: [
         .init(kind: .bathroomScale, address: scale, seed: 9, known: true, summaryInterval: 10),
         .init(kind: .bloodPressureCuff, address: cuff, seed: 4, known: true),
+    ])
+
+    static let thermometer = "C0:FF:EE:00:00:53"
+    static let oximeter = "C0:FF:EE:00:00:54"
+    /// A thermometer measuring every 4 s (never silent for the watchdog) and an oximeter with a spot-check every
+    /// 7 s.
+    static let vitals = FakeBlueZScenario(peripherals: [
+        .init(kind: .thermometer, address: thermometer, seed: 6, known: true, summaryInterval: 4),
+        .init(kind: .pulseOximeter, address: oximeter, seed: 8, known: true, summaryInterval: 7),
     ])
 
     /// A device time stamp as the instant it names in UTC (the fixture's zone).
@@ -83,5 +93,115 @@ import Testing
             #expect(pulses.first?.start == correlation.start)
             #expect(try await fixture.quantities(.bloodPressureSystolic).count == 1)
         }
+    }
+
+    @Test func theThermometersResultsAndTheOximetersValuesAreStoredAsSent() async throws {
+        try await GatewayFixture.run(Self.vitals, enrol: [(Self.thermometer, "erin"), (Self.oximeter, "frank")]) {
+            fixture in
+            try await fixture.waitUntilStreaming([Self.thermometer, Self.oximeter])
+            // Continuous values are placed at their receive time, spot-checks at their whole-second time stamps:
+            // a continuous heart rate received on the whole second a spot-check names would be the same sample
+            // time on the same device, which the store refuses as a conflict. Received half a second off the
+            // whole seconds, the two never meet.
+            let streamingBeforeTheFirstSpotCheck = fixture.clock.now < .seconds(7)
+            #expect(streamingBeforeTheFirstSpotCheck)
+            let offset = fixture.clock.wallMicroseconds / 1000 % 1000
+            if offset != 500 { await fixture.advance(by: .milliseconds((1500 - offset) % 1000)) }
+            try await fixture.run(seconds: 40)
+            await fixture.stop()
+            try await Self.checkThermometer(fixture)
+            try await Self.checkOximeter(fixture)
+        }
+    }
+
+    // The checks run in functions of their own and keep closures out of `#expect` and `#require` arguments:
+    // with Swift 6.3.1, inside the fixture's closure, a closure in a `#expect` argument and a later one of the
+    // same type outside the macros were compiled as one (a `filter` outside ran the predicate of one inside).
+
+    /// The thermometer: each result once, at its own time, with the site read at connect; the intermediate
+    /// temperatures are not stored.
+    static func checkThermometer(_ fixture: GatewayFixture) async throws {
+        let truth = try #require(await fixture.fake.groundTruth(of: thermometer))
+        let sent = emissions(truth.emissions, on: .temperatureMeasurement)
+        let delivered = await fixture.fake.deliveredNotifications(of: thermometer)
+        let deliveredResults = emissions(delivered, on: .temperatureMeasurement)
+        let settling = emissions(delivered, on: .intermediateTemperature)
+        #expect(deliveredResults == sent)
+        #expect(settling.count >= 3 * sent.count)
+        var results: [TemperatureMeasurement] = []
+        for emission in sent { results.append(try TemperatureMeasurement(decoding: emission.value)) }
+        #expect(results.count >= 9)
+        let peripheral = await fixture.fake.peripheral(at: thermometer)
+        let site = try #require(peripheral as? Thermometer).temperatureType
+        let temperatures = try await sortedQuantities(fixture, .bodyTemperature)
+        #expect(temperatures.count == results.count)
+        for (sample, result) in zip(temperatures, results) {
+            let start = try instant(result.timeStamp)
+            #expect(sample.value == result.celsius)
+            #expect(sample.start == start)
+            #expect(sample.metadata[MetadataKey.bodyTemperatureSensorLocation] == .integer(Int64(site.rawValue)))
+            #expect(sample.subject == "erin")
+            #expect(sample.device?.localIdentifier == thermometer)
+        }
+    }
+
+    /// The oximeter: every continuous value at its receive time and every spot-check at its time stamp, as SpO2
+    /// and perfusion fractions and a heart rate.
+    static func checkOximeter(_ fixture: GatewayFixture) async throws {
+        let delivered = await fixture.fake.deliveredNotifications(of: oximeter)
+        var continuous: [PLXContinuousMeasurement] = []
+        for emission in emissions(delivered, on: .plxContinuousMeasurement) {
+            continuous.append(try PLXContinuousMeasurement(decoding: emission.value))
+        }
+        var spots: [PLXSpotCheckMeasurement] = []
+        var spotTimes: [Instant] = []
+        for emission in emissions(delivered, on: .plxSpotCheckMeasurement) {
+            let spot = try PLXSpotCheckMeasurement(decoding: emission.value)
+            spots.append(spot)
+            spotTimes.append(try instant(spot.timeStamp))
+        }
+        #expect(continuous.count >= 40)
+        #expect(spots.count >= 5)
+        #expect(Set(spotTimes).count == spots.count)
+        let expected: [(type: HealthType, continuous: [Double?], spots: [Double?])] = [
+            (.oxygenSaturation, continuous.map { fraction($0.normal.spo2) }, spots.map { fraction($0.spo2) }),
+            (.heartRate, continuous.map(\.normal.pulseRate.value), spots.map(\.pulseRate.value)),
+            (
+                .peripheralPerfusionIndex, continuous.map { fraction($0.pulseAmplitudeIndex) },
+                spots.map { fraction($0.pulseAmplitudeIndex) }
+            ),
+        ]
+        for (type, fromContinuous, fromSpots) in expected {
+            var spotStarts: [Instant] = []
+            var atSpots: [Double?] = []
+            var others: [Double?] = []
+            var elsewhere = 0
+            for sample in try await sortedQuantities(fixture, type) {
+                if spotTimes.contains(sample.start) {
+                    spotStarts.append(sample.start)
+                    atSpots.append(sample.value)
+                } else {
+                    others.append(sample.value)
+                }
+                if sample.subject != "frank" || sample.device?.localIdentifier != oximeter { elsewhere += 1 }
+            }
+            #expect(spotStarts == spotTimes, "\(type.identifier)")
+            #expect(atSpots == fromSpots, "\(type.identifier)")
+            #expect(others == fromContinuous, "\(type.identifier)")
+            #expect(elsewhere == 0, "\(type.identifier)")
+        }
+    }
+
+    static func emissions(_ all: [PeripheralEmission], on characteristic: BluetoothUUID) -> [PeripheralEmission] {
+        all.filter { $0.characteristic == characteristic }
+    }
+
+    static func sortedQuantities(_ fixture: GatewayFixture, _ type: HealthType) async throws -> [QuantitySample] {
+        try await fixture.quantities(type).sorted { $0.start < $1.start }
+    }
+
+    /// A percentage as HealthKit's fraction.
+    static func fraction(_ percent: SFloat?) -> Double? {
+        percent?.value.map { $0 / 100 }
     }
 }
