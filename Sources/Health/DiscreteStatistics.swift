@@ -198,3 +198,35 @@ extension DiscreteStatistics {
         }
     }
 }
+
+extension DiscreteStatistics.Bucket {
+    /// The statistics of `parts` taken together, as the bucket from `start` to `end`: the same bucket of several
+    /// sources, or consecutive buckets of one (they are mergeable, see the type's notes). Counts and sums add,
+    /// the average is their quotient, the extremes are the extremes, and the most recent is the part's with the
+    /// latest end (the first of equal ends). A time-weighted average is kept only when a single part has one
+    /// (the time each part covered is not kept, so two cannot be weighed together).
+    public static func combining(_ parts: [Self], start: Instant, end: Instant) -> Self {
+        var combined = Self(
+            start: start, end: end, count: 0, sum: nil, average: nil, minimum: nil, maximum: nil, mostRecent: nil,
+            mostRecentEnd: nil, timeWeightedAverage: nil)
+        var weighted = 0
+        for part in parts {
+            if let average = part.timeWeightedAverage {
+                weighted += 1
+                combined.timeWeightedAverage = average
+            }
+            guard part.count > 0 else { continue }
+            combined.count += part.count
+            if let sum = part.sum { combined.sum = (combined.sum ?? 0) + sum }
+            if let minimum = part.minimum { combined.minimum = Swift.min(combined.minimum ?? minimum, minimum) }
+            if let maximum = part.maximum { combined.maximum = Swift.max(combined.maximum ?? maximum, maximum) }
+            if let end = part.mostRecentEnd, combined.mostRecentEnd.map({ end > $0 }) ?? true {
+                combined.mostRecentEnd = end
+                combined.mostRecent = part.mostRecent
+            }
+        }
+        if weighted > 1 { combined.timeWeightedAverage = nil }
+        if let sum = combined.sum, combined.count > 0 { combined.average = sum / Double(combined.count) }
+        return combined
+    }
+}

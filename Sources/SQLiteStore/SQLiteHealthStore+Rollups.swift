@@ -157,14 +157,19 @@ extension SQLiteHealthStore {
             var source: Int64
             var device: Int64
         }
-        var totals = [Origin: [RollupValue]]()
+        // Read out of the query once: touching the query in the loop copied it for every row.
+        let ends = query.buckets.map(\.end.milliseconds)
+        let separate = query.separateBySource
+        let empty = Array(repeating: RollupValue(), count: ends.count)
+        // One row of buckets per origin; consecutive rows mostly share theirs, so it is looked up only on a change.
+        var slots = [Origin: Int]()
+        var rows: [[RollupValue]] = []
+        var current: (origin: Origin, slot: Int)?
         var bucketIndex = 0
         while try statement.step() {
             let at = statement.int64(0)
-            while bucketIndex < query.buckets.count, at >= query.buckets[bucketIndex].end.milliseconds {
-                bucketIndex += 1
-            }
-            guard bucketIndex < query.buckets.count else { break }
+            while bucketIndex < ends.count, at >= ends[bucketIndex] { bucketIndex += 1 }
+            guard bucketIndex < ends.count else { break }
             var value = RollupValue()
             value.n = statement.int64(1)
             value.sum = statement.double(2)
@@ -174,19 +179,27 @@ extension SQLiteHealthStore {
             value.recentEnd = statement.int64(6)
             value.recentValue = statement.double(7)
             let origin =
-                query.separateBySource
-                ? Origin(source: statement.int64(8), device: statement.int64(9)) : Origin(source: 0, device: 0)
-            totals[origin, default: Array(repeating: RollupValue(), count: query.buckets.count)][bucketIndex].merge(
-                value)
+                separate ? Origin(source: statement.int64(8), device: statement.int64(9)) : Origin(source: 0, device: 0)
+            if current?.origin != origin {
+                if let slot = slots[origin] {
+                    current = (origin, slot)
+                } else {
+                    rows.append(empty)
+                    slots[origin] = rows.count - 1
+                    current = (origin, rows.count - 1)
+                }
+            }
+            rows[current?.slot ?? 0][bucketIndex].merge(value)
         }
-        if !query.separateBySource {
-            let values =
-                totals[Origin(source: 0, device: 0)] ?? Array(repeating: RollupValue(), count: query.buckets.count)
-            return zip(query.buckets, values).map { StatisticsResult(bucket: $0, discrete: Self.discrete($0, $1)) }
+        if !separate {
+            return zip(query.buckets, rows.first ?? empty).map {
+                StatisticsResult(bucket: $0, discrete: Self.discrete($0, $1))
+            }
         }
         // Several devices of one source (or rows of one device under several subjects) may name the same provenance.
         var byProvenance = [Provenance: [RollupValue]]()
-        for (origin, values) in totals {
+        for (origin, slot) in slots {
+            let values = rows[slot]
             let provenance = try rollupProvenance(source: origin.source, device: origin.device)
             if var merged = byProvenance[provenance] {
                 for index in merged.indices { merged[index].merge(values[index]) }

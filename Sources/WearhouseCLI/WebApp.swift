@@ -199,9 +199,21 @@ struct WebApp: Sendable {
             anchor: interval == "1w" ? .instant(from) : .defaultAnchor, timeZone: timeZone
         ).buckets(from: from, to: endDay)
         let query = StatisticsQuery(type: type, buckets: buckets, subjects: filter)
-        let results =
-            type.aggregation == .series
-            ? try await StatsCommand.seriesCounts(query, in: store) : try await store.statistics(query, as: .owner)
+        // A discrete type's chart and its sources come from one read separated by source (every source counts in
+        // a discrete type's statistics, so the chart is their combination): the range is read once, not twice.
+        let perSource =
+            type.aggregation == .discrete
+            ? try await store.statistics(
+                StatisticsQuery(type: type, buckets: buckets, subjects: filter, separateBySource: true), as: .owner)
+            : nil
+        let results: [StatisticsResult]
+        if let perSource {
+            results = Self.combiningSources(perSource, buckets: buckets)
+        } else if type.aggregation == .series {
+            results = try await StatsCommand.seriesCounts(query, in: store)
+        } else {
+            results = try await store.statistics(query, as: .owner)
+        }
         // The characteristics are read once (each read is an access-log entry).
         let zones = type == .heartRate ? try await heartRateZones(session) : nil
         let chart = try await typeChart(
@@ -209,7 +221,9 @@ struct WebApp: Sendable {
         let extras =
             type == .heartRate
             ? try await heartRateExtras(results, from: from, to: endDay, session: session, zones: zones) : ""
-        let sources = try await contributingSources(type, from: from, to: endDay, subjects: filter)
+        let sources = try await contributingSources(
+            type, from: from, to: endDay, subjects: filter,
+            perSource: try perSource.map { Self.combiningBuckets($0, into: try bucket(from, endDay)) })
         let priority = try await priorityForm(type, session)
 
         let statistics =
@@ -245,13 +259,18 @@ struct WebApp: Sendable {
         }
     }
 
-    func contributingSources(_ type: HealthType, from: Instant, to: Instant, subjects: [String]?) async throws
-        -> String
-    {
+    /// The sources table: each source's statistics over the range (`perSource` when the caller has them already).
+    func contributingSources(
+        _ type: HealthType, from: Instant, to: Instant, subjects: [String]?, perSource: [StatisticsResult]? = nil
+    ) async throws -> String {
         guard type.aggregation != .series else { return "<p>-</p>" }
-        let results = try await store.statistics(
-            StatisticsQuery(type: type, buckets: [try bucket(from, to)], subjects: subjects, separateBySource: true),
-            as: .owner)
+        var results = perSource ?? []
+        if perSource == nil {
+            results = try await store.statistics(
+                StatisticsQuery(
+                    type: type, buckets: [try bucket(from, to)], subjects: subjects, separateBySource: true),
+                as: .owner)
+        }
         guard !results.isEmpty else { return "<p class=\"empty\">No samples in this range.</p>" }
         let merged =
             type.aggregation == .cumulative
@@ -706,6 +725,37 @@ struct WebApp: Sendable {
     }
 
     // MARK: Time and numbers
+
+    /// A discrete type's buckets with every source's statistics combined (`results` separated by source).
+    static func combiningSources(_ results: [StatisticsResult], buckets: [StatisticsBucket]) -> [StatisticsResult] {
+        var parts: [Instant: [DiscreteStatistics.Bucket]] = [:]
+        for result in results {
+            if let discrete = result.discrete { parts[result.bucket.start, default: []].append(discrete) }
+        }
+        return buckets.map { bucket in
+            StatisticsResult(
+                bucket: bucket,
+                discrete: .combining(parts[bucket.start] ?? [], start: bucket.start, end: bucket.end))
+        }
+    }
+
+    /// Each source's statistics over all of `results`' buckets, as one `bucket`, in the order the store gave them.
+    static func combiningBuckets(_ results: [StatisticsResult], into bucket: StatisticsBucket) -> [StatisticsResult] {
+        var order: [Provenance] = []
+        var parts: [Provenance: [DiscreteStatistics.Bucket]] = [:]
+        for result in results {
+            guard let provenance = result.provenance, let discrete = result.discrete, discrete.count > 0 else {
+                continue
+            }
+            if parts[provenance] == nil { order.append(provenance) }
+            parts[provenance, default: []].append(discrete)
+        }
+        return order.map { provenance in
+            StatisticsResult(
+                bucket: bucket, provenance: provenance,
+                discrete: .combining(parts[provenance] ?? [], start: bucket.start, end: bucket.end))
+        }
+    }
 
     func bucket(_ from: Instant, _ to: Instant) throws -> StatisticsBucket {
         let fromLocal = try StatisticsBuckets.localTime(at: from, in: timeZone)

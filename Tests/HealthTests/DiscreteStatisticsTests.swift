@@ -49,6 +49,44 @@ import Testing
                     timeWeightedAverage: nil))
     }
 
+    /// Combining buckets gives what one bucket over all their samples gives (count, sum, average, extremes, most
+    /// recent): per source into all sources, and consecutive buckets into one; seeded random samples.
+    @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
+    func combiningBucketsEqualsTheBucketOfAllTheirSamples(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        var samples: [StatisticsSample] = []
+        for index in 0..<200 {
+            // Distinct times, so that the most recent sample is never a tie between sources.
+            let start = Int64(index) * 3_000 + Int64(random.next() % 3_000)
+            let value = Double(random.next() % 150) + 40
+            let provenance = random.next() % 2 == 0 ? strap : watch
+            samples.append(instant(start, value, provenance, uuid: UInt64(index + 1)))
+        }
+        let borders = msInstants([0, 200_000, 400_000, 600_000])
+        let statistics = DiscreteStatistics(maxHoldMilliseconds: 0)
+        let all = statistics.buckets(samples, borders: borders)
+        let bySource = [strap, watch].map { source in
+            statistics.buckets(samples.filter { $0.provenance == source }, borders: borders)
+        }
+        let compared = { (bucket: DiscreteStatistics.Bucket) in
+            [
+                Double(bucket.count), bucket.sum ?? -1, bucket.minimum ?? -1, bucket.maximum ?? -1,
+                bucket.mostRecent ?? -1,
+            ]
+        }
+        for (index, bucket) in all.enumerated() {
+            let combined = DiscreteStatistics.Bucket.combining(
+                bySource.map { $0[index] }, start: bucket.start, end: bucket.end)
+            #expect(compared(combined) == compared(bucket))
+            #expect(combined.mostRecentEnd == bucket.mostRecentEnd)
+            #expect(abs((combined.average ?? 0) - (bucket.average ?? 0)) < 1e-9)
+        }
+        let whole = statistics.buckets(samples, borders: [borders[0], borders[3]])[0]
+        let joined = DiscreteStatistics.Bucket.combining(all, start: borders[0], end: borders[3])
+        #expect(compared(joined) == compared(whole))
+        #expect(DiscreteStatistics.Bucket.combining([], start: borders[0], end: borders[1]).count == 0)
+    }
+
     @Test func heldValueSpillsIntoTheNextBucket() {
         let borders = msInstants([0, 10_000, 20_000])
         // 70 at 9 s holds for the default 5 s: 1 s in the first bucket, 4 s in the second.
