@@ -8,6 +8,8 @@ extension Doctor {
         var findings: [DoctorFinding] = []
         var answered = false
         var adapterCount = 0
+        /// The devices bluetoothd knows (when it answered).
+        var peripherals: [PeripheralInfo]?
     }
 
     /// The bus, `org.bluez` on it, and bluetoothd's adapters.
@@ -48,6 +50,7 @@ extension Doctor {
         do {
             try await cache.start()
             adapters = await cache.adapters
+            check.peripherals = await cache.peripherals
             await cache.stop()
         } catch {
             check.findings.append(

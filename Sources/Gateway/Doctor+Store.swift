@@ -1,5 +1,6 @@
 import Foundation
 internal import Glibc
+import Health
 import PostgresStore
 import SQLiteStore
 import StoreEngine
@@ -13,6 +14,17 @@ extension Doctor {
     /// The store file: there (or its directory, for a first start), a SQLite database, writable, owned by the
     /// service user when it is the service's, and, when this user owns it, opening with an intact schema.
     static func checkStore(url text: String) async -> [DoctorFinding] {
+        await inspectStore(url: text).findings
+    }
+
+    /// ``checkStore(url:)``, with the enrolled sensors when the store was opened (`nil` when it was not).
+    static func inspectStore(url text: String) async -> (findings: [DoctorFinding], sensors: [RegisteredSensor]?) {
+        var sensors: [RegisteredSensor]?
+        let findings = await inspectStore(url: text, sensors: &sensors)
+        return (findings, sensors)
+    }
+
+    private static func inspectStore(url text: String, sensors: inout [RegisteredSensor]?) async -> [DoctorFinding] {
         let url: StoreURL
         do throws(StoreURL.ParseError) {
             url = try StoreURL(parsing: text)
@@ -32,7 +44,8 @@ extension Doctor {
             }
             do {
                 // Opening connects, checks the schema and brings it up to date, as the service does at start.
-                _ = try PostgresHealthStore(url: connection)
+                let store = try PostgresHealthStore(url: connection)
+                sensors = try? await store.registeredSensors()
                 return [.ok("store", "the PostgreSQL store \(shown) answers and its schema is current")]
             } catch {
                 return [
@@ -104,6 +117,7 @@ extension Doctor {
         do {
             let store = try SQLiteHealthStore(path: path)
             let problems = try await store.integrityCheck()
+            sensors = try? await store.registeredSensors()
             if problems == ["ok"] {
                 findings.append(.ok("store", "\(path) opens and passes its integrity check"))
             } else {

@@ -7,7 +7,8 @@ internal import Glibc
 /// In order: the configuration file; the bus and bluetoothd on it (`org.bluez` owned); its adapters (powered, LE
 /// central); rfkill switches; the controllers udev knows (bus, vendor, product, driver); when bluetoothd does not
 /// answer, the controllers themselves over HCI (and, when the kernel has no Bluetooth at all, exactly that); the
-/// store; the permissions of the user running it.
+/// store; enrolled devices that send only to a bonded collector but are not bonded; the permissions of the user
+/// running it.
 ///
 /// ```swift
 /// let findings = await Doctor(configurationPath: GatewayConfiguration.defaultPath).run()
@@ -57,7 +58,9 @@ public struct Doctor: Sendable {
         if !bluetooth.answered {
             findings += Self.checkHCI(sysfs: sysfs)
         }
-        findings += await Self.checkStore(url: storeURL ?? configuration.store.url)
+        let store = await Self.inspectStore(url: storeURL ?? configuration.store.url)
+        findings += store.findings
+        findings += Self.bondingFindings(sensors: store.sensors ?? [], peripherals: bluetooth.peripherals)
         findings += Self.checkPermissions()
         return findings
     }

@@ -76,6 +76,53 @@ import Testing
         }
     }
 
+    /// A glucose meter enrolled with `wearhouse pair` (which bonds it) is reported bonded; once bluetoothd has
+    /// forgotten it (its bond removed), doctor says that it will send nothing and how to pair it again.
+    @Test func aGlucoseMetersBondIsExplained() async throws {
+        try await withPrivateBus { bus in
+            let meter = "C0:FF:EE:00:00:08"
+            let scenario = bus.directory.appendingPathComponent("meter.json")
+            try Data(#"{"peripherals":[{"kind":"glucoseMeter","address":"\#(meter)","seed":3}]}"#.utf8)
+                .write(to: scenario)
+            let process = Process()
+            process.executableURL = WearhouseRunner.executable
+            process.arguments = [
+                "fake-bluez", "--address", bus.address, "--scenario", scenario.path, "--duration", "30",
+            ]
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            defer {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+            let store = bus.directory.appendingPathComponent("health.db").path
+            // The fake serves once it owns org.bluez; pair waits for nothing else.
+            var pair = try WearhouseRunner.run(["pair", meter, "--bus", bus.address, "--store", store])
+            for _ in 0..<50 where pair.status != 0 {
+                try await Task.sleep(for: .milliseconds(100))
+                pair = try WearhouseRunner.run(["pair", meter, "--bus", bus.address, "--store", store])
+            }
+            #expect(pair.status == 0, "\(pair.stderr)")
+            let bonded = try findings(WearhouseRunner.run(arguments(bus)).stdout).first { $0.check == "bonding" }
+            #expect(bonded?.status == "ok")
+            #expect(bonded?.summary == "sensor \(meter) is a glucose meter and is bonded")
+
+            // bluetoothctl remove: the device and its bond are gone from bluetoothd.
+            let removed = Process()
+            removed.executableURL = URL(fileURLWithPath: "/usr/bin/busctl")
+            removed.arguments = [
+                "--address=\(bus.address)", "call", "org.bluez", "/org/bluez/hci0", "org.bluez.Adapter1",
+                "RemoveDevice", "o", "/org/bluez/hci0/dev_" + meter.replacingOccurrences(of: ":", with: "_"),
+            ]
+            try removed.run()
+            removed.waitUntilExit()
+            #expect(removed.terminationStatus == 0)
+            let gone = try findings(WearhouseRunner.run(arguments(bus)).stdout).first { $0.check == "bonding" }
+            #expect(gone?.status == "warning")
+            #expect(gone?.summary.contains("bluetoothd does not know it") == true)
+        }
+    }
+
     @Test func rejectsABadBusAddress() throws {
         let result = try WearhouseRunner.run(["doctor", "--bus", "/run/dbus/system_bus_socket"])
         #expect(result.status == 64)

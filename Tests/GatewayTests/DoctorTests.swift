@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import GATT
+import Health
 import SQLiteStore
 import TestSupport
 import Testing
@@ -186,5 +187,36 @@ import Testing
                         fix: "Correct the file; every key and its default are in wearhouse.conf.example."))
             #expect(findings.first { $0.check == "bus" }?.severity == .error)
         }
+    }
+    /// Devices that send only to a bonded collector: bonded or not, in bluetoothd's eyes when it answered, in the
+    /// registry's otherwise; a strap is not mentioned.
+    @Test func bondingIsExplainedForGlucoseMetersAndCuffs() {
+        let adapter = "00:AA:01:00:00:01"
+        func sensor(_ address: String, _ service: BluetoothUUID, paired: Bool, label: String? = nil) -> RegisteredSensor
+        {
+            RegisteredSensor(
+                address: address, label: label, services: [service.description], paired: paired,
+                enrolledAt: Instant(milliseconds: 0))
+        }
+        let sensors = [
+            sensor("C0:FF:EE:00:00:03", .bloodPressureService, paired: true),
+            sensor("C0:FF:EE:00:00:01", .glucoseService, paired: true, label: "Meter"),
+            sensor("C0:FF:EE:00:00:02", .heartRateService, paired: false),
+            sensor("C0:FF:EE:00:00:04", .glucoseService, paired: true),
+        ]
+        let peripherals = [
+            PeripheralInfo(id: PeripheralID(adapter: adapter, address: "C0:FF:EE:00:00:01"), paired: false),
+            PeripheralInfo(id: PeripheralID(adapter: adapter, address: "C0:FF:EE:00:00:02")),
+            PeripheralInfo(id: PeripheralID(adapter: adapter, address: "C0:FF:EE:00:00:03"), paired: true),
+        ]
+        let findings = Doctor.bondingFindings(sensors: sensors, peripherals: peripherals)
+        #expect(findings.map(\.severity) == [.warning, .ok, .warning])
+        #expect(findings[0].summary.contains("sensor C0:FF:EE:00:00:01 (Meter) is a glucose meter that is not bonded"))
+        #expect(findings[0].fix == "Put it in pairing mode and run: wearhouse pair C0:FF:EE:00:00:01")
+        #expect(findings[1].summary == "sensor C0:FF:EE:00:00:03 is a blood pressure cuff and is bonded")
+        #expect(findings[2].summary.contains("bluetoothd does not know it"))
+        // Without bluetoothd's answer, the registry's record at pairing time.
+        let offline = Doctor.bondingFindings(sensors: sensors, peripherals: nil)
+        #expect(offline.map(\.severity) == [.ok, .ok, .ok])
     }
 }
