@@ -8,7 +8,8 @@ internal import Health
 /// from it; it breaks, and the next beat is marked as preceded by a gap, when notifications stop for longer than
 /// the gap threshold, when the beat clock and the arrival times disagree by more than ``tolerance`` (beats were
 /// lost), when the sensor loses contact or the link drops, and around implausible intervals (outside
-/// 240-3000 ms, 20-250 bpm), which are left out.
+/// 240-3000 ms, 20-250 bpm), which are left out. A new chain's beats that would fall at or before the last beat
+/// placed are left out too, so that a series' beats always move forward.
 struct HeartbeatAccumulator: Sendable {
     /// A closed series: absolute times in milliseconds since the epoch, beats relative to the start.
     struct Series: Sendable, Equatable {
@@ -42,6 +43,10 @@ struct HeartbeatAccumulator: Sendable {
     private var beats: [Beat] = []
     private var gapPending = false
     private(set) var artefacts = 0
+    /// Beats of a new chain that fell at or before the last beat placed, left out.
+    private(set) var overlapping = 0
+    /// Absolute time of the last beat put into a series (ms, fractional); kept across series and chains.
+    private var lastPlaced: Double?
 
     init(window: Int64, gapThreshold: Int64) {
         self.window = max(window, 1000)
@@ -76,6 +81,14 @@ struct HeartbeatAccumulator: Sendable {
                 lastBeat = time
                 continue
             }
+            // A new chain walks back from its arrival and may reach at or before the last beat placed (the
+            // sensor sent intervals late, in a burst): those beats are left out (counted) rather than making a
+            // series' offsets go back, or a series start before the previous one ended.
+            if let lastPlaced, time <= lastPlaced {
+                overlapping += 1
+                lastBeat = time
+                continue
+            }
             if let start, Int64(time.rounded(.down)) - start >= window, let series = close() {
                 closed.append(series)
             }
@@ -87,6 +100,7 @@ struct HeartbeatAccumulator: Sendable {
                     precededByGap: gapPending && !beats.isEmpty))
             gapPending = false
             lastBeat = time
+            lastPlaced = time
         }
         return closed
     }

@@ -55,6 +55,9 @@ public struct SampleBuilder: Sendable {
         /// Health-device measurements with nothing to store: unsuccessful, a special value (NaN, NRes, ...), or a
         /// status saying invalid, unavailable or demonstration data.
         public var unusable = 0
+        /// RR intervals not put into a heartbeat series: implausible ones, and a restarted beat clock's beats that
+        /// fell at or before the last beat placed (``HeartbeatAccumulator``).
+        public var beatsLeftOut = 0
         public init() {}
     }
 
@@ -262,6 +265,7 @@ public struct SampleBuilder: Sendable {
                 for closed in beats.add(rr1024: measurement.rrIntervals, arrivedAt: at) {
                     appendSeries(closed, into: &output)
                 }
+                counters.beatsLeftOut = beats.artefacts + beats.overlapping
             }
         }
         if let expended = measurement.energyExpended,

@@ -49,6 +49,8 @@ public struct TraceReplayEngine: Sendable {
         public var outOfContact = 0
         /// Health-device measurements with nothing to store (``SampleBuilder/Counters/unusable``).
         public var unusable = 0
+        /// RR intervals not put into a heartbeat series (``SampleBuilder/Counters/beatsLeftOut``).
+        public var beatsLeftOut = 0
         public init() {}
 
         public var samples: Int { samplesByType.values.reduce(0, +) }
@@ -77,11 +79,13 @@ public struct TraceReplayEngine: Sendable {
         totals.ignored = finished.ignored
         totals.outOfContact = finished.outOfContact
         totals.unusable = finished.unusable
+        totals.beatsLeftOut = finished.beatsLeftOut
         for builder in builders {
             totals.malformed += builder.counters.malformed
             totals.ignored += builder.counters.ignored
             totals.outOfContact += builder.counters.outOfContact
             totals.unusable += builder.counters.unusable
+            totals.beatsLeftOut += builder.counters.beatsLeftOut
         }
         return totals
     }
@@ -165,6 +169,7 @@ public struct TraceReplayEngine: Sendable {
             finished.ignored += builders[index].counters.ignored
             finished.outOfContact += builders[index].counters.outOfContact
             finished.unusable += builders[index].counters.unusable
+            finished.beatsLeftOut += builders[index].counters.beatsLeftOut
         }
         builders = []
         slots = [:]

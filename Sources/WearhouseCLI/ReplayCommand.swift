@@ -173,7 +173,10 @@ struct ReplaySummary {
             "Malformed values: \(counters.malformed); not measurements (ignored): \(counters.ignored); "
                 + "out of contact: \(counters.outOfContact)"
                 + (counters.unusable > 0
-                    ? "; health-device measurements with nothing to store: \(counters.unusable)" : ""))
+                    ? "; health-device measurements with nothing to store: \(counters.unusable)" : "")
+                + (counters.beatsLeftOut > 0
+                    ? "; RR intervals left out of heartbeat series (implausible, or overlapping after the beat "
+                        + "clock restarted): \(counters.beatsLeftOut)" : ""))
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -183,7 +186,8 @@ struct ReplaySummary {
             "reads": counters.reads, "connectionEvents": counters.connectionEvents, "sensors": counters.sensors,
             "samples": counters.samplesByType, "inserted": writer.inserted, "duplicates": writer.duplicates,
             "conflicts": writer.conflicts, "rejected": writer.rejected, "malformed": counters.malformed,
-            "ignored": counters.ignored, "unusable": counters.unusable, "seconds": seconds,
+            "ignored": counters.ignored, "unusable": counters.unusable, "beatsLeftOut": counters.beatsLeftOut,
+            "seconds": seconds,
         ]
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
         return String(decoding: data, as: UTF8.self) + "\n"

@@ -82,6 +82,42 @@ struct SampleBuilderTests {
         #expect(sample?.start == Instant(milliseconds: Self.wallStart / 1000 + 1000))
     }
 
+    /// A burst of late intervals restarts the beat clock from its arrival, which walks back over beats already
+    /// placed: those are left out, and every series stays valid (offsets increasing, inside the series), one after
+    /// the other.
+    @Test func aBeatClockRestartedByALateBurstKeepsEverySeriesValid() {
+        var builder = SampleBuilder(context: Self.context, settings: .init(seriesWindow: .seconds(60)))
+        var series: [HeartbeatSeriesSample] = []
+        var time = 0.0
+        for _ in 0..<30 {
+            time += 1
+            series +=
+                builder.add(Self.notification(.heartRateMeasurement, Self.hrm(60, rr: [1024]), at: time))
+                .heartbeats
+        }
+        // Half a second later, three intervals at once: the clock says 33 s, the arrival 30.5 s; the new chain
+        // walks back to 28.5 s and 29.5 s, before the beat at 30 s.
+        series +=
+            builder.add(
+                Self.notification(.heartRateMeasurement, Self.hrm(60, rr: [1024, 1024, 1024]), at: time + 0.5)
+            ).heartbeats
+        for _ in 0..<100 {
+            time += 1
+            series +=
+                builder.add(Self.notification(.heartRateMeasurement, Self.hrm(60, rr: [1024]), at: time + 0.5))
+                .heartbeats
+        }
+        series += builder.finish().heartbeats
+        #expect(series.count >= 2)
+        for sample in series { #expect(sample.invalidityReason == nil, "\(sample.invalidityReason ?? "")") }
+        for (earlier, later) in zip(series, series.dropFirst()) {
+            #expect(earlier.end.milliseconds <= later.start.milliseconds)
+        }
+        // 30 beats, the burst's last one (at 30.5 s), then 100: the two that fell before 30 s are left out.
+        #expect(series.flatMap(\.beats).count == 131)
+        #expect(builder.counters.beatsLeftOut == 2)
+    }
+
     @Test func rrIntervalsBecomeHeartbeatSeriesWithGapsAndVariability() {
         var builder = SampleBuilder(context: Self.context, settings: .init(seriesWindow: .seconds(60)))
         var series: [HeartbeatSeriesSample] = []
