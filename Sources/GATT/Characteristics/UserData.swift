@@ -214,11 +214,14 @@ public enum UCPParameter: Hashable, Sendable {
         switch self {
         case .none: .null
         case .consentCode(let code):
-            .object([Field("consent_code", .int(code)), Field("consent_code_valid", .bool(code <= 9999))])
+            .object([
+                Field("consent_code", .int(code)),
+                Field("consent_code_valid", .bool(code <= UserControlPoint.maximumConsentCode)),
+            ])
         case .consent(let user, let code):
             .object([
                 Field("user_index", .int(user)), Field("consent_code", .int(code)),
-                Field("consent_code_valid", .bool(code <= 9999)),
+                Field("consent_code_valid", .bool(code <= UserControlPoint.maximumConsentCode)),
             ])
         case .userIndex(let user): .object([Field("user_index", .int(user))])
         case .response(let request, let value, let rest):
