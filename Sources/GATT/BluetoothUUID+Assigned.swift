@@ -62,6 +62,13 @@ extension BluetoothUUID {
     public static let glucoseFeature = BluetoothUUID(UInt16(0x2A51))
     public static let recordAccessControlPoint = BluetoothUUID(UInt16(0x2A52))
 
+    // Current Time Service and User Data Service (`docs/gatt-health-devices.md`): decoded, never written
+    public static let currentTimeService = BluetoothUUID(UInt16(0x1805))
+    public static let currentTime = BluetoothUUID(UInt16(0x2A2B))
+    public static let userDataService = BluetoothUUID(UInt16(0x181C))
+    public static let userIndex = BluetoothUUID(UInt16(0x2A9A))
+    public static let userControlPoint = BluetoothUUID(UInt16(0x2A9F))
+
     /// The measurements their specifications send as indications (acknowledged) rather than notifications.
     /// BlueZ delivers both the same way; a trace records these as `indication`.
     public static let indicatedMeasurements: Set<BluetoothUUID> = [

@@ -72,6 +72,7 @@ public enum CharacteristicCatalog {
         GlucoseMeasurement.self, GlucoseMeasurementContext.self, GlucoseFeature.self, RecordAccessControlPoint.self,
         CyclingPowerMeasurement.self, CyclingPowerFeature.self, FitnessMachineFeature.self, TreadmillData.self,
         IndoorBikeData.self, RowerData.self, FitnessMachineStatus.self,
+        CurrentTime.self, UserIndex.self, UserControlPoint.self,
     ]
 
     /// The type that decodes `uuid`, if wearhouse knows it.

@@ -108,4 +108,18 @@ public enum DecodingPolicy {
     /// **A Fitness Machine Status op code fixes its parameter's size**: fewer bytes are truncated, more are
     /// ignored; a reserved op code keeps what follows it (so that it re-encodes as received).
     public static let fitnessMachineStatusParameter = "fixed per op code; reserved op codes keep the rest"
+
+    /// **Current Time keeps every field as sent**: its Date Time follows ``dateTimeValues``, a day of week 8-255
+    /// is reserved and kept (named `reserved`, ``reservedEnumerationValues``), and the reserved Adjust Reason bits
+    /// 4-7 are kept and listed as `reserved_bit_N` (``reservedFlagBits``). It is fixed-size: exactly 10 bytes.
+    public static let currentTimeValues = "kept as sent; reserved day of week and adjust reason bits kept"
+
+    /// **A User Control Point keeps what its layout does not define as bytes**: the rest after a reserved op
+    /// code, and the bytes after a response's request op code and response value unless it is a successful
+    /// register new user (then exactly one byte, the new user index, or truncated). The specification text at
+    /// hand does not lay out the parameters of the list all users and delete user(s) responses, so they are
+    /// kept as sent rather than guessed. A consent code above 9999 decodes and is flagged
+    /// `consent_code_valid: false`: rejecting the request is the device's business, not the decoder's.
+    public static let userControlPointParameters =
+        "undefined parameters kept as bytes; defined ones whole or truncated; consent code over 9999 flagged"
 }

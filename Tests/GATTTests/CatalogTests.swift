@@ -21,7 +21,8 @@ import Testing
         ("record-access-control-point", 0x2A52),
         ("cycling-power-measurement", 0x2A63), ("cycling-power-feature", 0x2A65), ("fitness-machine-feature", 0x2ACC),
         ("treadmill-data", 0x2ACD), ("indoor-bike-data", 0x2AD2), ("rower-data", 0x2AD1),
-        ("fitness-machine-status", 0x2ADA),
+        ("fitness-machine-status", 0x2ADA), ("current-time", 0x2A2B), ("user-index", 0x2A9A),
+        ("user-control-point", 0x2A9F),
     ]
 
     @Test func catalogHoldsEveryCharacteristicOfTheReference() {

@@ -8,7 +8,7 @@ import Testing
 /// `encoded()`, rejection (or a documented shorter form) for every strict prefix, and no trap on random bytes.
 @Suite struct PropertyTests {
     @Test func everyCatalogTypeHasSamplesAndAGenerator() {
-        #expect(CharacteristicCatalog.all.count == 46)
+        #expect(CharacteristicCatalog.all.count == 49)
         for type in CharacteristicCatalog.all {
             #expect(type is any TestableCharacteristic.Type, "\(type.name) has no test samples")
         }

@@ -120,9 +120,3 @@ public enum MeasurementUnits: String, Sendable, Equatable {
     init(bit: Bool) { self = bit ? .imperial : .si }
     var bit: Bool { self == .imperial }
 }
-
-/// The user index of a multi-user device: 0-254 as the device's user list assigns them, 255 = unknown user.
-public enum UserIndex {
-    /// 0xFF: the device does not know who stepped on or put the cuff on.
-    public static let unknown: UInt8 = 0xFF
-}
