@@ -46,6 +46,8 @@ public actor BlueZCentral: Central {
     var notificationCount = 0
     /// The cache's events taken so far, and the ``drainEvents()`` calls waiting for a count.
     var forwardedEvents = 0
+    /// The cache's stream has ended: nothing more will be forwarded, so a drain has nothing to wait for.
+    var forwardingEnded = false
     var drainWaiters: [(target: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
     struct Subscription: Hashable {
@@ -98,7 +100,7 @@ public actor BlueZCentral: Central {
 
     /// Counts one forwarded event (or the end of the cache's stream) and resumes the drains it satisfies.
     private func forwarded(ended: Bool) {
-        if !ended { forwardedEvents += 1 }
+        if ended { forwardingEnded = true } else { forwardedEvents += 1 }
         guard !drainWaiters.isEmpty else { return }
         let ready = drainWaiters.filter { ended || $0.target <= forwardedEvents }
         drainWaiters.removeAll { ended || $0.target <= forwardedEvents }
@@ -110,7 +112,7 @@ public actor BlueZCentral: Central {
     /// signalled before it answered (the bus keeps one sender's messages in order).
     func drainEvents() async {
         let target = await cache.drain()
-        guard forwardedEvents < target, forwarding != nil else { return }
+        guard forwardedEvents < target, forwarding != nil, !forwardingEnded else { return }
         await withCheckedContinuation { drainWaiters.append((target, $0)) }
     }
 
