@@ -57,7 +57,9 @@ public final class PostgresServer: Sendable {
             "initdb", ["-D", data, "-U", "wearhouse", "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync"])
         var settings = [
             "listen_addresses = ''", "unix_socket_directories = '\(directory.path)'", "port = \(server.port)",
-            "max_connections = 60", "shared_buffers = 64MB",
+            // One server serves every test of the process, and the suites run in parallel, each store with its
+            // connections (60 ran out in CI on a loaded machine: "too many clients already").
+            "max_connections = 250", "shared_buffers = 64MB",
         ]
         if !durable { settings += ["fsync = off", "full_page_writes = off", "synchronous_commit = off"] }
         let configuration = directory.appendingPathComponent("data/postgresql.conf")
