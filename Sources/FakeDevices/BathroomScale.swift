@@ -75,8 +75,7 @@ public struct BathroomScale: SimulatedPeripheral {
     }
 
     public mutating func write(_ value: [UInt8], to characteristic: BluetoothUUID) throws(ATTError) {
-        throw services.contains { $0.characteristics.contains { $0.uuid == characteristic } }
-            ? .writeNotPermitted : .attributeNotFound
+        throw writeRefusal(characteristic)
     }
 
     public mutating func linkChanged(connected: Bool, at time: Duration) {

@@ -146,8 +146,7 @@ public struct GlucoseMeter: SimulatedPeripheral {
 
     public mutating func write(_ value: [UInt8], to characteristic: BluetoothUUID) throws(ATTError) {
         guard characteristic == .recordAccessControlPoint else {
-            throw services.contains { $0.characteristics.contains { $0.uuid == characteristic } }
-                ? .writeNotPermitted : .attributeNotFound
+            throw writeRefusal(characteristic)
         }
         guard listening.contains(.recordAccessControlPoint) else { throw Self.cccdImproperlyConfigured }
         let request: RecordAccessControlPoint

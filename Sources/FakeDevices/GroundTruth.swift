@@ -83,3 +83,12 @@ extension SimulatedPeripheral {
     /// Never ends the link itself.
     public var wantsToDisconnect: Bool { false }
 }
+
+extension Peripheral {
+    /// What a write to `characteristic` gets where the peripheral takes none: "write not permitted" for one of its
+    /// own characteristics, "attribute not found" for any other.
+    func writeRefusal(_ characteristic: BluetoothUUID) -> ATTError {
+        services.contains { $0.characteristics.contains { $0.uuid == characteristic } }
+            ? .writeNotPermitted : .attributeNotFound
+    }
+}

@@ -130,8 +130,7 @@ public struct HeartRateSensor: SimulatedPeripheral {
 
     public mutating func write(_ value: [UInt8], to characteristic: BluetoothUUID) throws(ATTError) {
         guard characteristic == .heartRateControlPoint, profile.sendsEnergyExpended else {
-            throw services.contains { $0.characteristics.contains { $0.uuid == characteristic } }
-                ? .writeNotPermitted : .attributeNotFound
+            throw writeRefusal(characteristic)
         }
         guard value == HeartRateControlPoint.resetEnergyExpended.encoded() else { throw .applicationError80 }
         energy = 0

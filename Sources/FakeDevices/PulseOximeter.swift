@@ -81,8 +81,7 @@ public struct PulseOximeter: SimulatedPeripheral {
     }
 
     public mutating func write(_ value: [UInt8], to characteristic: BluetoothUUID) throws(ATTError) {
-        throw services.contains { $0.characteristics.contains { $0.uuid == characteristic } }
-            ? .writeNotPermitted : .attributeNotFound
+        throw writeRefusal(characteristic)
     }
 
     public mutating func advance(to time: Duration) -> [PeripheralEmission] {

@@ -20,11 +20,12 @@ extension Doctor {
     /// ``checkStore(url:)``, with the enrolled sensors when the store was opened (`nil` when it was not).
     static func inspectStore(url text: String) async -> (findings: [DoctorFinding], sensors: [RegisteredSensor]?) {
         var sensors: [RegisteredSensor]?
-        let findings = await inspectStore(url: text, sensors: &sensors)
+        let findings = await storeFindings(url: text, sensors: &sensors)
         return (findings, sensors)
     }
 
-    private static func inspectStore(url text: String, sensors: inout [RegisteredSensor]?) async -> [DoctorFinding] {
+    /// The checks themselves; `sensors` is set when the store opens.
+    private static func storeFindings(url text: String, sensors: inout [RegisteredSensor]?) async -> [DoctorFinding] {
         let url: StoreURL
         do throws(StoreURL.ParseError) {
             url = try StoreURL(parsing: text)
