@@ -26,6 +26,7 @@ let scenarios: [String: @Sendable (BenchSize) async throws -> BenchReport] = [
     "export": { try await ExportScenario.run(size: $0) },
     "import": { try await ImportScenario.run(size: $0) },
     "ingest": { try await IngestScenario.run(size: $0) },
+    "merged": { try await MergedScenario.run(size: $0) },
     "postgres": { try await PostgresScenario.run(size: $0) },
     "query": { try await QueryScenario.run(size: $0) },
     "replay": { try await ReplayScenario.run(size: $0) },

@@ -82,6 +82,13 @@ public struct CumulativeMerge: Hashable, Sendable {
         priority.firstIndex { $0.matches(provenance) }.map { priority.count - $0 }
     }
 
+    /// The rank a sample of `provenance` competes with: its ``rank(of:)``, 0 when it is unranked and fills gaps,
+    /// or `nil` when the unranked policy drops it (item 3).
+    public func contenderRank(_ provenance: Provenance) -> Int? {
+        if let rank = rank(of: provenance) { return rank }
+        return unranked == .gapFill ? 0 : nil
+    }
+
     /// Merges `samples` of one cumulative type into the buckets `[borders[i], borders[i+1])`.
     ///
     /// - Parameters:

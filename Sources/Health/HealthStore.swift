@@ -206,7 +206,8 @@ public struct StatisticsQuery: Hashable, Sendable {
     public var maxHoldMilliseconds: Int64
     /// Engines answer long ranges of discrete types (two days or more, in buckets aligned to 15 minutes)
     /// from rollups: count, avg, min, max and recent are the same, the time-weighted average is left out.
-    /// `exact` makes them sweep the raw samples instead.
+    /// SQLite answers cumulative types in buckets aligned to 15 minutes from rollups where they give the merge's
+    /// exact answer (`docs/store-semantics.md`, item 13). `exact` makes them sweep the raw samples instead.
     public var exact: Bool
 
     public init(

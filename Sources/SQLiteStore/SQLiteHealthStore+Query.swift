@@ -38,7 +38,7 @@ extension SQLiteHealthStore {
     func rows(
         of type: HealthType, from: Instant?, to: Instant?, sources: [String]?, devices: [String]?, subjects: [String]?,
         caller: Caller, after cursor: SampleCursor? = nil, order: SampleOrder = .chronological(ascending: true),
-        limit: Int? = nil
+        limit: Int? = nil, notStartingBefore earliest: Int64? = nil
     ) throws -> [Row] {
         guard let typeID = try existingTypeID(type.identifier) else { return [] }
         var conditions = SQLConditions()
@@ -46,6 +46,8 @@ extension SQLiteHealthStore {
         // Overlap: start <= to and end >= from; the exact (half-open) test runs in Swift afterwards.
         if let to { conditions.add("s.start_ms <= ?", [.integer(to.milliseconds)]) }
         if let from { conditions.add("s.end_ms >= ?", [.integer(from.milliseconds)]) }
+        // A bound the caller knows (no sample reaching `from` starts earlier) lets the primary key find the range.
+        if let earliest { conditions.add("s.start_ms >= ?", [.integer(earliest)]) }
         conditions.add("so.identifier", in: sources)
         conditions.add("d.key", in: devices)
         conditions.add("sj.name", in: subjects)
@@ -144,6 +146,10 @@ extension SQLiteHealthStore {
         if try canUseRollups(query, caller) {
             try log(caller, .statistics, type: query.type.identifier, count: 0, denied: false)
             return try rollupStatistics(query)
+        }
+        if try canUseCumulativeRollups(query, caller) {
+            try log(caller, .statistics, type: query.type.identifier, count: 0, denied: false)
+            return try cumulativeRollupStatistics(query)
         }
         let rows = try rows(
             of: query.type, from: from, to: last.end, sources: query.sources, devices: query.devices,

@@ -105,6 +105,7 @@ extension SQLiteHealthStore {
                 for (source, device, subject) in keys {
                     noteRemoved(typeID: typeID, sourceID: source, deviceID: device, subjectID: subject, start: cutoff)
                 }
+                try pruneCumulativeRollups(typeID: typeID, cutoff: cutoff)
             }
             return try finish(removed)
         }

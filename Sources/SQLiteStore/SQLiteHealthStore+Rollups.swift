@@ -49,6 +49,7 @@ extension SQLiteHealthStore {
             try upsert.step()
         }
         for key in staleRollups { try recomputeRollup(key) }
+        try flushCumulativeRollups()
     }
 
     private func bindRollup(_ statement: SQLiteStatement, _ key: RollupKey, _ value: RollupValue) throws {
@@ -120,17 +121,10 @@ extension SQLiteHealthStore {
         }
     }
 
-    /// Discrete statistics per bucket from the rollups (see ``canUseRollups(_:_:)``).
-    func rollupStatistics(_ query: StatisticsQuery) throws -> [StatisticsResult] {
-        guard let typeID = try existingTypeID(query.type.identifier), let first = query.buckets.first,
-            let last = query.buckets.last
-        else { return query.buckets.map { StatisticsResult(bucket: $0, discrete: Self.emptyDiscrete($0)) } }
-        var conditions = SQLConditions()
-        conditions.add(
-            "r.type_id = ? AND r.bucket_ms >= ? AND r.bucket_ms < ?",
-            [.integer(typeID), .integer(first.start.milliseconds), .integer(last.end.milliseconds)])
-        // Filters as subqueries and the provenance by row ids, named once per source and device at the end: a year
-        // of rollups is 35,040 rows per source, and a join and two strings per row were most of the query's time.
+    /// The query's source, device and subject filters on rollup rows `r`: as subqueries, so that the rows carry
+    /// ids and the provenance is named once per source and device (a year of rollups is 35,040 rows per source, and
+    /// a join and two strings per row were most of a query's time).
+    func addRollupFilters(_ query: StatisticsQuery, to conditions: inout SQLConditions) {
         if let sources = query.sources, !sources.isEmpty {
             conditions.add(
                 "r.source_id IN (SELECT id FROM sources WHERE identifier IN (\(Self.marks(sources))))",
@@ -146,6 +140,18 @@ extension SQLiteHealthStore {
                 "r.subject_id IN (SELECT id FROM subjects WHERE name IN (\(Self.marks(subjects))))",
                 subjects.map(Binding.text))
         }
+    }
+
+    /// Discrete statistics per bucket from the rollups (see ``canUseRollups(_:_:)``).
+    func rollupStatistics(_ query: StatisticsQuery) throws -> [StatisticsResult] {
+        guard let typeID = try existingTypeID(query.type.identifier), let first = query.buckets.first,
+            let last = query.buckets.last
+        else { return query.buckets.map { StatisticsResult(bucket: $0, discrete: Self.emptyDiscrete($0)) } }
+        var conditions = SQLConditions()
+        conditions.add(
+            "r.type_id = ? AND r.bucket_ms >= ? AND r.bucket_ms < ?",
+            [.integer(typeID), .integer(first.start.milliseconds), .integer(last.end.milliseconds)])
+        addRollupFilters(query, to: &conditions)
         let statement = try conditions.prepare(
             """
             SELECT r.bucket_ms, r.n, r.sum, r.min, r.max, r.recent_start, r.recent_end, r.recent_value, r.source_id,
@@ -219,7 +225,7 @@ extension SQLiteHealthStore {
     private static func marks(_ values: [String]) -> String { values.map { _ in "?" }.joined(separator: ",") }
 
     /// The source identifier and device key of a rollup row's ids.
-    private func rollupProvenance(source: Int64, device: Int64) throws -> Provenance {
+    func rollupProvenance(source: Int64, device: Int64) throws -> Provenance {
         defer { connection.resetCachedStatements() }
         let statement = try connection.cached(
             "SELECT so.identifier, (SELECT key FROM devices WHERE id = ?2) FROM sources so WHERE so.id = ?1")

@@ -167,7 +167,7 @@ extension SQLiteHealthStore {
         StreamKey(
             typeID: try typeID(type.identifier), sourceID: try sourceID(source), deviceID: try deviceID(device),
             subjectID: try subjectID(subject), offset: offset, metadata: encodedMetadata(metadata),
-            discrete: type.aggregation == .discrete)
+            discrete: type.aggregation == .discrete, cumulative: type.aggregation == .cumulative)
     }
 
     /// Why `sample`, of the catalog's `type`, cannot be stored, or `nil` when it can.
@@ -294,23 +294,37 @@ extension SQLiteHealthStore {
         try statement.bind(13, sequence)
         try statement.bind(14, encodedMetadata(sample.metadata))
         try statement.step()
-        if sample.type.aggregation == .discrete {
+        switch sample.type.aggregation {
+        case .discrete:
             noteInserted(
                 typeID: typeID, sourceID: sourceID, deviceID: deviceID, subjectID: subjectID,
                 start: sample.start.milliseconds, end: sample.end.milliseconds, value: sample.value)
+        case .cumulative:
+            noteCumulativeInserted(
+                typeID: typeID, sourceID: sourceID, deviceID: deviceID, subjectID: subjectID,
+                start: sample.start.milliseconds, end: sample.end.milliseconds, value: sample.value, seq: sequence)
+        case .series, .category, .notAggregated:
+            break
         }
     }
 
     /// Deletes one stored sample and leaves its tombstone.
     func remove(uuid: [UInt8], typeID: Int64, writer: String, replacedBy: [UInt8]?) throws {
-        if try isDiscrete(typeID: typeID) {
+        let aggregation = try aggregation(typeID: typeID)
+        if aggregation == .discrete || aggregation == .cumulative {
             let lookup = try connection.cached(
-                "SELECT source_id, device_id, subject_id, start_ms FROM samples WHERE uuid = ?1")
+                "SELECT source_id, device_id, subject_id, start_ms, end_ms FROM samples WHERE uuid = ?1")
             try lookup.bind(1, uuid)
             if try lookup.step() {
-                noteRemoved(
-                    typeID: typeID, sourceID: lookup.int64(0), deviceID: lookup.int64(1), subjectID: lookup.int64(2),
-                    start: lookup.int64(3))
+                if aggregation == .discrete {
+                    noteRemoved(
+                        typeID: typeID, sourceID: lookup.int64(0), deviceID: lookup.int64(1),
+                        subjectID: lookup.int64(2), start: lookup.int64(3))
+                } else {
+                    noteCumulativeRemoved(
+                        typeID: typeID, sourceID: lookup.int64(0), deviceID: lookup.int64(1),
+                        subjectID: lookup.int64(2), start: lookup.int64(3), end: lookup.int64(4))
+                }
             }
         }
         let delete = try connection.cached("DELETE FROM samples WHERE uuid = ?1")

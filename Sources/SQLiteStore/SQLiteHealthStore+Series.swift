@@ -20,6 +20,8 @@ extension SQLiteHealthStore {
         var metadata: String?
         /// Whether the type is discrete (its chunks feed the rollups); follows from `typeID`.
         var discrete = true
+        /// Whether the type is cumulative (its chunks feed the cumulative rollups); follows from `typeID`.
+        var cumulative = false
     }
 
     /// One decoded chunk and its stream.
@@ -173,6 +175,11 @@ extension SQLiteHealthStore {
                 seq = sequence
             }
             accepted.append(SeriesChunkCodec.Point(start: start, duration: end - start, value: value, seq: seq))
+            if key.cumulative {
+                noteCumulativeInserted(
+                    typeID: key.typeID, sourceID: key.sourceID, deviceID: key.deviceID, subjectID: key.subjectID,
+                    start: start, end: end, value: value, seq: seq)
+            }
             guard key.discrete else { return }
             let quarter = Rollup.bucket(start)
             if quarter != bucket {
@@ -467,10 +474,18 @@ extension SQLiteHealthStore {
         var chunk = found.chunk
         chunk.points.remove(at: found.position)
         try write(chunk.points, key: chunk.key, replacing: chunk.id)
-        if try isDiscrete(typeID: chunk.key.typeID) {
+        switch try aggregation(typeID: chunk.key.typeID) {
+        case .discrete:
             noteRemoved(
                 typeID: chunk.key.typeID, sourceID: chunk.key.sourceID, deviceID: chunk.key.deviceID,
                 subjectID: chunk.key.subjectID, start: found.sample.start.milliseconds)
+        case .cumulative:
+            noteCumulativeRemoved(
+                typeID: chunk.key.typeID, sourceID: chunk.key.sourceID, deviceID: chunk.key.deviceID,
+                subjectID: chunk.key.subjectID, start: found.sample.start.milliseconds,
+                end: found.sample.end.milliseconds)
+        default:
+            break
         }
         try tombstone(uuid: id.bytes, typeID: chunk.key.typeID, writer: writer, replacedBy: nil)
         return true

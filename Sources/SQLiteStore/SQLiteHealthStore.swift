@@ -59,6 +59,13 @@ public actor SQLiteHealthStore: HealthStore {
     /// Rollup changes of the running write transaction (see SQLiteHealthStore+Rollups.swift).
     var pendingRollups: [RollupKey: RollupValue] = [:]
     var staleRollups: Set<RollupKey> = []
+    /// Cumulative rollup changes of the running write transaction (see SQLiteHealthStore+CumulativeRollups.swift).
+    var pendingCumulative: [RollupKey: CumulativeRollupValue] = [:]
+    var staleCumulative: Set<RollupKey> = []
+    var pendingSpans: [CumulativeSpan: Int64] = [:]
+    /// How many quarter hours cumulative statistics took from the rollups, and how many they swept, since the
+    /// store opened (what the tests and benchmarks check the rollups against).
+    package internal(set) var cumulativeQuarters = (fromRollups: 0, swept: 0)
 
     /// How commits reach the disk.
     public enum Durability: String, Sendable {
@@ -207,14 +214,19 @@ public actor SQLiteHealthStore: HealthStore {
 
     /// Whether the stored type `typeID` is discrete (the types that have rollups).
     func isDiscrete(typeID: Int64) throws -> Bool {
+        try aggregation(typeID: typeID) == .discrete
+    }
+
+    /// How the stored type `typeID` aggregates (`nil` for an identifier the catalog does not know).
+    func aggregation(typeID: Int64) throws -> HealthType.Aggregation? {
         if let identifier = typeIDs.first(where: { $0.value == typeID })?.key {
-            return HealthTypeCatalog.type(identifier)?.aggregation == .discrete
+            return HealthTypeCatalog.type(identifier)?.aggregation
         }
         let statement = try connection.cached("SELECT identifier FROM types WHERE id = ?1")
         try statement.bind(1, typeID)
-        guard try statement.step(), let identifier = statement.text(0) else { return false }
+        guard try statement.step(), let identifier = statement.text(0) else { return nil }
         typeIDs[identifier] = typeID
-        return HealthTypeCatalog.type(identifier)?.aggregation == .discrete
+        return HealthTypeCatalog.type(identifier)?.aggregation
     }
 
     /// The id of an existing type, without creating one.
@@ -335,6 +347,9 @@ public actor SQLiteHealthStore: HealthStore {
             metadataIDs.removeAll()
             pendingRollups.removeAll()
             staleRollups.removeAll()
+            pendingCumulative.removeAll()
+            staleCumulative.removeAll()
+            pendingSpans.removeAll()
             throw error
         }
     }

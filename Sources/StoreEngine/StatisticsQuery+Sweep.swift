@@ -10,6 +10,14 @@ extension StatisticsQuery {
         return first.start.adding(milliseconds: -hold)
     }
 
+    /// The merge of a cumulative type: the query's own priority list (gap-filling unless it says otherwise), else
+    /// `priority()`, the stored priority of the type, and its unranked policy.
+    public func cumulativeMerge(priority storedPriority: () throws -> SourcePriority) rethrows -> CumulativeMerge {
+        let stored = priority == nil ? try storedPriority() : SourcePriority.none
+        return CumulativeMerge(
+            priority: priority ?? stored.order, unranked: unranked ?? (priority == nil ? stored.unranked : .gapFill))
+    }
+
     /// Statistics per bucket from `samples` (all the caller may read in the range): merged sums for cumulative
     /// types (with `priority()`, the stored priority of the type, unless the query brings its own), or per provenance;
     /// count/avg/min/max/recent/twa for discrete ones, time and count per value for categories, per provenance
@@ -30,10 +38,7 @@ extension StatisticsQuery {
                     }
                 }
             }
-            let stored = priority == nil ? try storedPriority() : SourcePriority.none
-            let merge = CumulativeMerge(
-                priority: priority ?? stored.order, unranked: unranked ?? (priority == nil ? stored.unranked : .gapFill)
-            )
+            let merge = try cumulativeMerge(priority: storedPriority)
             return zip(buckets, merge.buckets(samples, borders: borders)).map { bucket, merged in
                 StatisticsResult(bucket: bucket, sum: merged.sum, sources: merged.sources.sorted())
             }

@@ -1,0 +1,499 @@
+import Foundation
+import Health
+internal import StoreEngine
+
+/// Quarter-hour rollups of cumulative types (``CumulativeRollup``): kept inside every write transaction, read by
+/// statistics in buckets aligned to quarter hours, which sweep the raw samples only of the quarters the rollups
+/// cannot decide (`docs/store-semantics.md`, item 13).
+extension SQLiteHealthStore {
+    /// A sample longer than ``CumulativeRollup/longestSpread``: counted per type and span in `cumulative_spans`,
+    /// and the quarters it crosses are swept.
+    struct CumulativeSpan: Hashable {
+        var typeID: Int64
+        var start: Int64
+        var end: Int64
+    }
+
+    /// Remembers an inserted cumulative sample; ``flushCumulativeRollups()`` adds it before the commit.
+    func noteCumulativeInserted(
+        typeID: Int64, sourceID: Int64, deviceID: Int64, subjectID: Int64, start: Int64, end: Int64, value: Double,
+        seq: Int64
+    ) {
+        guard CumulativeRollup.isSpread(start: start, end: end) else {
+            pendingSpans[CumulativeSpan(typeID: typeID, start: start, end: end), default: 0] += 1
+            return
+        }
+        CumulativeRollup.forEachPortion(start: start, end: end, value: value, seq: seq) { quarter, portion in
+            let key = RollupKey(
+                typeID: typeID, sourceID: sourceID, deviceID: deviceID, subjectID: subjectID, bucket: quarter)
+            pendingCumulative[key, default: CumulativeRollupValue()].merge(portion)
+        }
+    }
+
+    /// Remembers that a cumulative sample went: the quarters it covered are rebuilt from the raw data.
+    func noteCumulativeRemoved(
+        typeID: Int64, sourceID: Int64, deviceID: Int64, subjectID: Int64, start: Int64, end: Int64
+    ) {
+        guard CumulativeRollup.isSpread(start: start, end: end) else {
+            pendingSpans[CumulativeSpan(typeID: typeID, start: start, end: end), default: 0] -= 1
+            return
+        }
+        CumulativeRollup.forEachPortion(start: start, end: end, value: 0, seq: 0) { quarter, _ in
+            staleCumulative.insert(
+                RollupKey(typeID: typeID, sourceID: sourceID, deviceID: deviceID, subjectID: subjectID, bucket: quarter)
+            )
+        }
+    }
+
+    /// Applies the remembered changes (from ``flushRollups()``).
+    func flushCumulativeRollups() throws {
+        defer {
+            pendingCumulative.removeAll(keepingCapacity: true)
+            staleCumulative.removeAll(keepingCapacity: true)
+            pendingSpans.removeAll(keepingCapacity: true)
+        }
+        if !pendingCumulative.isEmpty {
+            // Kept clean only when both sides were and their spans do not meet (CumulativeRollupValue.merge).
+            let upsert = try connection.cached(
+                """
+                INSERT INTO cumulative_rollups (type_id, bucket_ms, source_id, device_id, subject_id, sum, covered,
+                    min_start, max_end, min_seq, max_seq, flags)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                ON CONFLICT (type_id, bucket_ms, source_id, device_id, subject_id) DO UPDATE SET
+                    flags = ((flags & excluded.flags & 1)
+                            * (excluded.min_start >= max_end OR excluded.max_end <= min_start))
+                        | ((flags | excluded.flags) & 2),
+                    sum = sum + excluded.sum, covered = covered + excluded.covered,
+                    min_start = min(min_start, excluded.min_start), max_end = max(max_end, excluded.max_end),
+                    min_seq = min(min_seq, excluded.min_seq), max_seq = max(max_seq, excluded.max_seq)
+                """)
+            for (key, value) in pendingCumulative where !staleCumulative.contains(key) {
+                upsert.reset()
+                try bindCumulative(upsert, key, value)
+                try upsert.step()
+            }
+        }
+        for key in staleCumulative { try recomputeCumulative(key) }
+        for (span, delta) in pendingSpans where delta != 0 {
+            let change = try connection.cached(
+                """
+                INSERT INTO cumulative_spans (type_id, start_ms, end_ms, count) VALUES (?1, ?2, ?3, ?4)
+                ON CONFLICT (type_id, start_ms, end_ms) DO UPDATE SET count = count + excluded.count
+                """)
+            try change.bind(1, span.typeID)
+            try change.bind(2, span.start)
+            try change.bind(3, span.end)
+            try change.bind(4, delta)
+            try change.step()
+            let empty = try connection.cached(
+                "DELETE FROM cumulative_spans WHERE type_id = ?1 AND start_ms = ?2 AND end_ms = ?3 AND count <= 0")
+            try empty.bind(1, span.typeID)
+            try empty.bind(2, span.start)
+            try empty.bind(3, span.end)
+            try empty.step()
+        }
+    }
+
+    private func bindCumulative(_ statement: SQLiteStatement, _ key: RollupKey, _ value: CumulativeRollupValue) throws {
+        try statement.bind(1, key.typeID)
+        try statement.bind(2, key.bucket)
+        try statement.bind(3, key.sourceID)
+        try statement.bind(4, key.deviceID)
+        try statement.bind(5, key.subjectID)
+        try statement.bind(6, value.sum)
+        try statement.bind(7, value.covered)
+        try statement.bind(8, value.minStart)
+        try statement.bind(9, value.maxEnd)
+        try statement.bind(10, value.minSeq)
+        try statement.bind(11, value.maxSeq)
+        try statement.bind(12, value.flags)
+    }
+
+    /// One stored sample as the rollups see it.
+    struct CumulativePoint {
+        var start: Int64
+        var end: Int64
+        var value: Double
+        var seq: Int64
+    }
+
+    /// Rebuilds one stream's quarter hour from the rows and chunks that are there now.
+    private func recomputeCumulative(_ key: RollupKey) throws {
+        let quarterEnd = key.bucket + Rollup.milliseconds
+        let earliest = key.bucket - CumulativeRollup.longestSpread
+        var points: [CumulativePoint] = []
+        let rows = try connection.cached(
+            """
+            SELECT start_ms, end_ms, value, seq FROM samples
+            WHERE type_id = ?1 AND start_ms >= ?2 AND start_ms < ?3 AND end_ms >= ?4 AND source_id = ?5
+                AND device_id = ?6 AND subject_id = ?7
+            """)
+        try rows.bind(1, key.typeID)
+        try rows.bind(2, earliest)
+        try rows.bind(3, quarterEnd)
+        try rows.bind(4, key.bucket)
+        try rows.bind(5, key.sourceID)
+        try rows.bind(6, key.deviceID)
+        try rows.bind(7, key.subjectID)
+        while try rows.step() {
+            points.append(
+                CumulativePoint(start: rows.int64(0), end: rows.int64(1), value: rows.double(2), seq: rows.int64(3)))
+        }
+        for chunk in try chunks(
+            typeID: key.typeID, sourceID: key.sourceID, deviceID: key.deviceID, from: earliest, to: quarterEnd)
+        where chunk.key.subjectID == key.subjectID {
+            for point in chunk.points where point.start >= earliest && point.start < quarterEnd {
+                points.append(
+                    CumulativePoint(
+                        start: point.start, end: point.start + point.duration, value: point.value, seq: point.seq))
+            }
+        }
+        var value = CumulativeRollupValue()
+        var any = false
+        for point in points.sorted(by: { ($0.start, $0.end) < ($1.start, $1.end) })
+        where CumulativeRollup.isSpread(start: point.start, end: point.end) {
+            CumulativeRollup.forEachPortion(start: point.start, end: point.end, value: point.value, seq: point.seq) {
+                quarter, portion in
+                guard quarter == key.bucket else { return }
+                value.merge(portion)
+                any = true
+            }
+        }
+        let delete = try connection.cached(
+            """
+            DELETE FROM cumulative_rollups
+            WHERE type_id = ?1 AND bucket_ms = ?2 AND source_id = ?3 AND device_id = ?4 AND subject_id = ?5
+            """)
+        try delete.bind(1, key.typeID)
+        try delete.bind(2, key.bucket)
+        try delete.bind(3, key.sourceID)
+        try delete.bind(4, key.deviceID)
+        try delete.bind(5, key.subjectID)
+        try delete.step()
+        guard any else { return }
+        let insert = try connection.cached(
+            """
+            INSERT INTO cumulative_rollups (type_id, bucket_ms, source_id, device_id, subject_id, sum, covered,
+                min_start, max_end, min_seq, max_seq, flags) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+            """)
+        try bindCumulative(insert, key, value)
+        try insert.step()
+    }
+
+    /// After retention removed the samples of `typeID` that ended before `cutoff`: drops the rollups no sample
+    /// left can reach, and rebuilds the quarters the samples that remain across the cutoff may still cover.
+    func pruneCumulativeRollups(typeID: Int64, cutoff: Int64) throws {
+        let reach = Rollup.bucket(cutoff - CumulativeRollup.longestSpread)
+        let old = try connection.cached("DELETE FROM cumulative_rollups WHERE type_id = ?1 AND bucket_ms < ?2")
+        try old.bind(1, typeID)
+        try old.bind(2, reach)
+        try old.step()
+        let partial = try connection.cached(
+            """
+            SELECT source_id, device_id, subject_id, bucket_ms FROM cumulative_rollups
+            WHERE type_id = ?1 AND bucket_ms <= ?2
+            """)
+        try partial.bind(1, typeID)
+        try partial.bind(2, Rollup.bucket(cutoff))
+        while try partial.step() {
+            staleCumulative.insert(
+                RollupKey(
+                    typeID: typeID, sourceID: partial.int64(0), deviceID: partial.int64(1),
+                    subjectID: partial.int64(2), bucket: partial.int64(3)))
+        }
+        let spans = try connection.cached("DELETE FROM cumulative_spans WHERE type_id = ?1 AND end_ms < ?2")
+        try spans.bind(1, typeID)
+        try spans.bind(2, cutoff)
+        try spans.step()
+    }
+
+    /// Builds the rollups of every stored cumulative sample (the migration that adds them, on a store that already
+    /// holds samples).
+    static func buildCumulativeRollups(on connection: SQLiteConnection) throws {
+        var cumulative: [Int64] = []
+        let types = try connection.prepare("SELECT id, identifier FROM types")
+        while try types.step() {
+            if let identifier = types.text(1), HealthTypeCatalog.type(identifier)?.aggregation == .cumulative {
+                cumulative.append(types.int64(0))
+            }
+        }
+        struct Stream: Hashable {
+            var typeID: Int64
+            var sourceID: Int64
+            var deviceID: Int64
+            var subjectID: Int64
+        }
+        for typeID in cumulative {
+            var streams: [Stream: [CumulativePoint]] = [:]
+            let rows = try connection.prepare(
+                "SELECT source_id, device_id, subject_id, start_ms, end_ms, value, seq FROM samples WHERE type_id = ?1")
+            try rows.bind(1, typeID)
+            while try rows.step() {
+                let stream = Stream(
+                    typeID: typeID, sourceID: rows.int64(0), deviceID: rows.int64(1), subjectID: rows.int64(2))
+                streams[stream, default: []].append(
+                    CumulativePoint(start: rows.int64(3), end: rows.int64(4), value: rows.double(5), seq: rows.int64(6))
+                )
+            }
+            let chunks = try connection.prepare(
+                "SELECT source_id, device_id, subject_id, data FROM series_chunks WHERE type_id = ?1")
+            try chunks.bind(1, typeID)
+            while try chunks.step() {
+                let stream = Stream(
+                    typeID: typeID, sourceID: chunks.int64(0), deviceID: chunks.int64(1), subjectID: chunks.int64(2))
+                for point in try SeriesChunkCodec.decode(chunks.blob(3) ?? []) {
+                    streams[stream, default: []].append(
+                        CumulativePoint(
+                            start: point.start, end: point.start + point.duration, value: point.value, seq: point.seq))
+                }
+            }
+            var values: [RollupKey: CumulativeRollupValue] = [:]
+            var spans: [Int64: [Int64: Int64]] = [:]  // start → end → count
+            for (stream, points) in streams {
+                for point in points.sorted(by: { ($0.start, $0.end) < ($1.start, $1.end) }) {
+                    guard CumulativeRollup.isSpread(start: point.start, end: point.end) else {
+                        spans[point.start, default: [:]][point.end, default: 0] += 1
+                        continue
+                    }
+                    CumulativeRollup.forEachPortion(
+                        start: point.start, end: point.end, value: point.value, seq: point.seq
+                    ) { quarter, portion in
+                        let key = RollupKey(
+                            typeID: typeID, sourceID: stream.sourceID, deviceID: stream.deviceID,
+                            subjectID: stream.subjectID, bucket: quarter)
+                        values[key, default: CumulativeRollupValue()].merge(portion)
+                    }
+                }
+            }
+            let insert = try connection.prepare(
+                """
+                INSERT INTO cumulative_rollups (type_id, bucket_ms, source_id, device_id, subject_id, sum, covered,
+                    min_start, max_end, min_seq, max_seq, flags) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                """)
+            for (key, value) in values {
+                insert.reset()
+                try insert.bind(1, key.typeID)
+                try insert.bind(2, key.bucket)
+                try insert.bind(3, key.sourceID)
+                try insert.bind(4, key.deviceID)
+                try insert.bind(5, key.subjectID)
+                try insert.bind(6, value.sum)
+                try insert.bind(7, value.covered)
+                try insert.bind(8, value.minStart)
+                try insert.bind(9, value.maxEnd)
+                try insert.bind(10, value.minSeq)
+                try insert.bind(11, value.maxSeq)
+                try insert.bind(12, value.flags)
+                try insert.step()
+            }
+            let span = try connection.prepare(
+                "INSERT INTO cumulative_spans (type_id, start_ms, end_ms, count) VALUES (?1, ?2, ?3, ?4)")
+            for (start, ends) in spans {
+                for (end, count) in ends {
+                    span.reset()
+                    try span.bind(1, typeID)
+                    try span.bind(2, start)
+                    try span.bind(3, end)
+                    try span.bind(4, count)
+                    try span.step()
+                }
+            }
+        }
+    }
+}
+
+// MARK: - Statistics from the rollups
+
+extension SQLiteHealthStore {
+    /// The earliest start a stored sample of a cumulative type can have and still reach `[from, to)`: a day
+    /// before `from`, or the start of a longer sample that reaches it.
+    private func earliestStart(typeID: Int64?, reaching from: Int64, before to: Int64) throws -> Int64 {
+        let spread = from - CumulativeRollup.longestSpread
+        guard let typeID else { return spread }
+        let longest = try connection.cached(
+            "SELECT min(start_ms) FROM cumulative_spans WHERE type_id = ?1 AND start_ms < ?2 AND end_ms >= ?3")
+        try longest.bind(1, typeID)
+        try longest.bind(2, to)
+        try longest.bind(3, from)
+        guard try longest.step(), !longest.isNull(0) else { return spread }
+        return min(spread, longest.int64(0))
+    }
+
+    /// Whether `query` can be answered from cumulative rollups for `caller`: buckets on quarter-hour borders, and a
+    /// caller that may read the type (an app that sees only its own samples needs the raw rows).
+    func canUseCumulativeRollups(_ query: StatisticsQuery, _ caller: Caller) throws -> Bool {
+        guard !query.exact, query.type.aggregation == .cumulative, !query.buckets.isEmpty,
+            try canRead(caller, query.type)
+        else { return false }
+        var previousEnd: Int64?
+        for bucket in query.buckets {
+            let start = bucket.start.milliseconds
+            let end = bucket.end.milliseconds
+            guard start % Rollup.milliseconds == 0, end % Rollup.milliseconds == 0, end > start,
+                previousEnd.map({ $0 == start }) ?? true
+            else { return false }
+            previousEnd = end
+        }
+        return true
+    }
+
+    /// Cumulative statistics per bucket from the rollups (see ``canUseCumulativeRollups(_:_:)``); the quarters
+    /// they cannot decide are swept from the raw samples.
+    func cumulativeRollupStatistics(_ query: StatisticsQuery) throws -> [StatisticsResult] {
+        guard let first = query.buckets.first, let last = query.buckets.last else { return [] }
+        let from = first.start.milliseconds
+        let to = last.end.milliseconds
+        let quarterCount = Int((to - from) / Rollup.milliseconds)
+        let merge = try query.cumulativeMerge { try priority(of: query.type) }
+        let separate = query.separateBySource
+
+        // Per quarter: the merged sum and its sources, or the sums per provenance; `nil` where a sweep decides.
+        var merged = [CumulativeRollup.Merged?](
+            repeating: CumulativeRollup.Merged(sum: nil, sources: []), count: quarterCount)
+        var bySource = [[Provenance: Double]?](repeating: [:], count: separate ? quarterCount : 0)
+        func markSwept(_ quarter: Int) {
+            if separate { bySource[quarter] = nil } else { merged[quarter] = nil }
+        }
+
+        if let typeID = try existingTypeID(query.type.identifier) {
+            var conditions = SQLConditions()
+            conditions.add(
+                "r.type_id = ? AND r.bucket_ms >= ? AND r.bucket_ms < ?",
+                [.integer(typeID), .integer(from), .integer(to)])
+            addRollupFilters(query, to: &conditions)
+            let statement = try conditions.prepare(
+                """
+                SELECT r.bucket_ms, r.source_id, r.device_id, r.subject_id, r.sum, r.covered, r.min_start, r.max_end,
+                    r.min_seq, r.max_seq, r.flags
+                FROM cumulative_rollups r WHERE \(conditions.sql) ORDER BY r.bucket_ms
+                """, on: connection)
+            struct Origin: Hashable {
+                var source: Int64
+                var device: Int64
+            }
+            var provenances: [Origin: Provenance] = [:]
+            var ranks: [Provenance: Int?] = [:]
+            var entries: [CumulativeRollup.Entry] = []
+            var current = Int64.min
+            func decide() {
+                guard current != .min, !entries.isEmpty else { return }
+                let quarter = Int((current - from) / Rollup.milliseconds)
+                if separate {
+                    guard var sums = bySource[quarter] else { return }
+                    for entry in entries { sums[entry.provenance, default: 0] += entry.value.sum }
+                    bySource[quarter] = sums
+                } else {
+                    merged[quarter] = CumulativeRollup.merge(entries) { provenance in
+                        if let rank = ranks[provenance] { return rank }
+                        let rank = merge.contenderRank(provenance)
+                        ranks[provenance] = rank
+                        return rank
+                    }
+                }
+                entries.removeAll(keepingCapacity: true)
+            }
+            while try statement.step() {
+                let at = statement.int64(0)
+                if at != current {
+                    decide()
+                    current = at
+                }
+                let origin = Origin(source: statement.int64(1), device: statement.int64(2))
+                let provenance: Provenance
+                if let known = provenances[origin] {
+                    provenance = known
+                } else {
+                    provenance = try rollupProvenance(source: origin.source, device: origin.device)
+                    provenances[origin] = provenance
+                }
+                entries.append(
+                    CumulativeRollup.Entry(
+                        provenance: provenance, subjectID: statement.int64(3),
+                        value: CumulativeRollupValue(
+                            sum: statement.double(4), covered: statement.int64(5), minStart: statement.int64(6),
+                            maxEnd: statement.int64(7), minSeq: statement.int64(8), maxSeq: statement.int64(9),
+                            flags: statement.int64(10))))
+            }
+            decide()
+            // The quarters a long sample crosses are swept, whatever their rollups say.
+            let spans = try connection.cached(
+                "SELECT start_ms, end_ms FROM cumulative_spans WHERE type_id = ?1 AND start_ms < ?2 AND end_ms > ?3")
+            try spans.bind(1, typeID)
+            try spans.bind(2, to)
+            try spans.bind(3, from)
+            while try spans.step() {
+                let start = max(from, Rollup.bucket(spans.int64(0)))
+                let end = min(to, spans.int64(1))
+                var at = start
+                while at < end {
+                    markSwept(Int((at - from) / Rollup.milliseconds))
+                    at += Rollup.milliseconds
+                }
+            }
+        }
+
+        // The swept quarters, in runs (neighbours a little apart share one read).
+        let swept = (0..<quarterCount).filter { separate ? bySource[$0] == nil : merged[$0] == nil }
+        cumulativeQuarters.swept += swept.count
+        cumulativeQuarters.fromRollups += quarterCount - swept.count
+        var runs: [Range<Int>] = []
+        for quarter in swept {
+            if let lastRun = runs.last, quarter - lastRun.upperBound <= 4 {
+                runs[runs.count - 1] = lastRun.lowerBound..<(quarter + 1)
+            } else {
+                runs.append(quarter..<(quarter + 1))
+            }
+        }
+        let typeID = try existingTypeID(query.type.identifier)
+        for run in runs {
+            let borders = (run.lowerBound...run.upperBound).map {
+                Instant(milliseconds: from + Int64($0) * Rollup.milliseconds)
+            }
+            guard let partStart = borders.first, let partEnd = borders.last else { continue }
+            let samples = try rows(
+                of: query.type, from: partStart, to: partEnd, sources: query.sources, devices: query.devices,
+                subjects: query.subjects, caller: .owner,
+                notStartingBefore: try earliestStart(
+                    typeID: typeID, reaching: partStart.milliseconds, before: partEnd.milliseconds)
+            ).map { StatisticsSample($0.sample, lastModified: $0.seq) }
+            if separate {
+                for (quarter, bucket) in zip(run, CumulativeMerge.separateBySource(samples, borders: borders)) {
+                    bySource[quarter] = bucket.sums
+                }
+            } else {
+                for (quarter, bucket) in zip(run, merge.buckets(samples, borders: borders)) {
+                    merged[quarter] = CumulativeRollup.Merged(sum: bucket.sum, sources: bucket.sources)
+                }
+            }
+        }
+
+        // Quarters into the query's buckets.
+        var results: [StatisticsResult] = []
+        var quarter = 0
+        for bucket in query.buckets {
+            let count = Int((bucket.end.milliseconds - bucket.start.milliseconds) / Rollup.milliseconds)
+            let quarters = quarter..<(quarter + count)
+            quarter += count
+            if separate {
+                var sums: [Provenance: Double] = [:]
+                for index in quarters {
+                    for (provenance, sum) in bySource[index] ?? [:] { sums[provenance, default: 0] += sum }
+                }
+                for (provenance, sum) in sums.sorted(by: { $0.key < $1.key }) {
+                    results.append(
+                        StatisticsResult(bucket: bucket, provenance: provenance, sum: sum, sources: [provenance]))
+                }
+            } else {
+                var sum: Double?
+                var sources: Set<Provenance> = []
+                for index in quarters {
+                    guard let part = merged[index] else { continue }
+                    if let partSum = part.sum { sum = (sum ?? 0) + partSum }
+                    sources.formUnion(part.sources)
+                }
+                results.append(StatisticsResult(bucket: bucket, sum: sum, sources: sources.sorted()))
+            }
+        }
+        return results
+    }
+}

@@ -1,0 +1,196 @@
+public import Health
+
+/// Quarter-hour rollups of cumulative types (steps, distance, energy), which let a merged total over a year read a
+/// row per stream and quarter hour instead of every sample (`docs/store-semantics.md`, item 13).
+///
+/// A stream's quarter hour keeps the pro-rated sum of its samples' portions in the quarter, and what it takes to
+/// tell whether the source-priority merge (``CumulativeMerge``) can be answered from those sums alone: the span
+/// and total length the portions cover, the range of their sequence numbers (the merge's `lastModified`) and
+/// whether any two of them overlap. Where it cannot (``merge(_:rank:)`` answers `nil`), the caller sweeps that
+/// quarter's raw samples: the merge is local in time, so a quarter swept on its own gives the same answer as in
+/// a sweep of the whole range.
+public enum CumulativeRollup {
+    /// Samples longer than this (a day) are not spread over quarter hours: the quarters they cross are swept.
+    public static let longestSpread: Int64 = 86_400_000
+
+    /// Whether a sample of `start...end` is spread over quarter hours rather than kept as a long span.
+    public static func isSpread(start: Int64, end: Int64) -> Bool {
+        end >= start && end - start <= longestSpread
+    }
+
+    /// Calls `body(quarter, portion)` for each quarter hour the sample `[start, end)` of `value` covers: an
+    /// interval's portion is `value × overlap / duration` over each quarter it overlaps; an instant gives its whole
+    /// value to the quarter holding it, marked as not clean (an instant competes at its time, which only a sweep
+    /// decides).
+    public static func forEachPortion(
+        start: Int64, end: Int64, value: Double, seq: Int64, _ body: (Int64, CumulativeRollupValue) throws -> Void
+    ) rethrows {
+        guard end > start else {
+            var portion = CumulativeRollupValue()
+            portion.add(start: start, end: end, amount: value, seq: seq)
+            try body(Rollup.bucket(start), portion)
+            return
+        }
+        let duration = Double(end - start)
+        var quarter = Rollup.bucket(start)
+        while quarter < end {
+            let from = max(start, quarter)
+            let to = min(end, quarter + Rollup.milliseconds)
+            var portion = CumulativeRollupValue()
+            portion.add(start: from, end: to, amount: value * Double(to - from) / duration, seq: seq)
+            try body(quarter, portion)
+            quarter += Rollup.milliseconds
+        }
+    }
+
+    /// One stream's quarter hour, as the merge reads it.
+    public struct Entry: Sendable {
+        public var provenance: Provenance
+        public var subjectID: Int64
+        public var value: CumulativeRollupValue
+
+        public init(provenance: Provenance, subjectID: Int64, value: CumulativeRollupValue) {
+            self.provenance = provenance
+            self.subjectID = subjectID
+            self.value = value
+        }
+    }
+
+    /// A quarter hour's merged sum, when its rollups decide it.
+    public struct Merged: Sendable {
+        /// The sum, or `nil` when no sample took part (``CumulativeMerge/Bucket/sum``).
+        public var sum: Double?
+        public var sources: Set<Provenance>
+
+        public init(sum: Double?, sources: Set<Provenance>) {
+            self.sum = sum
+            self.sources = sources
+        }
+    }
+
+    /// The merge of one quarter hour from its streams' rollups, or `nil` when only a sweep of the raw samples can
+    /// tell. `rank` is the merge's rank of a provenance (``CumulativeMerge/contenderRank(_:)``): `nil` drops it.
+    ///
+    /// Each subject is merged on its own (item 9) and the results added. Within a subject the rollups decide when
+    /// every remaining stream's portions are clean (no two overlap, no instant) and either
+    /// - one stream is left: its sum;
+    /// - the streams' spans do not overlap: every stream counts in full;
+    /// - one stream beats every other everywhere (a higher rank, or the same rank and every sequence number later)
+    ///   and covers, without a gap, a span holding every other stream's span: only it counts.
+    public static func merge(_ entries: [Entry], rank: (Provenance) -> Int?) -> Merged? {
+        var result = Merged(sum: nil, sources: [])
+        var bySubject: [Int64: [(rank: Int, entry: Entry)]] = [:]
+        for entry in entries {
+            guard let rank = rank(entry.provenance) else { continue }
+            guard entry.value.clean else { return nil }
+            bySubject[entry.subjectID, default: []].append((rank, entry))
+        }
+        // A fixed order keeps the floating-point additions independent of the rows' order.
+        for subject in bySubject.keys.sorted() {
+            guard let streams = bySubject[subject], let counted = counting(streams) else { return nil }
+            for stream in counted {
+                result.sum = (result.sum ?? 0) + stream.value.sum
+                if stream.value.positive { result.sources.insert(stream.provenance) }
+            }
+        }
+        return result
+    }
+
+    /// The streams of one subject whose sums count in full, or `nil` when the rollups cannot tell.
+    private static func counting(_ streams: [(rank: Int, entry: Entry)]) -> [Entry]? {
+        if streams.count == 1 { return [streams[0].entry] }
+        let ordered = streams.map(\.entry).sorted {
+            ($0.value.minStart, $0.value.maxEnd) < ($1.value.minStart, $1.value.maxEnd)
+        }
+        var reach = Int64.min
+        var disjoint = true
+        for entry in ordered {
+            if entry.value.minStart < reach {
+                disjoint = false
+                break
+            }
+            reach = max(reach, entry.value.maxEnd)
+        }
+        if disjoint { return ordered }
+        for (index, winner) in streams.enumerated() where winner.entry.value.isContiguous {
+            let w = winner.entry.value
+            let beatsAll = streams.indices.allSatisfy { otherIndex in
+                guard otherIndex != index else { return true }
+                let other = streams[otherIndex]
+                let o = other.entry.value
+                let outranks = winner.rank > other.rank || (winner.rank == other.rank && w.minSeq > o.maxSeq)
+                return outranks && o.minStart >= w.minStart && o.maxEnd <= w.maxEnd
+            }
+            if beatsAll { return [winner.entry] }
+        }
+        return nil
+    }
+}
+
+/// What one stream's quarter hour of a cumulative type keeps (``CumulativeRollup``).
+public struct CumulativeRollupValue: Hashable, Sendable {
+    /// The pro-rated sum of the portions.
+    public var sum: Double = 0
+    /// The portions' total length in milliseconds.
+    public var covered: Int64 = 0
+    /// The earliest portion start and the latest portion end.
+    public var minStart: Int64 = .max
+    public var maxEnd: Int64 = .min
+    /// The range of the samples' sequence numbers (the merge's `lastModified`).
+    public var minSeq: Int64 = .max
+    public var maxSeq: Int64 = .min
+    /// No two portions overlap and none is an instant.
+    public var clean = true
+    /// Some portion's amount is positive (the merge names a source only for a positive amount).
+    public var positive = false
+
+    public init() {}
+
+    /// The portions cover their span without a gap.
+    public var isContiguous: Bool { clean && covered == maxEnd - minStart }
+
+    /// Adds a portion `[start, end)` of `amount` from a sample with sequence number `seq`.
+    public mutating func add(start: Int64, end: Int64, amount: Double, seq: Int64) {
+        var portion = CumulativeRollupValue()
+        portion.sum = amount
+        portion.covered = end - start
+        portion.minStart = start
+        portion.maxEnd = end
+        portion.minSeq = seq
+        portion.maxSeq = seq
+        portion.clean = end > start
+        portion.positive = amount > 0
+        merge(portion)
+    }
+
+    /// Adds another value of the same stream and quarter. It stays clean only when both were and their spans do
+    /// not overlap (conservative: portions added out of order into a gap make it unclean, and a sweep decides).
+    public mutating func merge(_ other: CumulativeRollupValue) {
+        let apart = covered == 0 && minStart == .max || other.minStart >= maxEnd || other.maxEnd <= minStart
+        clean = clean && other.clean && apart
+        sum += other.sum
+        covered += other.covered
+        minStart = Swift.min(minStart, other.minStart)
+        maxEnd = Swift.max(maxEnd, other.maxEnd)
+        minSeq = Swift.min(minSeq, other.minSeq)
+        maxSeq = Swift.max(maxSeq, other.maxSeq)
+        positive = positive || other.positive
+    }
+
+    /// `clean` and `positive` as one integer column (bit 0, bit 1).
+    public var flags: Int64 { (clean ? 1 : 0) | (positive ? 2 : 0) }
+
+    /// A value read back from its columns.
+    public init(
+        sum: Double, covered: Int64, minStart: Int64, maxEnd: Int64, minSeq: Int64, maxSeq: Int64, flags: Int64
+    ) {
+        self.sum = sum
+        self.covered = covered
+        self.minStart = minStart
+        self.maxEnd = maxEnd
+        self.minSeq = minSeq
+        self.maxSeq = maxSeq
+        clean = flags & 1 != 0
+        positive = flags & 2 != 0
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+import Health
+import StoreEngine
+import Support
+import Testing
+
+@testable import SQLiteStore
+
+/// Cumulative statistics answered from the quarter-hour rollups (`docs/store-semantics.md`, item 13) are the
+/// sweep's answers: random samples from overlapping sources, devices and subjects (instants, zeros, samples
+/// across quarter borders and longer than a day), saved in batches and as series, deleted, merged under random
+/// priorities, in buckets of every width and in zones with half- and quarter-hour offsets and summer time, give
+/// the same sums and sources with and without `exact`. Seeded: the seed is printed, and
+/// `WEARHOUSE_PROPERTY_SEED=<n>` runs that one again.
+@Suite struct CumulativeRollupPropertyTests {
+    static let day0: Int64 = 1_743_206_400  // 2025-03-29T00:00Z, before Berlin's switch to summer time
+    static let sources = ["org.wearhouse.gateway", "com.example.watch", "com.example.phone"]
+    static let devices: [Device?] = [
+        nil, Device(name: "Strap", localIdentifier: "A0:01"), Device(name: "Wrist", localIdentifier: "C7:02"),
+    ]
+    static let subjects: [String?] = [nil, "alice", "bob"]
+    static let zones = ["UTC", "Europe/Berlin", "Asia/Kolkata", "Asia/Kathmandu", "America/St_Johns"]
+
+    static func pick<T>(_ items: [T], _ random: inout SplitMix64) -> T {
+        items[Int(random.next() % UInt64(items.count))]
+    }
+
+    static func someOf<T>(_ items: [T], _ random: inout SplitMix64) -> [T]? {
+        guard random.next() % 3 == 0 else { return nil }
+        let chosen = items.filter { _ in random.next() % 2 == 0 }
+        return chosen.isEmpty ? [items[0]] : chosen
+    }
+
+    /// A step sample somewhere in four days: mostly minutes long, some instants, some hours, some over a day.
+    static func sample(_ random: inout SplitMix64) -> QuantitySample {
+        let start = day0 * 1_000 + Int64(random.next() % (4 * 86_400)) * 1_000 + Int64(random.next() % 3) * 250
+        let length: Int64 =
+            switch random.next() % 40 {
+            case 0, 1, 2: 0
+            case 3, 4: Int64(1 + random.next() % 8) * 3_600_000
+            case 5: Int64(86_400 + random.next() % 86_400) * 1_000
+            default: Int64(1 + random.next() % 1_200) * 1_000
+            }
+        let value = random.next() % 10 == 0 ? 0 : Double(random.next() % 3_000) / 4
+        return QuantitySample(
+            type: .stepCount, start: Instant(milliseconds: start), end: Instant(milliseconds: start + length),
+            value: value, source: Source(identifier: pick(sources, &random)), device: pick(devices, &random),
+            subject: pick(subjects, &random))
+    }
+
+    /// A minute-by-minute stream of one source and device (what a footpod or a watch writes), saved as a series.
+    static func stream(_ random: inout SplitMix64) -> [QuantitySample] {
+        let first = day0 + Int64(random.next() % (3 * 1_440)) * 60
+        let source = Source(identifier: pick(sources, &random))
+        let device = pick(devices, &random)
+        let subject = pick(subjects, &random)
+        return (0..<Int(30 + random.next() % 300)).map { minute in
+            let start = first + Int64(minute) * 60
+            return QuantitySample(
+                type: .stepCount, start: Instant(seconds: start), end: Instant(seconds: start + 60),
+                value: Double(random.next() % 140), source: source, device: device, subject: subject)
+        }
+    }
+
+    static func priority(_ random: inout SplitMix64) -> SourcePriority? {
+        guard random.next() % 3 != 0 else { return nil }
+        var order: [Provenance] = []
+        for source in sources where random.next() % 2 == 0 {
+            switch random.next() % 3 {
+            case 0: order.append(Provenance(source: source, device: Provenance.anyDevice))
+            case 1: order.append(Provenance(source: source, device: nil))
+            default: order.append(Provenance(source: source, device: "A0:01"))
+            }
+        }
+        order.shuffle(using: &random)
+        let unranked: CumulativeMerge.UnrankedPolicy = random.next() % 3 == 0 && !order.isEmpty ? .exclude : .gapFill
+        return SourcePriority(order: order, unranked: unranked)
+    }
+
+    static func close(_ a: Double?, _ b: Double?) -> Bool {
+        guard let a, let b else { return a == nil && b == nil }
+        return abs(a - b) <= 1e-6 * max(1, abs(a), abs(b))
+    }
+
+    /// Both answers, bucket by bucket; the first difference is reported with the query.
+    static func compare(
+        _ store: SQLiteHealthStore, _ query: StatisticsQuery, seed: UInt64, round: Int
+    ) async throws {
+        #expect(try await store.canUseCumulativeRollups(query, .owner))
+        let fast = try await store.statistics(query, as: .owner)
+        var exactQuery = query
+        exactQuery.exact = true
+        let exact = try await store.statistics(exactQuery, as: .owner)
+        let context = "seed \(seed) round \(round) \(query.buckets.count) buckets separate \(query.separateBySource)"
+        try #require(fast.count == exact.count, "\(context): \(fast.count) results, the sweep has \(exact.count)")
+        for (a, b) in zip(fast, exact) {
+            let same =
+                a.bucket == b.bucket && a.provenance == b.provenance && close(a.sum, b.sum)
+                && Set(a.sources) == Set(b.sources)
+            try #require(same, "\(context): \(a) but the sweep gives \(b)")
+        }
+    }
+
+    @Test func rollupAnswersAreTheSweepsAnswers() async throws {
+        let seed =
+            ProcessInfo.processInfo.environment["WEARHOUSE_PROPERTY_SEED"].flatMap { UInt64($0) }
+            ?? UInt64.random(in: 1...UInt64(UInt32.max))
+        print("CumulativeRollupPropertyTests: seed \(seed) (WEARHOUSE_PROPERTY_SEED=\(seed) runs it again)")
+        try await Self.run(seed: seed)
+    }
+
+    static func run(seed: UInt64) async throws {
+        var random = SplitMix64(seed: seed)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "wearhouse-tests-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let store = try SQLiteHealthStore(path: directory.appendingPathComponent("health.db").path)
+        var saved: [UUID] = []
+        for round in 0..<12 {
+            let batch = (0..<Int(20 + random.next() % 60)).map { _ in sample(&random) }
+            _ = try await store.save(batch, as: .owner)
+            saved += batch.map(\.id)
+            if random.next() % 2 == 0 { _ = try await store.save(stream(&random), as: .owner) }
+            if random.next() % 3 == 0, !saved.isEmpty {
+                let doomed = (0..<Int(1 + random.next() % 10)).map { _ in pick(saved, &random) }
+                _ = try await store.delete(doomed, as: .owner)
+            }
+            if random.next() % 3 == 0 { try await store.setPriority(of: .stepCount, priority(&random)) }
+            for _ in 0..<6 {
+                let interval = pick(["15m", "30m", "1h", "6h", "1d", "1w"], &random)
+                let zone = pick(zones, &random)
+                let from = day0 + Int64(random.next() % 3) * 86_400 - 86_400
+                let buckets = try StatisticsBuckets(
+                    interval: StatisticsInterval(parsing: interval), timeZoneIdentifier: zone
+                ).buckets(
+                    from: Instant(seconds: from), to: Instant(seconds: from + Int64(1 + random.next() % 5) * 86_400))
+                let override = random.next() % 4 == 0 ? priority(&random) : nil
+                let query = StatisticsQuery(
+                    type: .stepCount, buckets: buckets, sources: someOf(sources, &random),
+                    devices: someOf(["A0:01", "C7:02"], &random), subjects: someOf(["alice", "bob"], &random),
+                    separateBySource: random.next() % 3 == 0, priority: override?.order,
+                    unranked: override?.unranked)
+                try await compare(store, query, seed: seed, round: round)
+            }
+        }
+        // Both ways were taken: quarters from the rollups, and quarters swept.
+        let quarters = await store.cumulativeQuarters
+        print("CumulativeRollupPropertyTests: \(quarters.fromRollups) quarters from rollups, \(quarters.swept) swept")
+        #expect(quarters.fromRollups > 0 && quarters.swept > 0)
+
+        // A store from before the rollups (schema 14) gets them built from its samples when it opens: the same
+        // rows the saves and deletes kept up to date.
+        let path = directory.appendingPathComponent("health.db").path
+        let kept = try rollupRows(path)
+        do {
+            let old = try SQLiteConnection(path: path)
+            try old.execute("DROP TABLE cumulative_rollups; DROP TABLE cumulative_spans; PRAGMA user_version = 14")
+        }
+        let reopened = try SQLiteHealthStore(path: path)
+        let built = try rollupRows(path)
+        #expect(kept.count == built.count)
+        for (a, b) in zip(kept, built) {
+            // Saves mark a quarter unclean when a portion lands between others (they cannot tell overlap from a
+            // fit); a build from the sorted samples may find it clean. Everything else is the same.
+            let same =
+                a.key == b.key && close(a.sum, b.sum) && a.flags & 2 == b.flags & 2 && (a.flags & 1 <= b.flags & 1)
+            try #require(same, "seed \(seed): kept \(a), built \(b)")
+        }
+        #expect(!built.isEmpty)
+        let week = try StatisticsBuckets(interval: StatisticsInterval(parsing: "1h"), timeZoneIdentifier: "UTC")
+            .buckets(from: Instant(seconds: day0 - 86_400), to: Instant(seconds: day0 + 6 * 86_400))
+        try await compare(reopened, StatisticsQuery(type: .stepCount, buckets: week), seed: seed, round: -1)
+    }
+
+    /// Every cumulative rollup and span row of the store at `path`, in key order: the key and span columns as one
+    /// string, the sum and the flags.
+    static func rollupRows(_ path: String) throws -> [(key: String, sum: Double, flags: Int64)] {
+        let connection = try SQLiteConnection(path: path)
+        var rows: [(key: String, sum: Double, flags: Int64)] = []
+        let rollups = try connection.prepare(
+            """
+            SELECT type_id, bucket_ms, source_id, device_id, subject_id, covered, min_start, max_end, min_seq,
+                max_seq, sum, flags
+            FROM cumulative_rollups ORDER BY type_id, bucket_ms, source_id, device_id, subject_id
+            """)
+        while try rollups.step() {
+            rows.append(
+                (
+                    (0..<10).map { String(rollups.int64($0)) }.joined(separator: " "), rollups.double(10),
+                    rollups.int64(11)
+                ))
+        }
+        let spans = try connection.prepare(
+            "SELECT type_id, start_ms, end_ms, count FROM cumulative_spans ORDER BY type_id, start_ms, end_ms")
+        while try spans.step() {
+            rows.append(("span " + (0..<4).map { String(spans.int64($0)) }.joined(separator: " "), 0, 0))
+        }
+        return rows
+    }
+}
