@@ -339,6 +339,9 @@ extension SQLiteHealthStore {
 
     /// Cumulative statistics per bucket from the rollups (see ``canUseCumulativeRollups(_:_:)``); the quarters
     /// they cannot decide are swept from the raw samples.
+    ///
+    /// Streams are numbered as their rows come (``CumulativeRollup/Entry/stream``), so that the loop over the rows
+    /// hashes and allocates nothing per quarter; each quarter's answer goes straight into its query bucket.
     func cumulativeRollupStatistics(_ query: StatisticsQuery) throws -> [StatisticsResult] {
         guard let first = query.buckets.first, let last = query.buckets.last else { return [] }
         let from = first.start.milliseconds
@@ -346,16 +349,54 @@ extension SQLiteHealthStore {
         let quarterCount = Int((to - from) / Rollup.milliseconds)
         let merge = try query.cumulativeMerge { try priority(of: query.type) }
         let separate = query.separateBySource
+        let bucketCount = query.buckets.count
 
-        // Per quarter: the merged sum and its sources, or the sums per provenance; `nil` where a sweep decides.
-        var merged = [CumulativeRollup.Merged?](
-            repeating: CumulativeRollup.Merged(sum: nil, sources: []), count: quarterCount)
-        var bySource = [[Provenance: Double]?](repeating: [:], count: separate ? quarterCount : 0)
-        func markSwept(_ quarter: Int) {
-            if separate { bySource[quarter] = nil } else { merged[quarter] = nil }
+        // The query bucket of each quarter.
+        var bucketOf = [Int](repeating: 0, count: quarterCount)
+        var quarter = 0
+        for (index, bucket) in query.buckets.enumerated() {
+            let quarters = Int((bucket.end.milliseconds - bucket.start.milliseconds) / Rollup.milliseconds)
+            for _ in 0..<quarters {
+                bucketOf[quarter] = index
+                quarter += 1
+            }
         }
+        // The streams met so far, by number, and the merge's rank of each.
+        var provenances: [Provenance] = []
+        var ranks: [Int?] = []
+        var numbers: [Provenance: Int] = [:]
+        func number(_ provenance: Provenance) -> Int {
+            if let known = numbers[provenance] { return known }
+            numbers[provenance] = provenances.count
+            provenances.append(provenance)
+            ranks.append(merge.contenderRank(provenance))
+            return provenances.count - 1
+        }
+        // Per bucket: the merged sum, the streams that won (a bit each, below 64) and any other winning
+        // provenance; or, by source, the sum per stream.
+        var sums = [Double?](repeating: nil, count: separate ? 0 : bucketCount)
+        var winners = [UInt64](repeating: 0, count: separate ? 0 : bucketCount)
+        var otherWinners: [Int: Set<Provenance>] = [:]
+        var streamSums = [[Int: Double]](repeating: [:], count: separate ? bucketCount : 0)
+        var swept = [Bool](repeating: false, count: quarterCount)
 
-        if let typeID = try existingTypeID(query.type.identifier) {
+        let typeID = try existingTypeID(query.type.identifier)
+        if let typeID {
+            // The quarters a long sample crosses are swept, whatever their rollups say.
+            let spans = try connection.cached(
+                "SELECT start_ms, end_ms FROM cumulative_spans WHERE type_id = ?1 AND start_ms < ?2 AND end_ms > ?3")
+            try spans.bind(1, typeID)
+            try spans.bind(2, to)
+            try spans.bind(3, from)
+            while try spans.step() {
+                var at = max(from, Rollup.bucket(spans.int64(0)))
+                let end = min(to, spans.int64(1))
+                while at < end {
+                    swept[Int((at - from) / Rollup.milliseconds)] = true
+                    at += Rollup.milliseconds
+                }
+            }
+
             var conditions = SQLConditions()
             conditions.add(
                 "r.type_id = ? AND r.bucket_ms >= ? AND r.bucket_ms < ?",
@@ -371,80 +412,62 @@ extension SQLiteHealthStore {
                 var source: Int64
                 var device: Int64
             }
-            var provenances: [Origin: Provenance] = [:]
-            var ranks: [Provenance: Int?] = [:]
+            var streams: [Origin: Int] = [:]
             var entries: [CumulativeRollup.Entry] = []
-            var current = Int64.min
+            var current = -1
             func decide() {
-                guard current != .min, !entries.isEmpty else { return }
-                let quarter = Int((current - from) / Rollup.milliseconds)
-                if separate {
-                    guard var sums = bySource[quarter] else { return }
-                    for entry in entries { sums[entry.provenance, default: 0] += entry.value.sum }
-                    bySource[quarter] = sums
+                guard current >= 0, !entries.isEmpty else { return }
+                if let merged = CumulativeRollup.merge(&entries, ranks: ranks) {
+                    let bucket = bucketOf[current]
+                    if let sum = merged.sum { sums[bucket] = (sums[bucket] ?? 0) + sum }
+                    winners[bucket] |= merged.winners
                 } else {
-                    merged[quarter] = CumulativeRollup.merge(entries) { provenance in
-                        if let rank = ranks[provenance] { return rank }
-                        let rank = merge.contenderRank(provenance)
-                        ranks[provenance] = rank
-                        return rank
-                    }
+                    swept[current] = true
                 }
                 entries.removeAll(keepingCapacity: true)
             }
             while try statement.step() {
-                let at = statement.int64(0)
+                let at = Int((statement.int64(0) - from) / Rollup.milliseconds)
                 if at != current {
-                    decide()
+                    if !separate { decide() }
                     current = at
                 }
+                guard !swept[at] else { continue }
                 let origin = Origin(source: statement.int64(1), device: statement.int64(2))
-                let provenance: Provenance
-                if let known = provenances[origin] {
-                    provenance = known
+                let stream: Int
+                if let known = streams[origin] {
+                    stream = known
                 } else {
-                    provenance = try rollupProvenance(source: origin.source, device: origin.device)
-                    provenances[origin] = provenance
+                    stream = number(try rollupProvenance(source: origin.source, device: origin.device))
+                    streams[origin] = stream
+                }
+                if separate {
+                    streamSums[bucketOf[at]][stream, default: 0] += statement.double(4)
+                    continue
                 }
                 entries.append(
                     CumulativeRollup.Entry(
-                        provenance: provenance, subjectID: statement.int64(3),
+                        stream: stream, subjectID: statement.int64(3),
                         value: CumulativeRollupValue(
                             sum: statement.double(4), covered: statement.int64(5), minStart: statement.int64(6),
                             maxEnd: statement.int64(7), minSeq: statement.int64(8), maxSeq: statement.int64(9),
                             flags: statement.int64(10))))
             }
-            decide()
-            // The quarters a long sample crosses are swept, whatever their rollups say.
-            let spans = try connection.cached(
-                "SELECT start_ms, end_ms FROM cumulative_spans WHERE type_id = ?1 AND start_ms < ?2 AND end_ms > ?3")
-            try spans.bind(1, typeID)
-            try spans.bind(2, to)
-            try spans.bind(3, from)
-            while try spans.step() {
-                let start = max(from, Rollup.bucket(spans.int64(0)))
-                let end = min(to, spans.int64(1))
-                var at = start
-                while at < end {
-                    markSwept(Int((at - from) / Rollup.milliseconds))
-                    at += Rollup.milliseconds
-                }
-            }
+            if !separate { decide() }
         }
 
         // The swept quarters, in runs (neighbours a little apart share one read).
-        let swept = (0..<quarterCount).filter { separate ? bySource[$0] == nil : merged[$0] == nil }
-        cumulativeQuarters.swept += swept.count
-        cumulativeQuarters.fromRollups += quarterCount - swept.count
         var runs: [Range<Int>] = []
-        for quarter in swept {
+        for quarter in 0..<quarterCount where swept[quarter] {
             if let lastRun = runs.last, quarter - lastRun.upperBound <= 4 {
                 runs[runs.count - 1] = lastRun.lowerBound..<(quarter + 1)
             } else {
                 runs.append(quarter..<(quarter + 1))
             }
         }
-        let typeID = try existingTypeID(query.type.identifier)
+        let sweptCount = swept.count(where: { $0 })
+        cumulativeQuarters.swept += sweptCount
+        cumulativeQuarters.fromRollups += quarterCount - sweptCount
         for run in runs {
             let borders = (run.lowerBound...run.upperBound).map {
                 Instant(milliseconds: from + Int64($0) * Rollup.milliseconds)
@@ -456,42 +479,40 @@ extension SQLiteHealthStore {
                 notStartingBefore: try earliestStart(
                     typeID: typeID, reaching: partStart.milliseconds, before: partEnd.milliseconds)
             ).map { StatisticsSample($0.sample, lastModified: $0.seq) }
+            // Only the swept quarters of the run count: the others were decided from their rollups.
             if separate {
-                for (quarter, bucket) in zip(run, CumulativeMerge.separateBySource(samples, borders: borders)) {
-                    bySource[quarter] = bucket.sums
+                for (quarter, part) in zip(run, CumulativeMerge.separateBySource(samples, borders: borders))
+                where swept[quarter] {
+                    for (provenance, sum) in part.sums {
+                        streamSums[bucketOf[quarter]][number(provenance), default: 0] += sum
+                    }
                 }
             } else {
-                for (quarter, bucket) in zip(run, merge.buckets(samples, borders: borders)) {
-                    merged[quarter] = CumulativeRollup.Merged(sum: bucket.sum, sources: bucket.sources)
+                for (quarter, part) in zip(run, merge.buckets(samples, borders: borders)) where swept[quarter] {
+                    let bucket = bucketOf[quarter]
+                    if let sum = part.sum { sums[bucket] = (sums[bucket] ?? 0) + sum }
+                    if !part.sources.isEmpty { otherWinners[bucket, default: []].formUnion(part.sources) }
                 }
             }
         }
 
-        // Quarters into the query's buckets.
         var results: [StatisticsResult] = []
-        var quarter = 0
-        for bucket in query.buckets {
-            let count = Int((bucket.end.milliseconds - bucket.start.milliseconds) / Rollup.milliseconds)
-            let quarters = quarter..<(quarter + count)
-            quarter += count
+        results.reserveCapacity(bucketCount)
+        for (index, bucket) in query.buckets.enumerated() {
             if separate {
-                var sums: [Provenance: Double] = [:]
-                for index in quarters {
-                    for (provenance, sum) in bySource[index] ?? [:] { sums[provenance, default: 0] += sum }
-                }
-                for (provenance, sum) in sums.sorted(by: { $0.key < $1.key }) {
+                let named = streamSums[index].map { (provenance: provenances[$0.key], sum: $0.value) }
+                for (provenance, sum) in named.sorted(by: { $0.provenance < $1.provenance }) {
                     results.append(
                         StatisticsResult(bucket: bucket, provenance: provenance, sum: sum, sources: [provenance]))
                 }
             } else {
-                var sum: Double?
-                var sources: Set<Provenance> = []
-                for index in quarters {
-                    guard let part = merged[index] else { continue }
-                    if let partSum = part.sum { sum = (sum ?? 0) + partSum }
-                    sources.formUnion(part.sources)
+                var sources = otherWinners[index] ?? []
+                var bits = winners[index]
+                while bits != 0 {
+                    sources.insert(provenances[bits.trailingZeroBitCount])
+                    bits &= bits - 1
                 }
-                results.append(StatisticsResult(bucket: bucket, sum: sum, sources: sources.sorted()))
+                results.append(StatisticsResult(bucket: bucket, sum: sums[index], sources: sources.sorted()))
             }
         }
         return results

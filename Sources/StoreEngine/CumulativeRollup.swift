@@ -1,4 +1,4 @@
-public import Health
+import Health
 
 /// Quarter-hour rollups of cumulative types (steps, distance, energy), which let a merged total over a year read a
 /// row per stream and quarter hour instead of every sample (`docs/store-semantics.md`, item 13).
@@ -43,14 +43,14 @@ public enum CumulativeRollup {
         }
     }
 
-    /// One stream's quarter hour, as the merge reads it.
+    /// One stream's quarter hour, as the merge reads it: `stream` numbers the provenance in the caller's tables.
     public struct Entry: Sendable {
-        public var provenance: Provenance
+        public var stream: Int
         public var subjectID: Int64
         public var value: CumulativeRollupValue
 
-        public init(provenance: Provenance, subjectID: Int64, value: CumulativeRollupValue) {
-            self.provenance = provenance
+        public init(stream: Int, subjectID: Int64, value: CumulativeRollupValue) {
+            self.stream = stream
             self.subjectID = subjectID
             self.value = value
         }
@@ -60,68 +60,100 @@ public enum CumulativeRollup {
     public struct Merged: Sendable {
         /// The sum, or `nil` when no sample took part (``CumulativeMerge/Bucket/sum``).
         public var sum: Double?
-        public var sources: Set<Provenance>
+        /// The streams that counted with a positive amount, one bit per stream number (numbers below 64).
+        public var winners: UInt64
 
-        public init(sum: Double?, sources: Set<Provenance>) {
+        public init(sum: Double?, winners: UInt64) {
             self.sum = sum
-            self.sources = sources
+            self.winners = winners
         }
     }
 
     /// The merge of one quarter hour from its streams' rollups, or `nil` when only a sweep of the raw samples can
-    /// tell. `rank` is the merge's rank of a provenance (``CumulativeMerge/contenderRank(_:)``): `nil` drops it.
+    /// tell. `ranks[stream]` is the merge's rank of the stream's provenance (``CumulativeMerge/contenderRank(_:)``):
+    /// `nil` drops it. `entries` is reordered (by subject and span); it allocates nothing.
     ///
-    /// Each subject is merged on its own (item 9) and the results added. Within a subject the rollups decide when
+    /// Each subject is merged on its own (item 9) and the results added, subjects in ascending order (so that the
+    /// floating-point additions do not depend on the rows' order). Within a subject the rollups decide when
     /// every remaining stream's portions are clean (no two overlap, no instant) and either
     /// - one stream is left: its sum;
     /// - the streams' spans do not overlap: every stream counts in full;
     /// - one stream beats every other everywhere (a higher rank, or the same rank and every sequence number later)
     ///   and covers, without a gap, a span holding every other stream's span: only it counts.
-    public static func merge(_ entries: [Entry], rank: (Provenance) -> Int?) -> Merged? {
-        var result = Merged(sum: nil, sources: [])
-        var bySubject: [Int64: [(rank: Int, entry: Entry)]] = [:]
-        for entry in entries {
-            guard let rank = rank(entry.provenance) else { continue }
+    /// A counted positive stream numbered 64 or more cannot be named in ``Merged/winners``, so it is `nil` too.
+    public static func merge(_ entries: inout [Entry], ranks: [Int?]) -> Merged? {
+        // Drop the excluded streams; any unclean one left means a sweep.
+        var count = 0
+        for index in entries.indices {
+            let entry = entries[index]
+            guard entry.stream < ranks.count, ranks[entry.stream] != nil else { continue }
             guard entry.value.clean else { return nil }
-            bySubject[entry.subjectID, default: []].append((rank, entry))
+            entries[count] = entry
+            count += 1
         }
-        // A fixed order keeps the floating-point additions independent of the rows' order.
-        for subject in bySubject.keys.sorted() {
-            guard let streams = bySubject[subject], let counted = counting(streams) else { return nil }
-            for stream in counted {
-                result.sum = (result.sum ?? 0) + stream.value.sum
-                if stream.value.positive { result.sources.insert(stream.provenance) }
+        // Insertion sort by (subject, start, end): a quarter has a handful of streams.
+        if count > 1 {
+            for index in 1..<count {
+                let entry = entries[index]
+                var position = index
+                while position > 0, precedes(entry, entries[position - 1]) {
+                    entries[position] = entries[position - 1]
+                    position -= 1
+                }
+                entries[position] = entry
             }
+        }
+        var result = Merged(sum: nil, winners: 0)
+        var first = 0
+        while first < count {
+            var last = first + 1
+            while last < count, entries[last].subjectID == entries[first].subjectID { last += 1 }
+            guard let counted = counting(entries, first..<last, ranks) else { return nil }
+            for index in first..<last where counted == nil || counted == index {
+                let value = entries[index].value
+                result.sum = (result.sum ?? 0) + value.sum
+                if value.positive {
+                    guard entries[index].stream < 64 else { return nil }
+                    result.winners |= 1 << UInt64(entries[index].stream)
+                }
+            }
+            first = last
         }
         return result
     }
 
-    /// The streams of one subject whose sums count in full, or `nil` when the rollups cannot tell.
-    private static func counting(_ streams: [(rank: Int, entry: Entry)]) -> [Entry]? {
-        if streams.count == 1 { return [streams[0].entry] }
-        let ordered = streams.map(\.entry).sorted {
-            ($0.value.minStart, $0.value.maxEnd) < ($1.value.minStart, $1.value.maxEnd)
-        }
+    private static func precedes(_ a: Entry, _ b: Entry) -> Bool {
+        (a.subjectID, a.value.minStart, a.value.maxEnd) < (b.subjectID, b.value.minStart, b.value.maxEnd)
+    }
+
+    /// Which streams of one subject (`range`, sorted by span) count in full: `.some(nil)` every one, `.some(i)`
+    /// only entry `i`, or `nil` when the rollups cannot tell.
+    private static func counting(_ entries: [Entry], _ range: Range<Int>, _ ranks: [Int?]) -> Int?? {
+        if range.count == 1 { return .some(nil) }
         var reach = Int64.min
         var disjoint = true
-        for entry in ordered {
-            if entry.value.minStart < reach {
+        for index in range {
+            if entries[index].value.minStart < reach {
                 disjoint = false
                 break
             }
-            reach = max(reach, entry.value.maxEnd)
+            reach = max(reach, entries[index].value.maxEnd)
         }
-        if disjoint { return ordered }
-        for (index, winner) in streams.enumerated() where winner.entry.value.isContiguous {
-            let w = winner.entry.value
-            let beatsAll = streams.indices.allSatisfy { otherIndex in
-                guard otherIndex != index else { return true }
-                let other = streams[otherIndex]
-                let o = other.entry.value
-                let outranks = winner.rank > other.rank || (winner.rank == other.rank && w.minSeq > o.maxSeq)
-                return outranks && o.minStart >= w.minStart && o.maxEnd <= w.maxEnd
+        if disjoint { return .some(nil) }
+        for index in range where entries[index].value.isContiguous {
+            let w = entries[index].value
+            let winnerRank = ranks[entries[index].stream] ?? 0
+            var beatsAll = true
+            for otherIndex in range where otherIndex != index {
+                let o = entries[otherIndex].value
+                let otherRank = ranks[entries[otherIndex].stream] ?? 0
+                let outranks = winnerRank > otherRank || (winnerRank == otherRank && w.minSeq > o.maxSeq)
+                guard outranks, o.minStart >= w.minStart, o.maxEnd <= w.maxEnd else {
+                    beatsAll = false
+                    break
+                }
             }
-            if beatsAll { return [winner.entry] }
+            if beatsAll { return .some(index) }
         }
         return nil
     }
