@@ -377,7 +377,13 @@ extension SQLiteHealthStore {
         var sums = [Double?](repeating: nil, count: separate ? 0 : bucketCount)
         var winners = [UInt64](repeating: 0, count: separate ? 0 : bucketCount)
         var otherWinners: [Int: Set<Provenance>] = [:]
-        var streamSums = [[Int: Double]](repeating: [:], count: separate ? bucketCount : 0)
+        var streamSums = [[Double?]](repeating: [], count: separate ? bucketCount : 0)
+        func addStreamSum(_ sum: Double, bucket: Int, stream: Int) {
+            if streamSums[bucket].count <= stream {
+                streamSums[bucket].append(contentsOf: repeatElement(nil, count: stream + 1 - streamSums[bucket].count))
+            }
+            streamSums[bucket][stream] = (streamSums[bucket][stream] ?? 0) + sum
+        }
         var swept = [Bool](repeating: false, count: quarterCount)
 
         let typeID = try existingTypeID(query.type.identifier)
@@ -402,17 +408,23 @@ extension SQLiteHealthStore {
                 "r.type_id = ? AND r.bucket_ms >= ? AND r.bucket_ms < ?",
                 [.integer(typeID), .integer(from), .integer(to)])
             addRollupFilters(query, to: &conditions)
-            let statement = try conditions.prepare(
-                """
-                SELECT r.bucket_ms, r.source_id, r.device_id, r.subject_id, r.sum, r.covered, r.min_start, r.max_end,
+            // By source, only the sums are read (SQLite decodes every column a SELECT names, row by row).
+            let columns =
+                separate
+                ? "r.bucket_ms, r.source_id, r.device_id, r.sum"
+                : """
+                r.bucket_ms, r.source_id, r.device_id, r.sum, r.subject_id, r.covered, r.min_start, r.max_end,
                     r.min_seq, r.max_seq, r.flags
-                FROM cumulative_rollups r WHERE \(conditions.sql) ORDER BY r.bucket_ms
-                """, on: connection)
+                """
+            let statement = try conditions.prepare(
+                "SELECT \(columns) FROM cumulative_rollups r WHERE \(conditions.sql) ORDER BY r.bucket_ms",
+                on: connection)
             struct Origin: Hashable {
                 var source: Int64
                 var device: Int64
             }
             var streams: [Origin: Int] = [:]
+            var recent: [(origin: Origin, stream: Int)] = []
             var entries: [CumulativeRollup.Entry] = []
             var current = -1
             func decide() {
@@ -434,22 +446,30 @@ extension SQLiteHealthStore {
                 }
                 guard !swept[at] else { continue }
                 let origin = Origin(source: statement.int64(1), device: statement.int64(2))
-                let stream: Int
-                if let known = streams[origin] {
-                    stream = known
-                } else {
-                    stream = number(try rollupProvenance(source: origin.source, device: origin.device))
-                    streams[origin] = stream
+                // The first few origins are found by a look along a list (no hashing in the row loop).
+                var stream = -1
+                for known in recent where known.origin == origin {
+                    stream = known.stream
+                    break
+                }
+                if stream < 0 {
+                    if let known = streams[origin] {
+                        stream = known
+                    } else {
+                        stream = number(try rollupProvenance(source: origin.source, device: origin.device))
+                        streams[origin] = stream
+                        if recent.count < 8 { recent.append((origin, stream)) }
+                    }
                 }
                 if separate {
-                    streamSums[bucketOf[at]][stream, default: 0] += statement.double(4)
+                    addStreamSum(statement.double(3), bucket: bucketOf[at], stream: stream)
                     continue
                 }
                 entries.append(
                     CumulativeRollup.Entry(
-                        stream: stream, subjectID: statement.int64(3),
+                        stream: stream, subjectID: statement.int64(4),
                         value: CumulativeRollupValue(
-                            sum: statement.double(4), covered: statement.int64(5), minStart: statement.int64(6),
+                            sum: statement.double(3), covered: statement.int64(5), minStart: statement.int64(6),
                             maxEnd: statement.int64(7), minSeq: statement.int64(8), maxSeq: statement.int64(9),
                             flags: statement.int64(10))))
             }
@@ -484,7 +504,7 @@ extension SQLiteHealthStore {
                 for (quarter, part) in zip(run, CumulativeMerge.separateBySource(samples, borders: borders))
                 where swept[quarter] {
                     for (provenance, sum) in part.sums {
-                        streamSums[bucketOf[quarter]][number(provenance), default: 0] += sum
+                        addStreamSum(sum, bucket: bucketOf[quarter], stream: number(provenance))
                     }
                 }
             } else {
@@ -500,7 +520,9 @@ extension SQLiteHealthStore {
         results.reserveCapacity(bucketCount)
         for (index, bucket) in query.buckets.enumerated() {
             if separate {
-                let named = streamSums[index].map { (provenance: provenances[$0.key], sum: $0.value) }
+                let named = streamSums[index].enumerated().compactMap { stream, sum in
+                    sum.map { (provenance: provenances[stream], sum: $0) }
+                }
                 for (provenance, sum) in named.sorted(by: { $0.provenance < $1.provenance }) {
                     results.append(
                         StatisticsResult(bucket: bucket, provenance: provenance, sum: sum, sources: [provenance]))
