@@ -34,8 +34,19 @@ struct FlatLineParser {
     private var typeBytes: [UInt8] = []
     private var unitBytes: [UInt8] = []
     private var sourceBytes: [UInt8] = []
-    /// Whether ``source`` is the command's default (the line named none).
-    private var sourceIsDefault = false
+    /// Whether ``type`` is set, and where ``source`` came from: kept apart, since comparing an optional with `nil`
+    /// copied the type (or source) on every line, its strings and arrays retained and released.
+    private var hasType = false
+    private var sourceKind = SourceKind.none
+
+    private enum SourceKind {
+        /// No line has been read yet.
+        case none
+        /// The command's default: the line named none.
+        case byDefault
+        /// The line's own (``sourceBytes``).
+        case named
+    }
 
     /// The sample of `line`, or `nil` when the general reader is to read it (which includes every line in error).
     mutating func sample(_ line: UnsafeBufferPointer<UInt8>, defaultSource: String) -> Sample? {
@@ -140,28 +151,29 @@ struct FlatLineParser {
     private mutating func stream(
         _ typeName: UnsafeBufferPointer<UInt8>, _ sourceName: UnsafeBufferPointer<UInt8>?, defaultSource: String
     ) -> Bool {
-        if type == nil || !Self.equal(typeName, typeBytes) {
+        if !hasType || !Self.equal(typeName, typeBytes) {
             guard typeName.count <= ImportSamplesCommand.maximumNameBytes,
                 let found = HealthTypeCatalog.type(String(decoding: typeName, as: UTF8.self)),
                 found.kind == .quantity, found.aggregation != .series
             else { return false }
             type = found
+            hasType = true
             maximumSpan = ImportSamplesCommand.maximumSpanMilliseconds(found)
             typeBytes = Array(typeName)
             unitBytes = Array(found.canonicalUnit.utf8)
             generation &+= 1
         }
         if let sourceName {
-            if source == nil || sourceIsDefault || !Self.equal(sourceName, sourceBytes) {
+            if sourceKind != .named || !Self.equal(sourceName, sourceBytes) {
                 guard sourceName.count <= ImportSamplesCommand.maximumNameBytes else { return false }
                 source = Source(identifier: String(decoding: sourceName, as: UTF8.self))
                 sourceBytes = Array(sourceName)
-                sourceIsDefault = false
+                sourceKind = .named
                 generation &+= 1
             }
-        } else if source == nil || !sourceIsDefault {
+        } else if sourceKind != .byDefault {
             source = Source(identifier: defaultSource)
-            sourceIsDefault = true
+            sourceKind = .byDefault
             generation &+= 1
         }
         return true

@@ -132,7 +132,10 @@ final class ImportReader: @unchecked Sendable {
         // The fast path's samples, a stream at a time (``FlatLineParser``): added to the batch when the stream
         // changes, before a sample of the general reader, and at the end, so the batch keeps the file's order.
         var run: QuantitySeries?
+        // The run's stream, kept apart: comparing `run` with `nil` copied it on every line.
+        var hasRun = false
         var runGeneration = 0
+        var runOffset: Int32 = 0
         var parser = flat
         defer { flat = parser }
         var bytes = 0
@@ -143,12 +146,14 @@ final class ImportReader: @unchecked Sendable {
         {
             if let sample = line.withUnsafeBufferPointer({ parser.sample($0, defaultSource: defaultSource) }) {
                 bytes += line.count
-                if run == nil || runGeneration != parser.generation || run?.startOffsetSeconds != sample.offset,
+                if !hasRun || runGeneration != parser.generation || runOffset != sample.offset,
                     let type = parser.type, let source = parser.source
                 {
-                    if let run { batch.append(run) }
+                    if let stream = run.take() { batch.append(stream) }
                     run = QuantitySeries(type: type, startOffsetSeconds: sample.offset, source: source)
+                    hasRun = true
                     runGeneration = parser.generation
+                    runOffset = sample.offset
                 }
                 run?.append(start: sample.start, end: sample.end, value: sample.value)
                 quantityLines.append(lines.lineNumber)
@@ -159,9 +164,9 @@ final class ImportReader: @unchecked Sendable {
             do {
                 switch try ImportSamplesCommand.sample(from: text, defaultSource: defaultSource) {
                 case .quantity(let sample, keepsID: false):
-                    if let stream = run {
+                    if let stream = run.take() {
                         batch.append(stream)
-                        run = nil
+                        hasRun = false
                     }
                     batch.append(sample)
                     quantityLines.append(lines.lineNumber)
@@ -189,7 +194,7 @@ final class ImportReader: @unchecked Sendable {
                 progress(Double(percent) / 100)
             }
         }
-        if let run { batch.append(run) }
+        if let stream = run.take() { batch.append(stream) }
         batch.heartbeats = series
         batch.identified = identified
         batch.correlations = correlations
