@@ -11,7 +11,8 @@ import Support
 /// quantity type in its canonical unit, and only when ``ImportSamplesCommand/sample(from:defaultSource:)`` would
 /// accept it: every other line (anything unusual, and every line with an error) is declined and goes to that
 /// general reader, which decides and words the error. So the two paths give the same samples and the same
-/// messages; the fast one gives them about 30 times sooner.
+/// messages; the fast one gives them sooner (an import of 1 M such lines, release build: 0.23 s, against 2.5 s when
+/// every line goes to the general reader).
 ///
 /// A line's sample carries no id: it goes into the batch's columns (``SampleBatch``), which name a sample by its
 /// natural key, as they name the general reader's samples without an id of their own.
