@@ -106,6 +106,8 @@ final class ImportReader: @unchecked Sendable {
     private var identifiedLines: [Int] = []
     private var correlationLines: [Int] = []
     private var shownPercent = -1
+    /// The fast path for flat lines, and the stream of the last one it read.
+    private var flat = FlatLineParser()
     /// The file's workouts (with the ids of their samples), saved after its samples.
     private(set) var workouts: [(workout: Workout, samples: [UUID])] = []
 
@@ -123,22 +125,50 @@ final class ImportReader: @unchecked Sendable {
         seriesLines.removeAll(keepingCapacity: true)
         identifiedLines.removeAll(keepingCapacity: true)
         correlationLines.removeAll(keepingCapacity: true)
-        var samples: [QuantitySample] = []
+        var batch = SampleBatch()
         var series: [HeartbeatSeriesSample] = []
         var identified: [QuantitySample] = []
         var correlations: [Correlation] = []
+        // The fast path's samples, a stream at a time (``FlatLineParser``): added to the batch when the stream
+        // changes, before a sample of the general reader, and at the end, so the batch keeps the file's order.
+        var run: QuantitySeries?
+        // The run's stream, kept apart: comparing `run` with `nil` copied it on every line.
+        var hasRun = false
+        var runGeneration = 0
+        var runOffset: Int32 = 0
+        var parser = flat
+        defer { flat = parser }
         var bytes = 0
         while quantityLines.count + seriesLines.count + identifiedLines.count + correlationLines.count
             < Self.batchLines,
             bytes < Self.batchBytes,
             let line = try lines.next()
         {
+            if let sample = line.withUnsafeBufferPointer({ parser.sample($0, defaultSource: defaultSource) }) {
+                bytes += line.count
+                if !hasRun || runGeneration != parser.generation || runOffset != sample.offset,
+                    let type = parser.type, let source = parser.source
+                {
+                    if let stream = run.take() { batch.append(stream) }
+                    run = QuantitySeries(type: type, startOffsetSeconds: sample.offset, source: source)
+                    hasRun = true
+                    runGeneration = parser.generation
+                    runOffset = sample.offset
+                }
+                run?.append(start: sample.start, end: sample.end, value: sample.value)
+                quantityLines.append(lines.lineNumber)
+                continue
+            }
             guard let text = Self.trimmed(line) else { continue }
             bytes += line.count
             do {
                 switch try ImportSamplesCommand.sample(from: text, defaultSource: defaultSource) {
                 case .quantity(let sample, keepsID: false):
-                    samples.append(sample)
+                    if let stream = run.take() {
+                        batch.append(stream)
+                        hasRun = false
+                    }
+                    batch.append(sample)
                     quantityLines.append(lines.lineNumber)
                 case .quantity(let sample, keepsID: true):
                     identified.append(sample)
@@ -164,7 +194,8 @@ final class ImportReader: @unchecked Sendable {
                 progress(Double(percent) / 100)
             }
         }
-        var batch = SampleBatch(samples, heartbeats: series)
+        if let stream = run.take() { batch.append(stream) }
+        batch.heartbeats = series
         batch.identified = identified
         batch.correlations = correlations
         return batch.isEmpty ? nil : batch

@@ -573,78 +573,100 @@ struct ImportSamplesCommand: Command {
     /// moves the instant toward the earlier millisecond), a leap second `:60` read as `:59.999`, then `Z`, `z`,
     /// `±HH:MM` or `±HHMM`.
     static func time(_ text: String, field: String) throws(LineError) -> (Instant, Int32) {
-        func fail(_ reason: String) -> LineError {
-            LineError(line: 0, message: "\"\(field)\" \(echo(text)) is not an RFC 3339 time: \(reason)")
+        var copy = text
+        let parsed = copy.withUTF8 { time(bytes: $0) }
+        switch parsed {
+        case .success(let instant, let offset): return (instant, offset)
+        case .failure(let reason):
+            throw LineError(line: 0, message: "\"\(field)\" \(echo(text)) is not an RFC 3339 time: \(reason)")
         }
-        let bytes = Array(text.utf8)
+    }
+
+    /// What ``time(bytes:)`` read: the instant and its offset, or why the text is no RFC 3339 time.
+    enum ParsedTime {
+        case success(Instant, Int32)
+        case failure(String)
+    }
+
+    /// ``time(_:field:)`` over the text's UTF-8 bytes, without a message: the fast path of a line
+    /// (``FlatLineParser``) takes the result and leaves a failure to ``time(_:field:)``, which words it.
+    static func time(bytes: UnsafeBufferPointer<UInt8>) -> ParsedTime {
         var index = 0
         func digits(_ count: Int) -> Int? {
-            guard index + count <= bytes.count else { return nil }
+            guard count <= bytes.count &- index else { return nil }
             var value = 0
-            for byte in bytes[index..<index + count] {
-                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
-                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            for position in index..<index &+ count {
+                let digit = bytes[position] &- UInt8(ascii: "0")
+                guard digit < 10 else { return nil }
+                value = value &* 10 &+ Int(digit)
             }
-            index += count
+            index &+= count
             return value
         }
-        func skip(_ characters: String) -> Bool {
-            guard index < bytes.count, characters.utf8.contains(bytes[index]) else { return false }
-            index += 1
+        func skip(_ first: UInt8, _ second: UInt8 = 0, _ third: UInt8 = 0) -> Bool {
+            guard index < bytes.count else { return false }
+            let byte = bytes[index]
+            guard byte == first || (second != 0 && byte == second) || (third != 0 && byte == third) else {
+                return false
+            }
+            index &+= 1
             return true
         }
-        guard let year = digits(4), skip("-"), let month = digits(2), skip("-"), let day = digits(2) else {
-            throw fail("expected YYYY-MM-DD")
+        guard let year = digits(4), skip(UInt8(ascii: "-")), let month = digits(2), skip(UInt8(ascii: "-")),
+            let day = digits(2)
+        else {
+            return .failure("expected YYYY-MM-DD")
         }
-        guard skip("Tt ") else { throw fail("expected T, t or a space after the date, then the time and an offset") }
-        guard let hour = digits(2), skip(":"), let minute = digits(2) else {
-            throw fail("expected HH:MM after the date")
+        guard skip(UInt8(ascii: "T"), UInt8(ascii: "t"), UInt8(ascii: " ")) else {
+            return .failure("expected T, t or a space after the date, then the time and an offset")
+        }
+        guard let hour = digits(2), skip(UInt8(ascii: ":")), let minute = digits(2) else {
+            return .failure("expected HH:MM after the date")
         }
         var second = 0
         var millisecond = 0
-        if skip(":") {
-            guard let whole = digits(2) else { throw fail("expected two digits of seconds") }
+        if skip(UInt8(ascii: ":")) {
+            guard let whole = digits(2) else { return .failure("expected two digits of seconds") }
             second = whole
-            if skip(".") {
+            if skip(UInt8(ascii: ".")) {
                 let first = index
-                while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
-                    index += 1
-                }
-                let count = index - first
-                guard count > 0 else { throw fail("expected digits after the decimal point") }
-                guard count <= 30 else { throw fail("more than 30 fraction digits") }
+                while index < bytes.count, bytes[index] &- UInt8(ascii: "0") < 10 { index &+= 1 }
+                let count = index &- first
+                guard count > 0 else { return .failure("expected digits after the decimal point") }
+                guard count <= 30 else { return .failure("more than 30 fraction digits") }
                 for position in 0..<3 {
-                    millisecond *= 10
-                    if position < count { millisecond += Int(bytes[first + position] - UInt8(ascii: "0")) }
+                    millisecond &*= 10
+                    if position < count { millisecond &+= Int(bytes[first &+ position] &- UInt8(ascii: "0")) }
                 }
             }
         }
         if second == 60 { (second, millisecond) = (59, 999) }
         var offset: Int32 = 0
-        if skip("Zz") {
+        if skip(UInt8(ascii: "Z"), UInt8(ascii: "z")) {
         } else if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
             let sign: Int32 = bytes[index] == UInt8(ascii: "-") ? -1 : 1
-            index += 1
-            guard let hours = digits(2) else { throw fail("expected ±HH:MM") }
-            _ = skip(":")
-            guard let minutes = digits(2), hours <= 23, minutes <= 59 else { throw fail("expected ±HH:MM up to 23:59") }
+            index &+= 1
+            guard let hours = digits(2) else { return .failure("expected ±HH:MM") }
+            _ = skip(UInt8(ascii: ":"))
+            guard let minutes = digits(2), hours <= 23, minutes <= 59 else {
+                return .failure("expected ±HH:MM up to 23:59")
+            }
             offset = sign * Int32(hours * 3_600 + minutes * 60)
         } else {
-            throw fail("it needs Z or an offset (±HH:MM)")
+            return .failure("it needs Z or an offset (±HH:MM)")
         }
-        guard index == bytes.count else { throw fail("unexpected text after the offset") }
+        guard index == bytes.count else { return .failure("unexpected text after the offset") }
         let local: LocalDateTime
         do {
             local = try LocalDateTime(
                 year: year, month: month, day: day, hour: hour, minute: minute, second: second,
                 millisecond: millisecond)
         } catch {
-            throw fail("\(error)")
+            return .failure("\(error)")
         }
         // The wall time at `offset`: UTC is that much earlier (east) or later (west).
         let milliseconds = local.naiveMilliseconds - Int64(offset) * 1_000
-        guard Instant.supportedMilliseconds.contains(milliseconds) else { throw fail("outside the years 1-9999") }
-        let instant = Instant(milliseconds: milliseconds)
-        return (instant, offset)
+        guard Instant.supportedMilliseconds.contains(milliseconds) else { return .failure("outside the years 1-9999") }
+        return .success(Instant(milliseconds: milliseconds), offset)
     }
 }
