@@ -53,24 +53,31 @@ extension SQLiteHealthStore {
             pendingSpans.removeAll(keepingCapacity: true)
         }
         if !pendingCumulative.isEmpty {
-            // Kept clean only when both sides were and their spans do not meet (CumulativeRollupValue.merge).
-            let upsert = try connection.cached(
+            // The stored value and the transaction's are merged here (CumulativeRollupValue.merge), not in SQL: one
+            // rule for both, and the span and flags stay one packed column.
+            let read = try connection.cached(
                 """
-                INSERT INTO cumulative_rollups (type_id, bucket_ms, source_id, device_id, subject_id, sum, covered,
-                    min_start, max_end, min_seq, max_seq, flags)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
-                ON CONFLICT (type_id, bucket_ms, source_id, device_id, subject_id) DO UPDATE SET
-                    flags = ((flags & excluded.flags & 1)
-                            * (excluded.min_start >= max_end OR excluded.max_end <= min_start))
-                        | ((flags | excluded.flags) & 2),
-                    sum = sum + excluded.sum, covered = covered + excluded.covered,
-                    min_start = min(min_start, excluded.min_start), max_end = max(max_end, excluded.max_end),
-                    min_seq = min(min_seq, excluded.min_seq), max_seq = max(max_seq, excluded.max_seq)
+                SELECT sum, shape, min_seq, max_seq FROM cumulative_rollups
+                WHERE type_id = ?1 AND bucket_ms = ?2 AND source_id = ?3 AND device_id = ?4 AND subject_id = ?5
                 """)
-            for (key, value) in pendingCumulative where !staleCumulative.contains(key) {
-                upsert.reset()
-                try bindCumulative(upsert, key, value)
-                try upsert.step()
+            let write = try connection.cached(Self.insertCumulative(replacing: true))
+            for (key, pending) in pendingCumulative where !staleCumulative.contains(key) {
+                read.reset()
+                try read.bind(1, key.typeID)
+                try read.bind(2, key.bucket)
+                try read.bind(3, key.sourceID)
+                try read.bind(4, key.deviceID)
+                try read.bind(5, key.subjectID)
+                var value = pending
+                if try read.step() {
+                    value = CumulativeRollupValue(
+                        sum: read.double(0), shape: read.int64(1), bucket: key.bucket, minSeq: read.int64(2),
+                        maxSeq: read.int64(3))
+                    value.merge(pending)
+                }
+                write.reset()
+                try Self.bindCumulative(write, key, value)
+                try write.step()
             }
         }
         for key in staleCumulative { try recomputeCumulative(key) }
@@ -94,19 +101,24 @@ extension SQLiteHealthStore {
         }
     }
 
-    private func bindCumulative(_ statement: SQLiteStatement, _ key: RollupKey, _ value: CumulativeRollupValue) throws {
+    /// The statement that stores one rollup row (``bindCumulative(_:_:_:)`` binds it).
+    static func insertCumulative(replacing: Bool) -> String {
+        """
+        INSERT \(replacing ? "OR REPLACE " : "")INTO cumulative_rollups (type_id, bucket_ms, source_id, device_id,
+            subject_id, sum, shape, min_seq, max_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+        """
+    }
+
+    static func bindCumulative(_ statement: SQLiteStatement, _ key: RollupKey, _ value: CumulativeRollupValue) throws {
         try statement.bind(1, key.typeID)
         try statement.bind(2, key.bucket)
         try statement.bind(3, key.sourceID)
         try statement.bind(4, key.deviceID)
         try statement.bind(5, key.subjectID)
         try statement.bind(6, value.sum)
-        try statement.bind(7, value.covered)
-        try statement.bind(8, value.minStart)
-        try statement.bind(9, value.maxEnd)
-        try statement.bind(10, value.minSeq)
-        try statement.bind(11, value.maxSeq)
-        try statement.bind(12, value.flags)
+        try statement.bind(7, value.shape(bucket: key.bucket))
+        try statement.bind(8, value.minSeq)
+        try statement.bind(9, value.maxSeq)
     }
 
     /// One stored sample as the rollups see it.
@@ -171,12 +183,8 @@ extension SQLiteHealthStore {
         try delete.bind(5, key.subjectID)
         try delete.step()
         guard any else { return }
-        let insert = try connection.cached(
-            """
-            INSERT INTO cumulative_rollups (type_id, bucket_ms, source_id, device_id, subject_id, sum, covered,
-                min_start, max_end, min_seq, max_seq, flags) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
-            """)
-        try bindCumulative(insert, key, value)
+        let insert = try connection.cached(Self.insertCumulative(replacing: false))
+        try Self.bindCumulative(insert, key, value)
         try insert.step()
     }
 
@@ -265,25 +273,10 @@ extension SQLiteHealthStore {
                     }
                 }
             }
-            let insert = try connection.prepare(
-                """
-                INSERT INTO cumulative_rollups (type_id, bucket_ms, source_id, device_id, subject_id, sum, covered,
-                    min_start, max_end, min_seq, max_seq, flags) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
-                """)
+            let insert = try connection.prepare(insertCumulative(replacing: false))
             for (key, value) in values {
                 insert.reset()
-                try insert.bind(1, key.typeID)
-                try insert.bind(2, key.bucket)
-                try insert.bind(3, key.sourceID)
-                try insert.bind(4, key.deviceID)
-                try insert.bind(5, key.subjectID)
-                try insert.bind(6, value.sum)
-                try insert.bind(7, value.covered)
-                try insert.bind(8, value.minStart)
-                try insert.bind(9, value.maxEnd)
-                try insert.bind(10, value.minSeq)
-                try insert.bind(11, value.maxSeq)
-                try insert.bind(12, value.flags)
+                try bindCumulative(insert, key, value)
                 try insert.step()
             }
             let span = try connection.prepare(
@@ -413,8 +406,7 @@ extension SQLiteHealthStore {
                 separate
                 ? "r.bucket_ms, r.source_id, r.device_id, r.sum"
                 : """
-                r.bucket_ms, r.source_id, r.device_id, r.sum, r.subject_id, r.covered, r.min_start, r.max_end,
-                    r.min_seq, r.max_seq, r.flags
+                r.bucket_ms, r.source_id, r.device_id, r.sum, r.subject_id, r.shape, r.min_seq, r.max_seq
                 """
             let statement = try conditions.prepare(
                 "SELECT \(columns) FROM cumulative_rollups r WHERE \(conditions.sql) ORDER BY r.bucket_ms",
@@ -439,7 +431,8 @@ extension SQLiteHealthStore {
                 entries.removeAll(keepingCapacity: true)
             }
             while try statement.step() {
-                let at = Int((statement.int64(0) - from) / Rollup.milliseconds)
+                let bucketStart = statement.int64(0)
+                let at = Int((bucketStart - from) / Rollup.milliseconds)
                 if at != current {
                     if !separate { decide() }
                     current = at
@@ -469,9 +462,8 @@ extension SQLiteHealthStore {
                     CumulativeRollup.Entry(
                         stream: stream, subjectID: statement.int64(4),
                         value: CumulativeRollupValue(
-                            sum: statement.double(3), covered: statement.int64(5), minStart: statement.int64(6),
-                            maxEnd: statement.int64(7), minSeq: statement.int64(8), maxSeq: statement.int64(9),
-                            flags: statement.int64(10))))
+                            sum: statement.double(3), shape: statement.int64(5), bucket: bucketStart,
+                            minSeq: statement.int64(6), maxSeq: statement.int64(7))))
             }
             if !separate { decide() }
         }

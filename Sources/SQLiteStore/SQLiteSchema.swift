@@ -186,15 +186,14 @@ enum SQLiteSchema {
         CREATE INDEX object_members_sample ON object_members (sample_uuid);
         """,
         // 15: 15-minute rollups of cumulative types per stream (`CumulativeRollup`): the pro-rated sum of each
-        // sample's portion in the quarter hour, the span, length and sequence numbers of the portions, and flags
-        // (bit 0: no two portions overlap and none is an instant; bit 1: some amount is positive). Samples longer
-        // than a day are counted per span in `cumulative_spans` instead. Filled from the samples already stored.
+        // sample's portion in the quarter hour; the portions' span, covered length and flags packed in `shape`
+        // (`CumulativeRollupValue.shape(bucket:)`); the range of their sequence numbers. Samples longer than a day
+        // are counted per span in `cumulative_spans` instead. Filled from the samples already stored.
         """
         CREATE TABLE cumulative_rollups (
             type_id INTEGER NOT NULL, bucket_ms INTEGER NOT NULL, source_id INTEGER NOT NULL,
-            device_id INTEGER NOT NULL, subject_id INTEGER NOT NULL, sum REAL NOT NULL, covered INTEGER NOT NULL,
-            min_start INTEGER NOT NULL, max_end INTEGER NOT NULL, min_seq INTEGER NOT NULL, max_seq INTEGER NOT NULL,
-            flags INTEGER NOT NULL,
+            device_id INTEGER NOT NULL, subject_id INTEGER NOT NULL, sum REAL NOT NULL, shape INTEGER NOT NULL,
+            min_seq INTEGER NOT NULL, max_seq INTEGER NOT NULL,
             PRIMARY KEY (type_id, bucket_ms, source_id, device_id, subject_id)) STRICT, WITHOUT ROWID;
         CREATE TABLE cumulative_spans (
             type_id INTEGER NOT NULL, start_ms INTEGER NOT NULL, end_ms INTEGER NOT NULL, count INTEGER NOT NULL,

@@ -209,20 +209,30 @@ public struct CumulativeRollupValue: Hashable, Sendable {
         positive = positive || other.positive
     }
 
-    /// `clean` and `positive` as one integer column (bit 0, bit 1).
-    public var flags: Int64 { (clean ? 1 : 0) | (positive ? 2 : 0) }
+    /// The largest covered length ``shape(bucket:)`` keeps: more only arises where portions overlap, and then
+    /// the value is not clean and its length is not read.
+    static let shapeField: Int64 = (1 << 20) - 1
 
-    /// A value read back from its columns.
-    public init(
-        sum: Double, covered: Int64, minStart: Int64, maxEnd: Int64, minSeq: Int64, maxSeq: Int64, flags: Int64
-    ) {
+    /// The span, covered length and flags as one integer column, relative to the quarter's start `bucket` (the
+    /// portions lie inside it, so each offset fits in 20 bits): bits 0-19 the covered length (at most
+    /// ``shapeField``), 20-39 the earliest start, 40-59 the latest end, bit 60 clean, bit 61 positive.
+    public func shape(bucket: Int64) -> Int64 {
+        let field = Self.shapeField
+        let start = (minStart - bucket) & field
+        let end = (maxEnd - bucket) & field
+        return Swift.min(covered, field) | start << 20 | end << 40 | (clean ? 1 << 60 : 0) | (positive ? 1 << 61 : 0)
+    }
+
+    /// A value read back from its columns (``shape(bucket:)``).
+    public init(sum: Double, shape: Int64, bucket: Int64, minSeq: Int64, maxSeq: Int64) {
+        let field = Self.shapeField
         self.sum = sum
-        self.covered = covered
-        self.minStart = minStart
-        self.maxEnd = maxEnd
+        covered = shape & field
+        minStart = bucket + (shape >> 20 & field)
+        maxEnd = bucket + (shape >> 40 & field)
         self.minSeq = minSeq
         self.maxSeq = maxSeq
-        clean = flags & 1 != 0
-        positive = flags & 2 != 0
+        clean = shape >> 60 & 1 != 0
+        positive = shape >> 61 & 1 != 0
     }
 }
