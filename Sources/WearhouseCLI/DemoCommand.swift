@@ -8,7 +8,7 @@ import SQLiteStore
 
 /// `wearhouse demo`: the whole gateway against simulated sensors, with nothing faked above bluetoothd: a private
 /// dbus-daemon, FakeBlueZ with two chest straps, a wrist monitor and a footpod worn by two people, a bathroom
-/// scale they share and a blood pressure cuff, the real
+/// scale they share, a blood pressure cuff, a thermometer and a pulse oximeter, the real
 /// `wearhouse pair` for each (one strap needs pairing, two sensors are found by discovery), the real `wearhouse
 /// run` for a while, stopped with SIGTERM; then what the store holds, checked against what the sensors sent.
 struct DemoCommand: Command {
@@ -52,6 +52,8 @@ struct DemoCommand: Command {
 
     static let scale = "C0:FF:EE:00:00:05"
     static let cuff = "C0:FF:EE:00:00:06"
+    static let thermometer = "C0:FF:EE:00:00:07"
+    static let oximeter = "C0:FF:EE:00:00:08"
 
     static let scenario = FakeBlueZScenario(
         adapterName: "demo",
@@ -67,6 +69,12 @@ struct DemoCommand: Command {
                 kind: .bathroomScale, address: scale, name: "Scale", seed: 15, summaryInterval: 5,
                 clockStart: deviceClock),
             .init(kind: .bloodPressureCuff, address: cuff, name: "Cuff", seed: 16, clockStart: deviceClock),
+            .init(
+                kind: .thermometer, address: thermometer, name: "Thermo", seed: 17, summaryInterval: 5,
+                clockStart: deviceClock),
+            .init(
+                kind: .pulseOximeter, address: oximeter, name: "Oximeter", seed: 18, summaryInterval: 10,
+                clockStart: deviceClock),
         ])
 
     static let wearers = [
@@ -76,6 +84,8 @@ struct DemoCommand: Command {
         Wearer(address: "C0:FF:EE:00:00:04", subject: "alice", location: "in-shoe", label: "Alice's footpod"),
         Wearer(address: scale, subject: "1=alice,2=bob", location: nil, label: "Family scale"),
         Wearer(address: cuff, subject: "alice", location: nil, label: "Alice's cuff"),
+        Wearer(address: thermometer, subject: "bob", location: nil, label: "Bob's thermometer"),
+        Wearer(address: oximeter, subject: "alice", location: nil, label: "Alice's oximeter"),
     ]
 
     func run(_ options: Options, console: Console) async -> ExitCode {
@@ -96,7 +106,7 @@ struct DemoCommand: Command {
         let configPath = folder + "/wearhouse.conf"
         let say = { (text: String) in console.out("\n\u{1B}[1m\(text)\u{1B}[0m\n") }
 
-        say("1. A private D-Bus and a fake bluetoothd with six simulated sensors")
+        say("1. A private D-Bus and a fake bluetoothd with eight simulated sensors")
         let daemon: PrivateDBusDaemon
         do {
             daemon = try await PrivateDBusDaemon.start()
@@ -277,8 +287,9 @@ struct DemoCommand: Command {
         return problems
     }
 
-    /// The scale's weights and the cuff's blood pressures: each distinct reading sent is stored once, on its
-    /// user's subject; returns where that does not hold.
+    /// The scale's weights, the cuff's blood pressures, the thermometer's temperatures and the oximeter's
+    /// saturations: each distinct reading sent is stored once, on its user's subject; returns where that does not
+    /// hold.
     private func healthDeviceLines(
         _ wearer: Wearer, sent: [PeripheralEmission], store: SQLiteHealthStore, into lines: inout [String]
     ) async throws -> [String] {
@@ -332,7 +343,48 @@ struct DemoCommand: Command {
                 problems.append("\(wearer.address): stored blood pressures differ from what was sent")
             }
         }
+        problems += try await readings(
+            wearer, store: store, type: .bodyTemperature, name: "temperatures", unit: "°C", scale: 1,
+            sent: sent.filter { $0.characteristic == .temperatureMeasurement }.compactMap {
+                try? TemperatureMeasurement(decoding: $0.value).celsius
+            }, into: &lines)
+        // Continuous values and spot-checks (half a second apart, so never at one instant); the oximeter sends
+        // only validated data.
+        var saturations: [Double] = []
+        for emission in sent {
+            if emission.characteristic == .plxContinuousMeasurement,
+                let percent = (try? PLXContinuousMeasurement(decoding: emission.value))?.normal.spo2.value
+            {
+                saturations.append(percent)
+            } else if emission.characteristic == .plxSpotCheckMeasurement,
+                let percent = (try? PLXSpotCheckMeasurement(decoding: emission.value))?.spo2.value
+            {
+                saturations.append(percent)
+            }
+        }
+        problems += try await readings(
+            wearer, store: store, type: .oxygenSaturation, name: "SpO2", unit: "%", scale: 100,
+            sent: saturations.filter { $0 > 0 }, into: &lines)
         return problems
+    }
+
+    /// One line of a single-value device's readings (`sent`, in the unit shown; the store keeps them divided by
+    /// `scale`) and, when the stored ones are not exactly those, a problem.
+    private func readings(
+        _ wearer: Wearer, store: SQLiteHealthStore, type: HealthType, name: String, unit: String, scale: Double,
+        sent: [Double], into lines: inout [String]
+    ) async throws -> [String] {
+        guard !sent.isEmpty else { return [] }
+        let stored = try await store.samples(
+            SampleQuery(type: type, devices: [wearer.address], limit: 5000), as: .owner
+        ).samples.map { $0.value * scale }
+        lines.append(
+            "\(name) \(stored.count) samples, min/avg/max \(Self.triple(stored, decimals: 1)) \(unit)"
+                + " (sent \(sent.count), \(Self.triple(sent, decimals: 1)))")
+        let same =
+            stored.count == sent.count
+            && zip(stored.sorted(), sent.sorted()).allSatisfy { abs($0 - $1) <= 1e-9 * max(1, abs($1)) }
+        return same ? [] : ["\(wearer.address): stored \(name) differ from what was sent"]
     }
 
     /// `text`, single-quoted for a shell when it needs to be.
@@ -340,10 +392,10 @@ struct DemoCommand: Command {
         text.allSatisfy { $0.isLetter || $0.isNumber || "-_.:/=,".contains($0) } ? text : "'\(text)'"
     }
 
-    static func triple(_ values: [Double]) -> String {
+    static func triple(_ values: [Double], decimals: Int = 0) -> String {
         guard let low = values.min(), let high = values.max() else { return "-" }
         let average = values.reduce(0, +) / Double(values.count)
-        return String(format: "%.0f/%.1f/%.0f", low, average, high)
+        return String(format: "%.\(decimals)f/%.\(decimals + 1)f/%.\(decimals)f", low, average, high)
     }
 
     /// This executable, for the child processes.

@@ -289,7 +289,7 @@ def raw(app, method, path, body=None, headers=None):
 
 
 def demo_checks(driver, folder):
-    """The demo store (`wearhouse demo`: six simulated sensors worn or used by alice and bob): every page; a sensor's
+    """The demo store (`wearhouse demo`: eight simulated sensors worn or used by alice and bob): every page; a sensor's
     wearer and location changed and another forgotten after its confirmation; the Me page of a person picked."""
     demo = os.path.join(folder, "demo")
     subprocess.run([WEARHOUSE, "demo", "--duration", "4", "--dir", demo], capture_output=True, timeout=120,
@@ -302,7 +302,7 @@ def demo_checks(driver, folder):
         visit_every_page(driver, app, "demo")
 
         before = sensors(store)
-        assert len(before) == 6, before
+        assert len(before) == 8, before
         driver.get(app.base + "/sensors")
         assert "%" in driver.find_element(By.CSS_SELECTOR, "table.sensors").text, "no battery shown"
         section = driver.find_elements(By.CSS_SELECTOR, "section.sensor")[0]
@@ -324,7 +324,7 @@ def demo_checks(driver, folder):
         driver.save_screenshot(os.path.join(SHOTS, "demo-forget-confirmation.png"))
         submit(driver, driver.find_element(By.CSS_SELECTOR, "#confirm button"))
         left = sensors(store)
-        assert gone not in left and len(left) == 5, left
+        assert gone not in left and len(left) == 7, left
         assert not console_errors(driver)
 
         # The Me page of bob, picked in the people picker.
