@@ -115,7 +115,8 @@ import Testing
             "wearhouse-tests-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let store = try SQLiteHealthStore(path: directory.appendingPathComponent("health.db").path)
+        let now = Instant(seconds: day0 + 5 * 86_400)
+        let store = try SQLiteHealthStore(path: directory.appendingPathComponent("health.db").path, now: { now })
         var saved: [UUID] = []
         for round in 0..<12 {
             let batch = (0..<Int(20 + random.next() % 60)).map { _ in sample(&random) }
@@ -142,6 +143,20 @@ import Testing
                     separateBySource: random.next() % 3 == 0, priority: override?.order,
                     unranked: override?.unranked)
                 try await compare(store, query, seed: seed, round: round)
+            }
+        }
+        // Retention: the samples that ended three days before `now` go, and the rollups follow (those of the
+        // quarters the cutoff leaves partly covered are rebuilt).
+        try await store.setRetention(of: .stepCount, days: 3)
+        _ = try await store.prune()
+        for interval in ["15m", "1d"] {
+            let buckets = try StatisticsBuckets(
+                interval: StatisticsInterval(parsing: interval), timeZoneIdentifier: "Europe/Berlin"
+            ).buckets(from: Instant(seconds: day0 - 86_400), to: Instant(seconds: day0 + 6 * 86_400))
+            for separate in [false, true] {
+                try await compare(
+                    store, StatisticsQuery(type: .stepCount, buckets: buckets, separateBySource: separate), seed: seed,
+                    round: 99)
             }
         }
         // Both ways were taken: quarters from the rollups, and quarters swept.
