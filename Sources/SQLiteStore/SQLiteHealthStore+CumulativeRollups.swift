@@ -312,10 +312,17 @@ extension SQLiteHealthStore {
         return min(spread, longest.int64(0))
     }
 
-    /// Whether `query` can be answered from cumulative rollups for `caller`: buckets on quarter-hour borders, and a
-    /// caller that may read the type (an app that sees only its own samples needs the raw rows).
+    /// The longest range answered from cumulative rollups, in quarter hours (30 years): the answer keeps a few
+    /// bytes per quarter; a longer range is swept, whose memory follows the samples, not the range.
+    static let maximumRollupQuarters: Int64 = 30 * 365 * 96
+
+    /// Whether `query` can be answered from cumulative rollups for `caller`: buckets on quarter-hour borders over at
+    /// most ``maximumRollupQuarters``, and a caller that may read the type (an app that sees only its own samples
+    /// needs the raw rows).
     func canUseCumulativeRollups(_ query: StatisticsQuery, _ caller: Caller) throws -> Bool {
-        guard !query.exact, query.type.aggregation == .cumulative, !query.buckets.isEmpty,
+        guard !query.exact, query.type.aggregation == .cumulative, let first = query.buckets.first,
+            let last = query.buckets.last,
+            last.end.milliseconds - first.start.milliseconds <= Self.maximumRollupQuarters * Rollup.milliseconds,
             try canRead(caller, query.type)
         else { return false }
         var previousEnd: Int64?
@@ -345,12 +352,12 @@ extension SQLiteHealthStore {
         let bucketCount = query.buckets.count
 
         // The query bucket of each quarter.
-        var bucketOf = [Int](repeating: 0, count: quarterCount)
+        var bucketOf = [Int32](repeating: 0, count: quarterCount)
         var quarter = 0
         for (index, bucket) in query.buckets.enumerated() {
             let quarters = Int((bucket.end.milliseconds - bucket.start.milliseconds) / Rollup.milliseconds)
             for _ in 0..<quarters {
-                bucketOf[quarter] = index
+                bucketOf[quarter] = Int32(index)
                 quarter += 1
             }
         }
@@ -422,7 +429,7 @@ extension SQLiteHealthStore {
             func decide() {
                 guard current >= 0, !entries.isEmpty else { return }
                 if let merged = CumulativeRollup.merge(&entries, ranks: ranks) {
-                    let bucket = bucketOf[current]
+                    let bucket = Int(bucketOf[current])
                     if let sum = merged.sum { sums[bucket] = (sums[bucket] ?? 0) + sum }
                     winners[bucket] |= merged.winners
                 } else {
@@ -455,7 +462,7 @@ extension SQLiteHealthStore {
                     }
                 }
                 if separate {
-                    addStreamSum(statement.double(3), bucket: bucketOf[at], stream: stream)
+                    addStreamSum(statement.double(3), bucket: Int(bucketOf[at]), stream: stream)
                     continue
                 }
                 entries.append(
@@ -496,12 +503,12 @@ extension SQLiteHealthStore {
                 for (quarter, part) in zip(run, CumulativeMerge.separateBySource(samples, borders: borders))
                 where swept[quarter] {
                     for (provenance, sum) in part.sums {
-                        addStreamSum(sum, bucket: bucketOf[quarter], stream: number(provenance))
+                        addStreamSum(sum, bucket: Int(bucketOf[quarter]), stream: number(provenance))
                     }
                 }
             } else {
                 for (quarter, part) in zip(run, merge.buckets(samples, borders: borders)) where swept[quarter] {
-                    let bucket = bucketOf[quarter]
+                    let bucket = Int(bucketOf[quarter])
                     if let sum = part.sum { sums[bucket] = (sums[bucket] ?? 0) + sum }
                     if !part.sources.isEmpty { otherWinners[bucket, default: []].formUnion(part.sources) }
                 }

@@ -187,6 +187,30 @@ import Testing
         try await compare(reopened, StatisticsQuery(type: .stepCount, buckets: week), seed: seed, round: -1)
     }
 
+    /// A range longer than the rollups answer (a few bytes a quarter hour) is swept: one bucket over most of the
+    /// supported years takes no memory for its quarters, and gives the sweep's answer.
+    @Test func aRangeOverThirtyYearsIsSwept() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "wearhouse-tests-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let store = try SQLiteHealthStore(path: directory.appendingPathComponent("health.db").path)
+        var random = SplitMix64(seed: 7)
+        _ = try await store.save((0..<200).map { _ in Self.sample(&random) }, as: .owner)
+        let first = try LocalDateTime(year: 1, month: 1, day: 1, hour: 0, minute: 0, second: 0, millisecond: 0)
+        let last = try LocalDateTime(year: 9999, month: 1, day: 1, hour: 0, minute: 0, second: 0, millisecond: 0)
+        let whole = StatisticsBucket(
+            start: Instant(milliseconds: first.naiveMilliseconds), end: Instant(milliseconds: last.naiveMilliseconds),
+            startOffsetSeconds: 0, endOffsetSeconds: 0, localStart: first, localEnd: last)
+        let query = StatisticsQuery(type: .stepCount, buckets: [whole])
+        #expect(try await !store.canUseCumulativeRollups(query, .owner))
+        var exact = query
+        exact.exact = true
+        let answer = try await store.statistics(query, as: .owner)
+        #expect(answer == (try await store.statistics(exact, as: .owner)))
+        #expect((answer.first?.sum ?? 0) > 0)
+    }
+
     /// Every cumulative rollup and span row of the store at `path`, in key order: the key, span, length and
     /// positive flag as one string, the sum, and the clean flag.
     static func rollupRows(_ path: String) throws -> [(key: String, sum: Double, clean: Bool)] {
