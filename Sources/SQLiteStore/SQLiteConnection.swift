@@ -185,6 +185,11 @@ package final class SQLiteStatement {
         sqlite3_clear_bindings(statement)
     }
 
+    /// Rewinds, keeping the bindings: the next execution may rebind some of them.
+    func rewind() {
+        sqlite3_reset(statement)
+    }
+
     // Binding: parameters are 1-based, as in SQLite.
 
     package func bind(_ index: Int32, _ value: Int64) throws(SQLiteError) {

@@ -105,6 +105,21 @@ extension SQLiteHealthStore {
                 for (source, device, subject) in keys {
                     noteRemoved(typeID: typeID, sourceID: source, deviceID: device, subjectID: subject, start: cutoff)
                 }
+                // The days before the cutoff's go; its own day lost the quarter hours before the cutoff: rebuilt.
+                let days = try connection.cached("DELETE FROM day_rollups WHERE type_id = ?1 AND day_ms < ?2")
+                try days.bind(1, typeID)
+                try days.bind(2, Rollup.day(cutoff))
+                try days.step()
+                let partialDay = try connection.cached(
+                    "SELECT source_id, device_id, subject_id FROM day_rollups WHERE type_id = ?1 AND day_ms = ?2")
+                try partialDay.bind(1, typeID)
+                try partialDay.bind(2, Rollup.day(cutoff))
+                while try partialDay.step() {
+                    staleDayRollups.insert(
+                        RollupKey(
+                            typeID: typeID, sourceID: partialDay.int64(0), deviceID: partialDay.int64(1),
+                            subjectID: partialDay.int64(2), bucket: Rollup.day(cutoff)))
+                }
                 try pruneCumulativeRollups(typeID: typeID, cutoff: cutoff)
             }
             return try finish(removed)

@@ -24,35 +24,53 @@ extension SQLiteHealthStore {
                 bucket: Rollup.bucket(start)))
     }
 
-    /// Applies the remembered changes (called by ``writeTransaction(_:)`` before it commits).
+    /// Applies the remembered changes (called by ``writeTransaction(_:)`` before it commits): the quarter hours
+    /// first, then the UTC days they lie in (added to, or rebuilt from the quarter hours when one was removed).
     func flushRollups() throws {
         defer {
             pendingRollups.removeAll(keepingCapacity: true)
             staleRollups.removeAll(keepingCapacity: true)
+            staleDayRollups.removeAll(keepingCapacity: true)
         }
-        let upsert = try connection.cached(
-            """
-            INSERT INTO rollups (type_id, bucket_ms, source_id, device_id, subject_id, n, sum, min, max, recent_start,
-                recent_end, recent_value)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
-            ON CONFLICT (type_id, bucket_ms, source_id, device_id, subject_id) DO UPDATE SET
-                n = n + excluded.n, sum = sum + excluded.sum, min = min(min, excluded.min), max = max(max, excluded.max),
-                recent_value = CASE WHEN (excluded.recent_end, excluded.recent_start) > (recent_end, recent_start)
-                    THEN excluded.recent_value ELSE recent_value END,
-                recent_start = CASE WHEN (excluded.recent_end, excluded.recent_start) > (recent_end, recent_start)
-                    THEN excluded.recent_start ELSE recent_start END,
-                recent_end = max(recent_end, excluded.recent_end)
-            """)
+        var staleDays = staleDayRollups
+        for key in staleRollups { staleDays.insert(key.day) }
+        var days: [RollupKey: RollupValue] = [:]
+        let upsert = try connection.cached(Self.rollupUpsert(table: "rollups", bucket: "bucket_ms"))
         for (key, value) in pendingRollups where !staleRollups.contains(key) {
             upsert.reset()
-            try bindRollup(upsert, key, value)
+            try Self.bindRollup(upsert, key, value)
             try upsert.step()
+            let day = key.day
+            if !staleDays.contains(day) { days[day, default: RollupValue()].merge(value) }
         }
         for key in staleRollups { try recomputeRollup(key) }
+        let dayUpsert = try connection.cached(Self.rollupUpsert(table: "day_rollups", bucket: "day_ms"))
+        for (key, value) in days {
+            dayUpsert.reset()
+            try Self.bindRollup(dayUpsert, key, value)
+            try dayUpsert.step()
+        }
+        for key in staleDays { try recomputeDayRollup(key) }
         try flushCumulativeRollups()
     }
 
-    private func bindRollup(_ statement: SQLiteStatement, _ key: RollupKey, _ value: RollupValue) throws {
+    /// Adds one stream's aggregates to its row of `table` (the quarter hours' or the days'), or makes the row.
+    private static func rollupUpsert(table: String, bucket: String) -> String {
+        """
+        INSERT INTO \(table) (type_id, \(bucket), source_id, device_id, subject_id, n, sum, min, max, recent_start,
+            recent_end, recent_value)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+        ON CONFLICT (type_id, \(bucket), source_id, device_id, subject_id) DO UPDATE SET
+            n = n + excluded.n, sum = sum + excluded.sum, min = min(min, excluded.min), max = max(max, excluded.max),
+            recent_value = CASE WHEN (excluded.recent_end, excluded.recent_start) > (recent_end, recent_start)
+                THEN excluded.recent_value ELSE recent_value END,
+            recent_start = CASE WHEN (excluded.recent_end, excluded.recent_start) > (recent_end, recent_start)
+                THEN excluded.recent_start ELSE recent_start END,
+            recent_end = max(recent_end, excluded.recent_end)
+        """
+    }
+
+    private static func bindRollup(_ statement: SQLiteStatement, _ key: RollupKey, _ value: RollupValue) throws {
         try statement.bind(1, key.typeID)
         try statement.bind(2, key.bucket)
         try statement.bind(3, key.sourceID)
@@ -91,9 +109,35 @@ extension SQLiteHealthStore {
                 value.add(start: point.start, end: point.start + point.duration, value: point.value)
             }
         }
+        try replaceRollup(table: "rollups", bucket: "bucket_ms", key, value)
+    }
+
+    /// Rebuilds one UTC day of one stream from its quarter hours (after these were brought up to date).
+    private func recomputeDayRollup(_ key: RollupKey) throws {
+        let quarters = try connection.cached(
+            """
+            SELECT n, sum, min, max, recent_start, recent_end, recent_value FROM rollups
+            WHERE type_id = ?1 AND bucket_ms >= ?2 AND bucket_ms < ?3 AND source_id = ?4 AND device_id = ?5
+                AND subject_id = ?6
+            """)
+        try quarters.bind(1, key.typeID)
+        try quarters.bind(2, key.bucket)
+        try quarters.bind(3, key.bucket + Rollup.dayMilliseconds)
+        try quarters.bind(4, key.sourceID)
+        try quarters.bind(5, key.deviceID)
+        try quarters.bind(6, key.subjectID)
+        var value = RollupValue()
+        while try quarters.step() { value.merge(Self.rollupValue(quarters, from: 0)) }
+        try replaceRollup(table: "day_rollups", bucket: "day_ms", key, value)
+    }
+
+    /// Puts `value` as the row of `key` in `table`, or removes the row when `value` holds nothing.
+    private func replaceRollup(table: String, bucket: String, _ key: RollupKey, _ value: RollupValue) throws {
         let delete = try connection.cached(
-            "DELETE FROM rollups WHERE type_id = ?1 AND bucket_ms = ?2 AND source_id = ?3 AND device_id = ?4 AND subject_id = ?5"
-        )
+            """
+            DELETE FROM \(table)
+            WHERE type_id = ?1 AND \(bucket) = ?2 AND source_id = ?3 AND device_id = ?4 AND subject_id = ?5
+            """)
         try delete.bind(1, key.typeID)
         try delete.bind(2, key.bucket)
         try delete.bind(3, key.sourceID)
@@ -103,11 +147,48 @@ extension SQLiteHealthStore {
         guard value.n > 0 else { return }
         let insert = try connection.cached(
             """
-            INSERT INTO rollups (type_id, bucket_ms, source_id, device_id, subject_id, n, sum, min, max, recent_start,
+            INSERT INTO \(table) (type_id, \(bucket), source_id, device_id, subject_id, n, sum, min, max, recent_start,
                 recent_end, recent_value) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
             """)
-        try bindRollup(insert, key, value)
+        try Self.bindRollup(insert, key, value)
         try insert.step()
+    }
+
+    /// The aggregates of a rollup row whose `n, sum, min, max, recent_start, recent_end, recent_value` begin at
+    /// column `first`.
+    static func rollupValue(_ row: SQLiteStatement, from first: Int32) -> RollupValue {
+        var value = RollupValue()
+        value.n = row.int64(first)
+        value.sum = row.double(first + 1)
+        value.min = row.double(first + 2)
+        value.max = row.double(first + 3)
+        value.recentStart = row.int64(first + 4)
+        value.recentEnd = row.int64(first + 5)
+        value.recentValue = row.double(first + 6)
+        return value
+    }
+
+    /// Builds the day rollups from the quarter hours' (the migration that adds them).
+    static func buildDayRollups(on connection: SQLiteConnection) throws {
+        let quarters = try connection.prepare(
+            """
+            SELECT type_id, bucket_ms, source_id, device_id, subject_id, n, sum, min, max, recent_start, recent_end,
+                recent_value
+            FROM rollups
+            """)
+        var days: [RollupKey: RollupValue] = [:]
+        while try quarters.step() {
+            let key = RollupKey(
+                typeID: quarters.int64(0), sourceID: quarters.int64(2), deviceID: quarters.int64(3),
+                subjectID: quarters.int64(4), bucket: Rollup.day(quarters.int64(1)))
+            days[key, default: RollupValue()].merge(rollupValue(quarters, from: 5))
+        }
+        let insert = try connection.prepare(rollupUpsert(table: "day_rollups", bucket: "day_ms"))
+        for (key, value) in days {
+            insert.reset()
+            try Self.bindRollup(insert, key, value)
+            try insert.step()
+        }
     }
 
     /// Whether `query` can be answered from rollups for `caller`.
@@ -144,20 +225,24 @@ extension SQLiteHealthStore {
 
     /// Discrete statistics per bucket from the rollups (see ``canUseRollups(_:_:)``).
     func rollupStatistics(_ query: StatisticsQuery) throws -> [StatisticsResult] {
-        guard let typeID = try existingTypeID(query.type.identifier), let first = query.buckets.first,
-            let last = query.buckets.last
-        else { return query.buckets.map { StatisticsResult(bucket: $0, discrete: Self.emptyDiscrete($0)) } }
-        var conditions = SQLConditions()
-        conditions.add(
-            "r.type_id = ? AND r.bucket_ms >= ? AND r.bucket_ms < ?",
-            [.integer(typeID), .integer(first.start.milliseconds), .integer(last.end.milliseconds)])
-        addRollupFilters(query, to: &conditions)
-        let statement = try conditions.prepare(
-            """
-            SELECT r.bucket_ms, r.n, r.sum, r.min, r.max, r.recent_start, r.recent_end, r.recent_value, r.source_id,
-                r.device_id
-            FROM rollups r WHERE \(conditions.sql) ORDER BY r.bucket_ms
-            """, on: connection)
+        guard let typeID = try existingTypeID(query.type.identifier) else {
+            return query.buckets.map { StatisticsResult(bucket: $0, discrete: Self.emptyDiscrete($0)) }
+        }
+        // Each bucket's whole UTC days from the day rollups, the rest of it from the quarter hours'.
+        let levels = Rollup.levels(query.buckets.map { ($0.start.milliseconds, $0.end.milliseconds) })
+        func prepare(_ table: String, _ bucket: String, from: Int64, to: Int64) throws -> SQLiteStatement {
+            var conditions = SQLConditions()
+            conditions.add(
+                "r.type_id = ? AND r.\(bucket) >= ? AND r.\(bucket) < ?",
+                [.integer(typeID), .integer(from), .integer(to)])
+            addRollupFilters(query, to: &conditions)
+            return try conditions.prepare(
+                """
+                SELECT r.\(bucket), r.n, r.sum, r.min, r.max, r.recent_start, r.recent_end, r.recent_value, r.source_id,
+                    r.device_id
+                FROM \(table) r WHERE \(conditions.sql) ORDER BY r.\(bucket)
+                """, on: connection)
+        }
 
         struct Origin: Hashable {
             var source: Int64
@@ -171,21 +256,8 @@ extension SQLiteHealthStore {
         var slots = [Origin: Int]()
         var rows: [[RollupValue]] = []
         var current: (origin: Origin, slot: Int)?
-        var bucketIndex = 0
-        while try statement.step() {
-            let at = statement.int64(0)
-            while bucketIndex < ends.count, at >= ends[bucketIndex] { bucketIndex += 1 }
-            guard bucketIndex < ends.count else { break }
-            var value = RollupValue()
-            value.n = statement.int64(1)
-            value.sum = statement.double(2)
-            value.min = statement.double(3)
-            value.max = statement.double(4)
-            value.recentStart = statement.int64(5)
-            value.recentEnd = statement.int64(6)
-            value.recentValue = statement.double(7)
-            let origin =
-                separate ? Origin(source: statement.int64(8), device: statement.int64(9)) : Origin(source: 0, device: 0)
+        func add(_ row: SQLiteStatement, to bucket: Int) {
+            let origin = separate ? Origin(source: row.int64(8), device: row.int64(9)) : Origin(source: 0, device: 0)
             if current?.origin != origin {
                 if let slot = slots[origin] {
                     current = (origin, slot)
@@ -195,7 +267,32 @@ extension SQLiteHealthStore {
                     current = (origin, rows.count - 1)
                 }
             }
-            rows[current?.slot ?? 0][bucketIndex].merge(value)
+            rows[current?.slot ?? 0][bucket].merge(Self.rollupValue(row, from: 1))
+        }
+        if let first = levels.quarters.first {
+            let quarters = try prepare("rollups", "bucket_ms", from: first.start, to: first.end)
+            var bucketIndex = 0
+            for range in levels.quarters {
+                quarters.rewind()
+                try quarters.bind(2, range.start)
+                try quarters.bind(3, range.end)
+                while try quarters.step() {
+                    let at = quarters.int64(0)
+                    while bucketIndex < ends.count, at >= ends[bucketIndex] { bucketIndex += 1 }
+                    guard bucketIndex < ends.count else { break }
+                    add(quarters, to: bucketIndex)
+                }
+            }
+        }
+        if let first = levels.days.first, let last = levels.days.last {
+            let days = try prepare("day_rollups", "day_ms", from: first.start, to: last.end)
+            var index = 0
+            while try days.step() {
+                let at = days.int64(0)
+                while index < levels.days.count, at >= levels.days[index].end { index += 1 }
+                guard index < levels.days.count else { break }
+                if at >= levels.days[index].start { add(days, to: levels.days[index].bucket) }
+            }
         }
         if !separate {
             return zip(query.buckets, rows.first ?? empty).map {

@@ -59,6 +59,8 @@ public actor SQLiteHealthStore: HealthStore {
     /// Rollup changes of the running write transaction (see SQLiteHealthStore+Rollups.swift).
     var pendingRollups: [RollupKey: RollupValue] = [:]
     var staleRollups: Set<RollupKey> = []
+    /// Day rollups to rebuild from their quarter hours (retention removed some of the day's quarter hours).
+    var staleDayRollups: Set<RollupKey> = []
     /// Cumulative rollup changes of the running write transaction (see SQLiteHealthStore+CumulativeRollups.swift).
     var pendingCumulative: [RollupKey: CumulativeRollupValue] = [:]
     var staleCumulative: Set<RollupKey> = []
@@ -347,6 +349,7 @@ public actor SQLiteHealthStore: HealthStore {
             metadataIDs.removeAll()
             pendingRollups.removeAll()
             staleRollups.removeAll()
+            staleDayRollups.removeAll()
             pendingCumulative.removeAll()
             staleCumulative.removeAll()
             pendingSpans.removeAll()

@@ -199,6 +199,17 @@ enum SQLiteSchema {
             type_id INTEGER NOT NULL, start_ms INTEGER NOT NULL, end_ms INTEGER NOT NULL, count INTEGER NOT NULL,
             PRIMARY KEY (type_id, start_ms, end_ms)) STRICT, WITHOUT ROWID;
         """,
+        // 16: the discrete rollups summed per UTC day, kept with the quarter hours': statistics in buckets of a day
+        // or more read a bucket's whole days from here (a year of weekly buckets: 365 rows a stream, not 35,040).
+        // Filled from the quarter hours already stored.
+        """
+        CREATE TABLE day_rollups (
+            type_id INTEGER NOT NULL, day_ms INTEGER NOT NULL, source_id INTEGER NOT NULL,
+            device_id INTEGER NOT NULL, subject_id INTEGER NOT NULL, n INTEGER NOT NULL, sum REAL NOT NULL,
+            min REAL NOT NULL, max REAL NOT NULL, recent_start INTEGER NOT NULL, recent_end INTEGER NOT NULL,
+            recent_value REAL NOT NULL,
+            PRIMARY KEY (type_id, day_ms, source_id, device_id, subject_id)) STRICT, WITHOUT ROWID;
+        """,
     ]
 
     /// The side file, `<store>-access`, for what is written often and must never wait for (or hold up) a write
@@ -221,5 +232,6 @@ enum SQLiteSchema {
     static func finish(migrationTo version: Int, on connection: SQLiteConnection) throws {
         if version == 8 { try upgradeHeartbeatBlobs(on: connection) }
         if version == 15 { try SQLiteHealthStore.buildCumulativeRollups(on: connection) }
+        if version == 16 { try SQLiteHealthStore.buildDayRollups(on: connection) }
     }
 }

@@ -170,7 +170,9 @@ import Testing
         let kept = try rollupRows(path)
         do {
             let old = try SQLiteConnection(path: path)
-            try old.execute("DROP TABLE cumulative_rollups; DROP TABLE cumulative_spans; PRAGMA user_version = 14")
+            try old.execute(
+                "DROP TABLE cumulative_rollups; DROP TABLE cumulative_spans; DROP TABLE day_rollups; PRAGMA user_version = 14"
+            )
         }
         let reopened = try SQLiteHealthStore(path: path)
         let built = try rollupRows(path)
