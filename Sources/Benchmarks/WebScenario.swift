@@ -30,12 +30,16 @@ enum WebScenario {
         let date = String(last.description.prefix(10))
 
         let probe = await WebAppProbe(store: store, timeZone: .gmt)
+        // The weeks of a zone an hour off UTC end an hour into a UTC day: each week reads 6 whole days from the day
+        // rollups and a day's quarter hours at its ends.
+        let berlin = await WebAppProbe(store: store, timeZone: TimeZone(identifier: "Europe/Berlin") ?? .gmt)
         let clock = ContinuousClock()
         var rows: [BenchRow] = []
         var pageBytes: [String: Int] = [:]
-        for (range, subject) in [
-            ("year", "wearhouse web: heart-rate year chart page (rollups)"),
-            ("day", "wearhouse web: heart-rate day chart page (the day's samples)"),
+        for (range, subject, probe) in [
+            ("year", "wearhouse web: heart-rate year chart page (rollups)", probe),
+            ("year", "wearhouse web: the same page in Europe/Berlin (rollups)", berlin),
+            ("day", "wearhouse web: heart-rate day chart page (the day's samples)", probe),
         ] {
             var times: [Double] = []
             for run in 0...runs {

@@ -69,11 +69,12 @@ extension BluetoothUUID {
     public static let userIndex = BluetoothUUID(UInt16(0x2A9A))
     public static let userControlPoint = BluetoothUUID(UInt16(0x2A9F))
 
-    /// The measurements their specifications send as indications (acknowledged) rather than notifications.
-    /// BlueZ delivers both the same way; a trace records these as `indication`.
-    public static let indicatedMeasurements: Set<BluetoothUUID> = [
+    /// The characteristics their specifications send as indications (acknowledged) rather than notifications:
+    /// the health devices' results and the control points' responses (a glucose meter's RACP, the User Data
+    /// Service's). BlueZ delivers both the same way; a trace records these as `indication`.
+    public static let indicatedCharacteristics: Set<BluetoothUUID> = [
         .weightMeasurement, .bodyCompositionMeasurement, .bloodPressureMeasurement, .temperatureMeasurement,
-        .plxSpotCheckMeasurement,
+        .plxSpotCheckMeasurement, .recordAccessControlPoint, .userControlPoint,
     ]
 
     // Device Information

@@ -122,7 +122,7 @@ public final class TraceRecorder: GatewayObserver, LifecycleService {
     public func notification(_ notification: GATTNotification) {
         let record = TraceRecord.value(
             TraceValue(
-                kind: BluetoothUUID.indicatedMeasurements.contains(notification.characteristic)
+                kind: BluetoothUUID.indicatedCharacteristics.contains(notification.characteristic)
                     ? .indication : .notification,
                 address: notification.peripheral.address,
                 characteristic: notification.characteristic, bytes: notification.value, at: notification.receivedAt))

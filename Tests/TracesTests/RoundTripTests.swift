@@ -60,6 +60,49 @@ import Traces
         }
     }
 
+    /// Devices that indicate: a glucose meter answering its RACP and a shared scale. The trace records their
+    /// results and the RACP's responses as indications, and replays to what the live service stored.
+    @Test func indicatingDevicesAreRecordedAsIndicationsAndReplayToTheSameStore() async throws {
+        let meter = "C0:FF:EE:00:00:61"
+        let scale = "C0:FF:EE:00:00:51"
+        let scenario = FakeBlueZScenario(peripherals: [
+            .init(
+                kind: .glucoseMeter, address: meter, seed: 5, known: true, paired: true, summaryInterval: 0.01,
+                measurementCount: 40),
+            .init(kind: .bathroomScale, address: scale, seed: 9, known: true, summaryInterval: 10),
+        ])
+        try await GatewayTraceFixture.run(scenario, enrol: [(meter, "dana"), (scale, "1=alice,2=bob")]) { fixture in
+            try await fixture.waitUntilStreaming([meter, scale])
+            try await fixture.waitUntil("the meter's transfer") {
+                await fixture.advance(by: .milliseconds(100))
+                let glucose = try #require(await fixture.fake.peripheral(at: meter) as? GlucoseMeter)
+                return glucose.transfers.first?.response == .success
+            }
+            try await fixture.run(seconds: 25)
+            await fixture.stop()
+            try fixture.recorder.close()
+
+            let values = try TraceReader(path: fixture.tracePath).readAll().compactMap { record -> TraceValue? in
+                guard case .value(let value) = record else { return nil }
+                return value
+            }
+            let racp = values.filter { $0.characteristic == .recordAccessControlPoint }
+            let weights = values.filter { $0.characteristic == .weightMeasurement }
+            let glucose = values.filter { $0.characteristic == .glucoseMeasurement }
+            #expect(!racp.isEmpty && !weights.isEmpty && glucose.count >= 40)
+            #expect(racp.allSatisfy { $0.kind == .indication })
+            #expect(weights.allSatisfy { $0.kind == .indication })
+            #expect(glucose.allSatisfy { $0.kind == .notification })
+
+            let live = try await StoreContents.of(fixture.store)
+            #expect(live.quantities.filter { $0.type == .bloodGlucose }.count >= 40)
+            #expect(live.quantities.contains { $0.type == .bodyMass })
+            let replayStore = try SQLiteHealthStore(path: fixture.directory.appendingPathComponent("replay.db").path)
+            _ = try await Self.replay(fixture.tracePath, into: replayStore)
+            #expect(try await StoreContents.of(replayStore).quantities == live.quantities)
+        }
+    }
+
     static func replay(_ path: String, into store: SQLiteHealthStore) async throws -> StoreWriter.Counters {
         let writer = StoreWriter(sink: HealthStoreSink(store: store))
         var reader = try TraceReader(path: path)
