@@ -10,7 +10,9 @@ internal import Support
 /// do); once a client enables them on a connection, the stored readings go out as indications, oldest first,
 /// at the next step of the simulation, and new ones as they are taken. Like real scales that cannot tell
 /// whether the last indication of a lost link was acknowledged, it sends the last reading of the previous
-/// connection again after a reconnect: the gateway must store it once.
+/// connection again after a reconnect: the gateway must store it once. Its clock is readable and writable as
+/// Current Time (0x2A2B): a client may set it (``clockSettings``), and the readings taken afterwards carry the new
+/// time.
 public struct BathroomScale: SimulatedPeripheral {
     /// Readings kept while nobody listens.
     public static let storageCapacity = 25
@@ -20,6 +22,10 @@ public struct BathroomScale: SimulatedPeripheral {
     public private(set) var groundTruth = GroundTruth()
     /// Every reading taken, oldest first (sent or not).
     public private(set) var readings: [WeightMeasurement] = []
+    /// When each of ``readings`` was taken, in simulation time.
+    public private(set) var readingTimes: [Duration] = []
+    /// The times clients wrote to Current Time, as written.
+    public private(set) var clockSettings: [DateTime] = []
 
     private let interval: Duration
     private let clockStart: Int64
@@ -34,6 +40,8 @@ public struct BathroomScale: SimulatedPeripheral {
     private var lastSent: WeightMeasurement?
     private var resendLast = false
     private var lastTick: Duration = .zero
+    /// Seconds a client's setting moved the clock by.
+    private var clockAdjustment: Int64 = 0
 
     public init(script: PeripheralScript) {
         identity = PeripheralIdentity(
@@ -57,6 +65,9 @@ public struct BathroomScale: SimulatedPeripheral {
                     CharacteristicDefinition(uuid: .weightScaleFeature, properties: .read),
                     CharacteristicDefinition(uuid: .weightMeasurement, properties: .indicate),
                 ]),
+            ServiceDefinition(
+                uuid: .currentTimeService,
+                characteristics: [CharacteristicDefinition(uuid: .currentTime, properties: [.read, .write])]),
             deviceInformation.service, BatteryModel.service,
         ]
     }
@@ -68,6 +79,7 @@ public struct BathroomScale: SimulatedPeripheral {
         case .weightScaleFeature: return Self.feature.encoded()
         case .weightMeasurement: throw .readNotPermitted
         case .batteryLevel: return battery.encoded(at: lastTick)
+        case .currentTime: return CurrentTime(dateTime: wallTime(at: lastTick)).encoded()
         default:
             guard let value = deviceInformation.value(of: characteristic) else { throw .attributeNotFound }
             return value
@@ -75,7 +87,15 @@ public struct BathroomScale: SimulatedPeripheral {
     }
 
     public mutating func write(_ value: [UInt8], to characteristic: BluetoothUUID) throws(ATTError) {
-        throw writeRefusal(characteristic)
+        guard characteristic == .currentTime else { throw writeRefusal(characteristic) }
+        // A time that names no second of a real date is refused, as the Current Time Service does (0x80).
+        guard let time = try? CurrentTime(decoding: value), time.dateTime.isComplete else { throw .applicationError80 }
+        let date = time.dateTime
+        let written =
+            CivilCalendar.days(year: Int64(date.year), month: Int64(date.month), day: Int64(date.day)) * 86_400
+            + Int64(date.hours) * 3_600 + Int64(date.minutes) * 60 + Int64(date.seconds)
+        clockAdjustment = written - (clockStart + lastTick.components.seconds)
+        clockSettings.append(date)
     }
 
     public mutating func linkChanged(connected: Bool, at time: Duration) {
@@ -103,6 +123,7 @@ public struct BathroomScale: SimulatedPeripheral {
             guard tick <= time else { break }
             let reading = takeReading(at: tick)
             readings.append(reading)
+            readingTimes.append(tick)
             if listening {
                 out.append(send(reading, at: tick))
             } else {
@@ -132,7 +153,7 @@ public struct BathroomScale: SimulatedPeripheral {
 
     /// The scale's clock at `time` since switch-on.
     func wallTime(at time: Duration) -> DateTime {
-        deviceWallTime(clockStart: clockStart, at: time)
+        deviceWallTime(clockStart: clockStart + clockAdjustment, at: time)
     }
 }
 

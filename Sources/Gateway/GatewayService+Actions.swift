@@ -51,7 +51,10 @@ extension GatewayService {
             }
             await connected(failure, address: address)
         case .subscribe(let address, let id, let registered, let mode):
-            let result = await Self.subscribe(id, registered: registered, mode: mode, central: central)
+            let clockCheck = ClockCheck(
+                clock: clock, timeZone: settings.timeZone, tolerance: settings.samples.deviceClockTolerance)
+            let result = await Self.subscribe(
+                id, registered: registered, mode: mode, central: central, clockCheck: clockCheck)
             await subscribed(result, address: address)
         case .disconnect(let id):
             try? await central.disconnect(id)
@@ -178,12 +181,24 @@ extension GatewayService {
         var metadata = SensorMetadata()
         var failure: CentralError?
         var servicesChanged = false
+        /// The device's Current Time, when it has one that could be read: `nil` inside means its clock is right.
+        var clock: DeviceClockCorrection??
+        /// Why setting a clock found off failed.
+        var clockFailure: CentralError?
     }
 
-    /// Looks the characteristics up by UUID (R12), reads the sensor's metadata, and starts notifications on
-    /// every measurement characteristic (R11).
+    /// How a device's Current Time is checked: against `clock` (the wall time), read in `timeZone`.
+    struct ClockCheck: Sendable {
+        var clock: any Support.Clock
+        var timeZone: TimeZone
+        var tolerance: Duration
+    }
+
+    /// Looks the characteristics up by UUID (R12), reads the sensor's metadata and checks its clock, and starts
+    /// notifications on every measurement characteristic (R11).
     static func subscribe(
-        _ id: PeripheralID, registered: RegisteredSensor, mode: NotifyMode, central: any Central
+        _ id: PeripheralID, registered: RegisteredSensor, mode: NotifyMode, central: any Central,
+        clockCheck: ClockCheck? = nil
     ) async -> Subscription {
         var result = Subscription()
         let characteristics: [CharacteristicInfo]
@@ -194,6 +209,12 @@ extension GatewayService {
             return result
         }
         result.metadata = await SensorMetadata.read(from: id, characteristics: characteristics, central: central)
+        if let clockCheck,
+            let currentTime = characteristics.first(where: { $0.uuid == .currentTime && $0.properties.contains(.read) })
+        {
+            // Before the measurements are subscribed to: what the device stored comes after, with its old stamps.
+            await checkClock(currentTime, of: id, central: central, clockCheck, into: &result)
+        }
         let found = characteristics.filter {
             Self.measurements.contains($0.uuid) && !$0.properties.isDisjoint(with: [.notify, .indicate])
         }
@@ -218,6 +239,38 @@ extension GatewayService {
             }
         }
         return result
+    }
+
+    /// Reads the device's Current Time and, when it is off by more than the tolerance, notes the correction and
+    /// sets the device's clock if the characteristic takes writes (``DeviceClockCorrection``).
+    static func checkClock(
+        _ characteristic: CharacteristicInfo, of id: PeripheralID, central: any Central, _ check: ClockCheck,
+        into result: inout Subscription
+    ) async {
+        guard let bytes = try? await central.read(characteristic, of: id),
+            let time = try? CurrentTime(decoding: bytes)
+        else { return }
+        let readAt = Instant.now(on: check.clock)
+        guard
+            var correction = DeviceClockCorrection.reading(
+                time, at: readAt, in: check.timeZone, tolerance: check.tolerance)
+        else {
+            result.clock = .some(nil)
+            return
+        }
+        let writable = !characteristic.properties.isDisjoint(with: [.write, .writeWithoutResponse])
+        let setAt = Instant.now(on: check.clock)
+        if writable, let value = DeviceClockCorrection.currentTime(at: setAt, in: check.timeZone) {
+            do throws(CentralError) {
+                try await central.write(
+                    value.encoded(), to: characteristic, of: id,
+                    withResponse: characteristic.properties.contains(.write))
+                correction.setAt = setAt
+            } catch {
+                result.clockFailure = error
+            }
+        }
+        result.clock = correction
     }
 
     func subscribed(_ result: Subscription, address: String) {
@@ -252,6 +305,7 @@ extension GatewayService {
         }
         context.reportsWalkingOrRunning = metadata.reportsWalkingOrRunning
         context.temperatureType = metadata.temperatureType ?? context.temperatureType
+        noteClock(result, of: address, in: &context)
         runtime.builder.context = context
         sensors[address] = runtime
         observer?.sensorReady(address: address, context: context, characteristics: result.subscribed.map(\.uuid))
@@ -261,6 +315,34 @@ extension GatewayService {
         deliver(.subscribed, to: address)
         let id = runtime.peripheral(defaultAdapter: defaultAdapter)
         if let glucose = glucoseTransfer(address: address, id: id, result) { enqueue(.requestGlucoseRecords(glucose)) }
+    }
+
+    /// Applies what the clock check found to the sensor's context. A correction after which the gateway set the
+    /// clock stays for later connections whose clock reads right (a record from before the setting may be sent
+    /// again); one for a clock nobody set goes once the clock reads right.
+    func noteClock(_ result: Subscription, of address: String, in context: inout SensorContext) {
+        guard let found = result.clock else { return }
+        guard let correction = found else {
+            if context.deviceClock?.setAt == nil { context.deviceClock = nil }
+            return
+        }
+        context.deviceClock = correction
+        let seconds = Double(correction.offset.wholeMilliseconds) / 1000
+        let direction = seconds < 0 ? "behind" : "ahead"
+        let what = String(format: "%.0f s %@", abs(seconds), direction)
+        if correction.setAt != nil {
+            log.notice(
+                "sensor \(address: address): its clock was \(what); set it, and corrected the stamps taken before",
+                fields: [.sensor(address)])
+        } else if let failure = result.clockFailure {
+            log.warning(
+                "sensor \(address: address): its clock is \(what) and could not be set (\(failure)); stamps corrected",
+                fields: [.sensor(address)])
+        } else {
+            log.notice(
+                "sensor \(address: address): its clock is \(what) (it cannot be set from here); its stamps are corrected",
+                fields: [.sensor(address)])
+        }
     }
 
     // MARK: Context

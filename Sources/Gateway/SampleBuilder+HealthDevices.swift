@@ -26,7 +26,9 @@ internal import Health
 /// their own times and a record sent twice is the same sample. The receive time is used instead, with the
 /// stamp kept in `deviceTimeStamp` and its distance from the receive time in `deviceClockOffset`, when the
 /// stamp is incomplete (a field unknown or out of range), before 2000, or more than
-/// ``Settings/deviceClockTolerance`` in the future, or when the device says its clock is not set.
+/// ``Settings/deviceClockTolerance`` in the future, or when the device says its clock is not set. A device whose
+/// Current Time was off by more than that tolerance when it connected has its stamps corrected
+/// (``SensorContext/deviceClock``, ``DeviceClockCorrection``).
 ///
 /// **Who.** A multi-user device's user index selects the subject through ``SensorContext/subjectsByUserIndex``;
 /// an index without a mapping (255 is "unknown user") keeps the sensor's subject. The index is kept as
@@ -83,15 +85,22 @@ extension SampleBuilder {
     // MARK: Time and subject
 
     /// Where a measurement with `stamp` goes on the timeline, and the metadata that says so when the stamp was
-    /// not used (see the extension's comment).
+    /// not used as it is (see the extension's comment, and ``DeviceClockCorrection`` for a device clock found off
+    /// at connect).
     func measurementTime(_ stamp: DateTime?, receivedAt: Instant) -> (
         instant: Instant, metadata: [String: MetadataValue]
     ) {
         guard let stamp else { return (receivedAt, [:]) }
         var metadata: [String: MetadataValue] = [:]
-        guard stamp.isComplete, stamp.year >= 2000, let instant = localInstant(stamp) else {
+        guard stamp.isComplete, stamp.year >= 2000, var instant = localInstant(stamp) else {
             metadata[MetadataKey.deviceTimeStamp] = .string(stamp.description)
             return (receivedAt, metadata)
+        }
+        if let clock = context.deviceClock, let corrected = clock.corrected(instant) {
+            metadata[MetadataKey.deviceTimeStamp] = .string(stamp.description)
+            metadata[MetadataKey.deviceClockOffset] = .quantity(
+                Double(clock.offset.wholeMilliseconds) / 1000, unit: "s")
+            instant = corrected
         }
         let ahead = instant.milliseconds - receivedAt.milliseconds
         if ahead > settings.deviceClockTolerance.wholeMilliseconds {
@@ -102,18 +111,9 @@ extension SampleBuilder {
         return (instant, metadata)
     }
 
-    /// The instant a device's local wall-clock time names in the context's time zone (for a time a DST change
-    /// makes ambiguous or skips, the one Foundation's calendar picks; the stamp has no offset to decide by).
+    /// The instant a device's local wall-clock time names in the context's time zone.
     func localInstant(_ stamp: DateTime) -> Instant? {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = context.timeZone
-        let components = DateComponents(
-            year: Int(stamp.year), month: Int(stamp.month), day: Int(stamp.day), hour: Int(stamp.hours),
-            minute: Int(stamp.minutes), second: Int(stamp.seconds))
-        guard let date = calendar.date(from: components) else { return nil }
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
-        guard Instant.supportedMilliseconds.contains(milliseconds) else { return nil }
-        return Instant(milliseconds: milliseconds)
+        DeviceClockCorrection.instant(stamp, in: context.timeZone)
     }
 
     /// The subject of a reading with `userID`, and the metadata that records the index.

@@ -19,6 +19,9 @@ public struct SensorContext: Hashable, Sendable {
     /// A thermometer's Temperature Type 0x2A1D (1-9, HealthKit's `bodyTemperatureSensorLocation`), read at
     /// connect; a measurement's own type wins.
     public var temperatureType: UInt8?
+    /// A health device's clock found off at connect (its Current Time against the gateway's): its stamps are
+    /// corrected by it (``DeviceClockCorrection``).
+    public var deviceClock: DeviceClockCorrection?
     /// Whether the footpod's walking/running bit means anything (RSC Feature bit 2).
     public var reportsWalkingOrRunning: Bool
     /// The time zone whose UTC offset is kept beside each sample's start.

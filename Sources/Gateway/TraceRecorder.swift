@@ -156,6 +156,8 @@ extension TraceSensor {
             reportsWalkingOrRunning: context.reportsWalkingOrRunning,
             subject: SensorSubjects(subject: context.subject, byUserIndex: context.subjectsByUserIndex).text,
             sourceIdentifier: context.source.identifier, sourceVersion: context.source.version,
-            timeZone: context.timeZone.identifier, characteristics: characteristics, at: at)
+            timeZone: context.timeZone.identifier, temperatureType: context.temperatureType,
+            clockOffsetMilliseconds: context.deviceClock?.offset.wholeMilliseconds,
+            clockSetMilliseconds: context.deviceClock?.setAt?.milliseconds, characteristics: characteristics, at: at)
     }
 }

@@ -213,6 +213,12 @@ public struct TraceReplayEngine: Sendable {
             sensorLocation: sensor.sensorLocation, reportsWalkingOrRunning: sensor.reportsWalkingOrRunning,
             timeZone: sensor.timeZone.flatMap(TimeZone.init(identifier:)) ?? settings.timeZone)
         context.subjectsByUserIndex = subjects.byUserIndex
+        context.temperatureType = sensor.temperatureType
+        // The line's values are range-checked by the trace reader (Sources/Traces/TraceLineCodec.swift).
+        if let offset = sensor.clockOffsetMilliseconds {
+            context.deviceClock = DeviceClockCorrection(
+                offset: .milliseconds(offset), setAt: sensor.clockSetMilliseconds.map(Instant.init(milliseconds:)))
+        }
         return context
     }
 }

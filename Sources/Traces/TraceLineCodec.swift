@@ -43,6 +43,9 @@ public enum TraceLineCodec {
             json.member("source", sensor.sourceIdentifier)
             json.member("source-version", sensor.sourceVersion)
             json.member("time-zone", sensor.timeZone)
+            json.member("temperature-type", sensor.temperatureType)
+            json.member("clock-offset-ms", sensor.clockOffsetMilliseconds)
+            json.member("clock-set-ms", sensor.clockSetMilliseconds)
             json.member("characteristics", sensor.characteristics.map(\.shortDescription))
             if let at = sensor.at { encode(at, into: &json) }
         case .connection(let connection):
@@ -164,6 +167,16 @@ public enum TraceLineCodec {
             characteristics.append(uuid)
         }
         let at: Timestamp? = object.has("mono-ns") || object.has("wall-us") ? try object.timestamp() : nil
+        let limit = TraceSensor.maximumClockOffsetMilliseconds
+        let clockOffset = try object.integer("clock-offset-ms")
+        if let clockOffset, !(-limit...limit).contains(clockOffset) {
+            throw object.invalid("'clock-offset-ms' must be within ±\(limit) (a hundred years)")
+        }
+        let clockSet = try object.integer("clock-set-ms")
+        let wallMilliseconds = Self.wallMicroseconds.lowerBound / 1000...Self.wallMicroseconds.upperBound / 1000
+        if let clockSet, !wallMilliseconds.contains(clockSet) {
+            throw object.invalid("'clock-set-ms' must be a time in the years 1-9999")
+        }
         return TraceSensor(
             address: try object.address(), adapter: try object.string("adapter"), name: try object.string("name"),
             label: try object.string("label"), manufacturer: try object.string("manufacturer"),
@@ -174,7 +187,8 @@ public enum TraceLineCodec {
             reportsWalkingOrRunning: try object.bool("walking-running") ?? false,
             subject: try object.string("subject"), sourceIdentifier: try object.string("source"),
             sourceVersion: try object.string("source-version"), timeZone: try object.string("time-zone"),
-            characteristics: characteristics, at: at)
+            temperatureType: try object.byte("temperature-type"), clockOffsetMilliseconds: clockOffset,
+            clockSetMilliseconds: clockSet, characteristics: characteristics, at: at)
     }
 
     /// The `wall-us` a trace may hold: the instants a store accepts (`Instant.supportedMilliseconds` in

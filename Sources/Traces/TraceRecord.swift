@@ -53,6 +53,9 @@ public struct TraceHeader: Hashable, Sendable {
 
 /// A sensor's identity and Device Information, and how its samples were tagged when it started streaming.
 public struct TraceSensor: Hashable, Sendable {
+    /// The largest clock error a sensor line may hold: a hundred years.
+    public static let maximumClockOffsetMilliseconds: Int64 = 100 * 366 * 86_400_000
+
     /// `AA:BB:CC:DD:EE:FF`, upper case.
     public var address: String
     /// The adapter it was reached through, if known.
@@ -80,6 +83,13 @@ public struct TraceSensor: Hashable, Sendable {
     public var sourceVersion: String?
     /// The time zone whose UTC offsets the samples carry (an IANA identifier).
     public var timeZone: String?
+    /// A thermometer's Temperature Type 0x2A1D, read at connect (1-9).
+    public var temperatureType: UInt8?
+    /// A health device's clock error found at connect, in milliseconds (its clock minus the gateway's), within
+    /// ``maximumClockOffsetMilliseconds``; its stamps were corrected by it.
+    public var clockOffsetMilliseconds: Int64?
+    /// When the gateway set that device's clock (ms since the epoch), if it did.
+    public var clockSetMilliseconds: Int64?
     /// The characteristics subscribed to.
     public var characteristics: [BluetoothUUID]
     /// When it started streaming.
@@ -91,7 +101,8 @@ public struct TraceSensor: Hashable, Sendable {
         hardwareRevision: String? = nil, firmwareRevision: String? = nil, softwareRevision: String? = nil,
         bodySensorLocation: UInt8? = nil, sensorLocation: UInt8? = nil, reportsWalkingOrRunning: Bool = false,
         subject: String? = nil, sourceIdentifier: String? = nil, sourceVersion: String? = nil,
-        timeZone: String? = nil, characteristics: [BluetoothUUID] = [], at: Timestamp? = nil
+        timeZone: String? = nil, temperatureType: UInt8? = nil, clockOffsetMilliseconds: Int64? = nil,
+        clockSetMilliseconds: Int64? = nil, characteristics: [BluetoothUUID] = [], at: Timestamp? = nil
     ) {
         self.address = address.uppercased()
         self.adapter = adapter?.uppercased()
@@ -110,6 +121,9 @@ public struct TraceSensor: Hashable, Sendable {
         self.sourceIdentifier = sourceIdentifier
         self.sourceVersion = sourceVersion
         self.timeZone = timeZone
+        self.temperatureType = temperatureType
+        self.clockOffsetMilliseconds = clockOffsetMilliseconds
+        self.clockSetMilliseconds = clockSetMilliseconds
         self.characteristics = characteristics
         self.at = at
     }

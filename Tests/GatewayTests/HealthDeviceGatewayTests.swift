@@ -95,6 +95,54 @@ import Testing
         }
     }
 
+    /// A scale whose clock is an hour slow (its readings before the first connection were stamped with it): the
+    /// gateway reads its Current Time at connect, sets it, and stores every reading at the time it was really
+    /// taken, the corrected ones with their stamp and the offset in metadata; the readings after the setting
+    /// carry the right time and are stored as stamped.
+    @Test func aScaleWhoseClockIsAnHourSlowIsSetAndEveryReadingStoredAtItsRealTime() async throws {
+        let slow = FakeBlueZScenario(peripherals: [
+            .init(
+                kind: .bathroomScale, address: Self.scale, seed: 9, known: true, summaryInterval: 10,
+                clockStart: PeripheralScript.simulationEpoch - 3600)
+        ])
+        try await GatewayFixture.run(slow, enrol: [(Self.scale, "1=alice,2=bob")]) { fixture in
+            try await fixture.waitUntilStreaming([Self.scale])
+            try await fixture.run(seconds: 35)
+            await fixture.stop()
+            try await Self.checkSlowScale(fixture)
+        }
+    }
+
+    static func checkSlowScale(_ fixture: GatewayFixture) async throws {
+        let peripheral = await fixture.fake.peripheral(at: scale)
+        let fake = try #require(peripheral as? BathroomScale)
+        // Set once, at the first connection (every later one found the clock right), to the fixture's wall time.
+        #expect(fake.clockSettings.count == 1)
+        let setting = try #require(fake.clockSettings.first)
+        #expect(setting.year == 2026 && setting.month == 11 && setting.day == 29 && setting.hours == 10)
+        let weights = try await sortedQuantities(fixture, .bodyMass)
+        #expect(weights.count == fake.readings.count)
+        #expect(weights.count >= 4)
+        var corrected = 0
+        for (index, (sample, reading)) in zip(weights, fake.readings).enumerated() {
+            let taken = PeripheralScript.simulationEpoch + fake.readingTimes[index].components.seconds
+            #expect(sample.start == Instant(seconds: taken))
+            #expect(sample.value == reading.kilograms)
+            let stamped = try instant(reading.timeStamp)
+            if stamped.milliseconds == Int64(taken) * 1000 - 3_600_000 {
+                // Stamped by the slow clock, before the setting.
+                corrected += 1
+                #expect(sample.metadata[MetadataKey.deviceClockOffset] == .quantity(-3600, unit: "s"))
+                #expect(sample.metadata[MetadataKey.deviceTimeStamp] == .string(reading.timeStamp?.description ?? ""))
+            } else {
+                #expect(stamped == Instant(seconds: taken))
+                #expect(sample.metadata[MetadataKey.deviceClockOffset] == nil)
+            }
+        }
+        #expect(corrected >= 1)
+        #expect(corrected < weights.count)
+    }
+
     @Test func theThermometersResultsAndTheOximetersValuesAreStoredAsSent() async throws {
         try await GatewayFixture.run(Self.vitals, enrol: [(Self.thermometer, "erin"), (Self.oximeter, "frank")]) {
             fixture in
