@@ -123,13 +123,16 @@ public struct FakeBlueZScenario: Codable, Hashable, Sendable {
         /// A health device's clock at switch-on, Unix seconds of its local wall time. Default 2026-11-29 10:00:00
         /// (``PeripheralScript/simulationEpoch``).
         public var clockStart: Int64?
+        /// A glucose meter's transfer pauses over a lost link instead of ending
+        /// (``PeripheralScript/transferOutlivesLink``).
+        public var transferOutlivesLink: Bool?
 
         /// A peripheral entry.
         public init(
             kind: Kind, address: String, name: String? = nil, seed: UInt64? = nil, faults: Faults? = nil,
             nearby: Bool? = nil, known: Bool? = nil, paired: Bool? = nil, rssi: Int16? = nil,
             measurementInterval: Double? = nil, summaryInterval: Double? = nil, measurementCount: Int? = nil,
-            clockStart: Int64? = nil
+            clockStart: Int64? = nil, transferOutlivesLink: Bool? = nil
         ) {
             self.kind = kind
             self.address = address
@@ -144,6 +147,7 @@ public struct FakeBlueZScenario: Codable, Hashable, Sendable {
             self.summaryInterval = summaryInterval
             self.measurementCount = measurementCount
             self.clockStart = clockStart
+            self.transferOutlivesLink = transferOutlivesLink
         }
 
         /// The simulation script for this entry.
@@ -154,7 +158,8 @@ public struct FakeBlueZScenario: Codable, Hashable, Sendable {
                 summaryInterval: .milliseconds(Int64(min(max(summaryInterval ?? 10, 0.01), 86_400) * 1000)),
                 measurementInterval: .milliseconds(Int64(max(measurementInterval ?? 1, 0.01) * 1000)),
                 clockStart: clockStart ?? PeripheralScript.simulationEpoch,
-                measurementCount: min(max(measurementCount ?? 1, 0), 1_000))
+                measurementCount: min(max(measurementCount ?? 1, 0), 1_000),
+                transferOutlivesLink: transferOutlivesLink ?? false)
         }
     }
 

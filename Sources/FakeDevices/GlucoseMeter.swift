@@ -18,7 +18,9 @@ internal import Support
 /// "Report number of stored records" answers with their number, "abort operation" stops a transfer and answers
 /// success; a filter by time and "delete" are answered "operand" and "op code not supported". A request while a
 /// transfer runs is refused with ATT error 0xFE (procedure already in progress), and any write before indications
-/// are enabled on the control point with 0xFD (CCCD improperly configured). A lost link abandons the transfer.
+/// are enabled on the control point with 0xFD (CCCD improperly configured). A lost link abandons the transfer,
+/// or, with ``PeripheralScript/transferOutlivesLink``, pauses it until the next connection subscribes again
+/// (so that the collector's new request is refused with 0xFE until it aborts the old one).
 /// Every request and how far it got is kept in ``transfers``.
 public struct GlucoseMeter: SimulatedPeripheral {
     /// How many records the meter has in all.
@@ -65,10 +67,12 @@ public struct GlucoseMeter: SimulatedPeripheral {
     private var running = false
     /// Indications waiting for the next step (a response code, a number of records).
     private var responses: [RecordAccessControlPoint] = []
+    private let transferOutlivesLink: Bool
 
     public init(script: PeripheralScript) {
         identity = PeripheralIdentity(address: script.address, name: script.name, advertisedServices: [.glucoseService])
         deviceInformation = DeviceInformationProfile(script: script)
+        transferOutlivesLink = script.transferOutlivesLink
         var generator = SplitMix64(seed: script.seed)
         let held = min(max(script.measurementCount, 0), Self.recordCount)
         records = (1...Self.recordCount).map { sequence in
@@ -214,9 +218,10 @@ public struct GlucoseMeter: SimulatedPeripheral {
         self.connected = connected
         if !connected {
             listening = []
+            responses = []
+            guard !transferOutlivesLink else { return }
             queue = []
             running = false
-            responses = []
         }
     }
 
@@ -231,7 +236,9 @@ public struct GlucoseMeter: SimulatedPeripheral {
             out.append(emit(.recordAccessControlPoint, response.encoded(), at: lastTick, indication: true))
         }
         responses = []
-        while running, nextAt <= time {
+        // A transfer paused over a lost link goes on once the measurements are listened to again.
+        if running, !listening.contains(.glucoseMeasurement) { nextAt = max(nextAt, time) }
+        while running, listening.contains(.glucoseMeasurement), nextAt <= time {
             guard let index = queue.first else {
                 transfers[transfers.count - 1].response = .success
                 out.append(

@@ -56,6 +56,9 @@ public struct PeripheralScript: Hashable, Sendable {
     /// How many measurements a blood pressure cuff takes (one per connection); how many records a glucose meter
     /// holds at switch-on.
     public var measurementCount: Int
+    /// A glucose meter whose record transfer outlives a lost link (paused, not abandoned), so that a request
+    /// on the next connection finds it still running and is refused with ATT 0xFE until it is aborted.
+    public var transferOutlivesLink: Bool
 
     /// Where the tests' simulated wall clocks start: 2026-11-29 10:00:00 UTC.
     public static let simulationEpoch: Int64 = 1_795_946_400
@@ -65,7 +68,8 @@ public struct PeripheralScript: Hashable, Sendable {
         kind: Kind, address: String, name: String? = nil, seed: UInt64 = 1, faults: PeripheralFaults = .none,
         initialEnergyExpended: UInt16 = 0, batteryDrainInterval: Duration = .seconds(300),
         summaryInterval: Duration = .seconds(10), measurementInterval: Duration = .seconds(1),
-        clockStart: Int64 = PeripheralScript.simulationEpoch, measurementCount: Int = 1
+        clockStart: Int64 = PeripheralScript.simulationEpoch, measurementCount: Int = 1,
+        transferOutlivesLink: Bool = false
     ) {
         precondition(batteryDrainInterval > .zero, "the battery drain interval must be positive")
         precondition(summaryInterval > .zero, "the summary interval must be positive")
@@ -81,6 +85,7 @@ public struct PeripheralScript: Hashable, Sendable {
         self.measurementInterval = measurementInterval
         self.clockStart = clockStart
         self.measurementCount = max(0, measurementCount)
+        self.transferOutlivesLink = transferOutlivesLink
     }
 
     /// The advertised name a kind gets when the script gives none.

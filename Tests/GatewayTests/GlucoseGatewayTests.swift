@@ -113,6 +113,54 @@ import Testing
         }
     }
 
+    /// A meter whose transfer outlives the lost link: on the next connection it refuses the gateway's request with
+    /// ATT 0xFE (procedure already in progress); the gateway aborts the old transfer and asks again, and every
+    /// record is stored once.
+    @Test func aTransferStillRunningAfterALostLinkIsAbortedAndAskedForAgain() async throws {
+        let scenario = FakeBlueZScenario(peripherals: [
+            .init(
+                kind: .glucoseMeter, address: Self.meter, seed: 5, known: true, paired: true, measurementCount: 500,
+                transferOutlivesLink: true)
+        ])
+        try await GatewayFixture.run(scenario, enrol: [(Self.meter, "dana")]) { fixture in
+            try await fixture.waitUntilStreaming([Self.meter])
+            try await fixture.waitUntil("the first transfer under way") {
+                await fixture.advance(by: .milliseconds(50))
+                return try await Self.transfers(fixture).first.map { $0.sent >= 50 } ?? false
+            }
+            await fixture.fake.dropConnection(of: Self.meter)
+            try await fixture.waitUntil("every record stored", timeout: .seconds(60)) {
+                await fixture.advance(by: .milliseconds(100))
+                return try await fixture.quantities(.bloodGlucose).count >= 500
+            }
+            await fixture.stop()
+            try await Self.checkAbortedTransfer(fixture)
+        }
+    }
+
+    static func checkAbortedTransfer(_ fixture: GatewayFixture) async throws {
+        let transfers = try await Self.transfers(fixture)
+        // The first transfer was paused by the lost link, refused the second session's request while it ran, and
+        // was aborted; the request that followed the abort sent the rest.
+        #expect(transfers.count >= 2)
+        let first = try #require(transfers.first)
+        #expect(first.request == .reportAllRecords)
+        #expect(first.response == .procedureNotCompleted)
+        #expect(first.sent >= 50 && first.sent < 500)
+        let second = transfers[1]
+        #expect(second.response == .success)
+        let resumedFrom = try #require(second.sequenceNumbers.first)
+        #expect(second.sequenceNumbers.last == 500)
+        #expect(Int(resumedFrom) <= first.sent + 1)
+        let samples = try await fixture.quantities(.bloodGlucose)
+        var sequences = Set<Int64>()
+        for sample in samples {
+            if case .integer(let sequence) = sample.metadata["glucoseSequenceNumber"] { sequences.insert(sequence) }
+        }
+        #expect(samples.count == 500)
+        #expect(sequences == Set(1...500))
+    }
+
     @Test func aRestartedServiceAsksForTheRecordsAfterTheHighestOneInTheStore() async throws {
         let scenario = FakeBlueZScenario(peripherals: [
             .init(kind: .glucoseMeter, address: Self.meter, seed: 5, known: true, paired: true, measurementCount: 500)
