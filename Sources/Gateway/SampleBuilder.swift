@@ -214,10 +214,15 @@ public struct SampleBuilder: Sendable {
     /// after it. Notifications held up (a busy host, a stalled link) arrive in bursts; samples at one instant
     /// would be one sample, and the rest lost as conflicts. The same value again in that millisecond is taken
     /// for a repeat (BLE notifications carry no sequence number) and takes the same instant, so it is stored once.
+    /// A pulse oximeter's continuous reading arriving on a whole second moves a millisecond on: its spot-checks
+    /// are placed at their whole-second stamps, and the two would be one sample of the same device and type.
     mutating func instant(of characteristic: BluetoothUUID, _ value: [UInt8], receivedAt: Timestamp) -> Instant {
         var at = timeline.instant(of: receivedAt)
         if let last = lastArrival, last.characteristic == characteristic, at <= last.at {
             at = last.value == value ? last.at : Instant(milliseconds: last.at.milliseconds + 1)
+        }
+        if characteristic == .plxContinuousMeasurement, at.milliseconds % 1000 == 0 {
+            at = Instant(milliseconds: at.milliseconds + 1)
         }
         lastArrival = (characteristic, at, value)
         return at

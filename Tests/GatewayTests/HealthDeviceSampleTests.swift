@@ -296,8 +296,33 @@ import Traces
             Self.notification(.plxContinuousMeasurement, searching.encoded(), at: 3),
         ])
         #expect(batch.samples.map(\.value) == [0.96, 70])
-        #expect(batch.samples.allSatisfy { $0.start == Instant(milliseconds: Self.receivedMilliseconds + 1000) })
+        // Received on a whole second: a millisecond on (see the next test).
+        #expect(batch.samples.allSatisfy { $0.start == Instant(milliseconds: Self.receivedMilliseconds + 1001) })
         #expect(counters.unusable == 2)
+    }
+
+    /// A continuous reading received on the whole second a spot-check's stamp names: both are stored (the
+    /// continuous one a millisecond on), where they would have been one sample id, the second refused.
+    @Test func aContinuousReadingOnTheSecondOfASpotCheckIsKeptApartFromIt() async throws {
+        let continuous = PLXContinuousMeasurement(
+            normal: .init(spo2: SFloat(mantissa: 96)!, pulseRate: SFloat(mantissa: 70)!))
+        let spot = PLXSpotCheckMeasurement(
+            spo2: SFloat(mantissa: 98)!, pulseRate: SFloat(mantissa: 74)!, timeStamp: Self.stamp(11))
+        let (batch, _) = Self.build([
+            Self.notification(.plxContinuousMeasurement, continuous.encoded()),
+            Self.notification(.plxSpotCheckMeasurement, spot.encoded(), at: 0.5),
+        ])
+        let starts = batch.samples.map(\.start.milliseconds)
+        #expect(
+            starts == [
+                Self.receivedMilliseconds + 1, Self.receivedMilliseconds + 1, Self.receivedMilliseconds,
+                Self.receivedMilliseconds,
+            ])
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("oximeter-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try SQLiteHealthStore(path: directory.appendingPathComponent("health.db").path)
+        let outcomes = try await HealthStoreSink(store: store).write(batch)
+        #expect(outcomes == Array(repeating: .inserted, count: 4))
     }
 
     // MARK: Stable ids
