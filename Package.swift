@@ -141,7 +141,8 @@ let package = Package(
         .testTarget(
             name: "CLITests",
             dependencies: [
-                "wearhouse", "Support", "SQLiteStore", "Health", "DBus", "FakeDevices", "Gateway", "TestSupport",
+                "wearhouse", "Support", "SQLiteStore", "Health", "DBus", "FakeDevices", "GATT", "Gateway",
+                "TestSupport",
             ],
             swiftSettings: strict),
         .testTarget(name: "HealthWebTests", dependencies: ["HealthWeb"], swiftSettings: strict),

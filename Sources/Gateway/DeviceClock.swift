@@ -9,13 +9,18 @@ public import Health
 /// A stamp taken with the wrong clock is moved back by ``offset`` and keeps the stamp and the offset in metadata
 /// (`deviceTimeStamp`, `deviceClockOffset`). When the gateway set the device's clock (the characteristic is
 /// writable), the stamps taken afterwards are right: a stamp is taken as one of the old clock when, corrected, it
-/// lies at or before the moment the clock was set. That is exact for a clock that was behind; for one that was
+/// lies at or before the moment the clock was set (give or take ``slack``). That is exact for a clock that was behind; for one that was
 /// ahead, a reading taken within ``offset`` after the setting is ambiguous and is taken as an old one.
 public struct DeviceClockCorrection: Hashable, Sendable {
     /// The device's clock minus the gateway's when it was read.
     public var offset: Duration
     /// When the gateway set the device's clock (the wall time written), if it did.
     public var setAt: Instant?
+
+    /// How far after the setting a corrected stamp may lie and still be the old clock's: stamps are whole
+    /// seconds, and the clock is read and set a moment apart. A stamp of the new clock, corrected, lies at least
+    /// the tolerance (minutes) after the setting when the clock was behind.
+    static let slack: Duration = .seconds(2)
 
     /// The largest offset taken as a clock error (a hundred years); anything beyond is a device's nonsense.
     public static let maximumOffset: Duration = .seconds(100 * 366 * 86_400)
@@ -30,7 +35,7 @@ public struct DeviceClockCorrection: Hashable, Sendable {
     func corrected(_ instant: Instant) -> Instant? {
         let (shifted, overflow) = instant.milliseconds.subtractingReportingOverflow(offset.wholeMilliseconds)
         guard !overflow, Instant.supportedMilliseconds.contains(shifted) else { return nil }
-        if let setAt, shifted > setAt.milliseconds { return nil }
+        if let setAt, shifted > setAt.milliseconds + Self.slack.wholeMilliseconds { return nil }
         return Instant(milliseconds: shifted)
     }
 

@@ -54,7 +54,10 @@ extension GatewayService {
             let clockCheck = ClockCheck(
                 clock: clock, timeZone: settings.timeZone, tolerance: settings.samples.deviceClockTolerance)
             let result = await Self.subscribe(
-                id, registered: registered, mode: mode, central: central, clockCheck: clockCheck)
+                id, registered: registered, mode: mode, central: central, clockCheck: clockCheck
+            ) { read, characteristics in
+                await self.identified(read, subscribing: characteristics, address: address)
+            }
             await subscribed(result, address: address)
         case .disconnect(let id):
             try? await central.disconnect(id)
@@ -194,11 +197,15 @@ extension GatewayService {
         var tolerance: Duration
     }
 
-    /// Looks the characteristics up by UUID (R12), reads the sensor's metadata and checks its clock, and starts
-    /// notifications on every measurement characteristic (R11).
+    /// Looks the characteristics up by UUID (R12), reads the sensor's metadata and checks its clock, hands them to
+    /// `identified` with the characteristics it is about to subscribe to, and starts notifications on every
+    /// measurement characteristic (R11). `identified` runs before the first notification can arrive: a device
+    /// sends what it stored as soon as it is subscribed to, and those values need the context (its clock above
+    /// all) that the reads gave.
     static func subscribe(
         _ id: PeripheralID, registered: RegisteredSensor, mode: NotifyMode, central: any Central,
-        clockCheck: ClockCheck? = nil
+        clockCheck: ClockCheck? = nil,
+        identified: @Sendable (Subscription, [CharacteristicInfo]) async -> Void = { _, _ in }
     ) async -> Subscription {
         var result = Subscription()
         let characteristics: [CharacteristicInfo]
@@ -224,6 +231,7 @@ extension GatewayService {
                 .other, operation: "Characteristics", detail: "no measurement characteristic after resolving services")
             return result
         }
+        await identified(result, found)
         for characteristic in found {
             // Stopping: what was started so far is returned, for StopNotify.
             guard !Task.isCancelled else {
@@ -273,25 +281,16 @@ extension GatewayService {
         result.clock = correction
     }
 
-    func subscribed(_ result: Subscription, address: String) {
-        guard var runtime = sensors[address] else { return }
-        if stopping {
-            // Released by the stop: StopNotify on what was started.
-            sensors[address]?.subscribed = result.subscribed
-            return
-        }
-        if let failure = result.failure {
-            log.info("sensor \(address: address): \(failure)", fields: [.sensor(address)])
-            deliver(.subscribeFailed(failure.kind, servicesChanged: result.servicesChanged), to: address)
-            return
-        }
+    /// What the reads of a connection said, before its subscriptions: the context its samples get (Device
+    /// Information, locations, the thermometer's type, the clock), and the trace's sensor line.
+    func identified(_ result: Subscription, subscribing characteristics: [CharacteristicInfo], address: String) {
+        guard !stopping, var runtime = sensors[address] else { return }
         let metadata = result.metadata
         if let refusal = metadata.refusal {
             log.warning(
                 "sensor \(address: address) refuses reads (\(refusal)); pair it again with 'wearhouse pair'",
                 fields: [.sensor(address)])
         }
-        runtime.subscribed = result.subscribed
         runtime.battery = metadata.batteryPercent ?? runtime.battery
         var context = runtime.builder.context
         context.device = metadata.device(
@@ -306,14 +305,30 @@ extension GatewayService {
         context.reportsWalkingOrRunning = metadata.reportsWalkingOrRunning
         context.temperatureType = metadata.temperatureType ?? context.temperatureType
         noteClock(result, of: address, in: &context)
+        context.characteristics = Set(characteristics.map(\.uuid))
         runtime.builder.context = context
         sensors[address] = runtime
-        observer?.sensorReady(address: address, context: context, characteristics: result.subscribed.map(\.uuid))
+        observer?.sensorReady(address: address, context: context, characteristics: characteristics.map(\.uuid))
+    }
+
+    func subscribed(_ result: Subscription, address: String) {
+        guard sensors[address] != nil else { return }
+        if stopping {
+            // Released by the stop: StopNotify on what was started.
+            sensors[address]?.subscribed = result.subscribed
+            return
+        }
+        if let failure = result.failure {
+            log.info("sensor \(address: address): \(failure)", fields: [.sensor(address)])
+            deliver(.subscribeFailed(failure.kind, servicesChanged: result.servicesChanged), to: address)
+            return
+        }
+        sensors[address]?.subscribed = result.subscribed
         log.info(
             "sensor \(address: address) streaming (\(result.subscribed.count) characteristic(s))",
             fields: [.sensor(address)])
         deliver(.subscribed, to: address)
-        let id = runtime.peripheral(defaultAdapter: defaultAdapter)
+        let id = sensors[address]?.peripheral(defaultAdapter: defaultAdapter)
         if let glucose = glucoseTransfer(address: address, id: id, result) { enqueue(.requestGlucoseRecords(glucose)) }
     }
 

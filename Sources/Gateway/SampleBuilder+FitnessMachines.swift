@@ -13,7 +13,8 @@ internal import Health
 ///   accumulated energy (kJ, wrapping at 2^16) as `activeEnergyBurned` deltas in kcal.
 /// - Indoor Bike Data: `cyclingSpeed`, `distanceCycling` deltas of its total distance, `activeEnergyBurned` deltas
 ///   of its total energy; `cyclingPower` and `cyclingCadence` too unless the sensor sends Cycling Power
-///   Measurement (one source for each, never both).
+///   Measurement (one source for each, never both: known from the characteristics subscribed to, else from the
+///   first value seen).
 /// - Treadmill Data: `runningSpeed` and `distanceWalkingRunning` deltas, `activeEnergyBurned` deltas; the
 ///   inclination (there is no HealthKit type for it) and the elevation gain go into the workout's metadata.
 /// - Rower Data: `activeEnergyBurned` deltas; its distance counts in the workout's total only (HealthKit's
@@ -83,7 +84,7 @@ extension SampleBuilder {
                 if cadence <= 1_000 { appendFitness(.cadence, from: at, to: at, cadence, &output) }
             }
         }
-        guard !fitness.seenIndoorBike else { return }
+        guard !fitness.seenIndoorBike, !context.characteristics.contains(.indoorBikeData) else { return }
         if let wheel = measurement.wheel {
             if let delta = fitness.wheelRevolutions.advance(
                 to: UInt64(wheel.cumulativeRevolutions), at: at, resetsFromZero: true)
@@ -119,7 +120,7 @@ extension SampleBuilder {
         if let speed = data.metresPerSecond, speed > 0 || fitness.session != nil {
             appendFitness(.cyclingSpeed, from: at, to: at, speed, &output)
         }
-        if !fitness.seenCyclingPower {
+        if !fitness.seenCyclingPower, !context.characteristics.contains(.cyclingPowerMeasurement) {
             if let cadence = data.cadencePerMinute { appendFitness(.cadence, from: at, to: at, cadence, &output) }
             if let power = data.instantaneousPower {
                 if power >= 0 {

@@ -1,4 +1,5 @@
 public import Foundation
+public import GATT
 public import Health
 
 /// What every sample of one sensor is tagged with: who wrote it, which device measured it, who wore it, where.
@@ -22,6 +23,9 @@ public struct SensorContext: Hashable, Sendable {
     /// A health device's clock found off at connect (its Current Time against the gateway's): its stamps are
     /// corrected by it (``DeviceClockCorrection``).
     public var deviceClock: DeviceClockCorrection?
+    /// The characteristics the sensor is subscribed to (or about to be): a trainer that sends both Cycling
+    /// Power and Indoor Bike Data has its power from the first alone, from its first value on.
+    public var characteristics: Set<BluetoothUUID> = []
     /// Whether the footpod's walking/running bit means anything (RSC Feature bit 2).
     public var reportsWalkingOrRunning: Bool
     /// The time zone whose UTC offset is kept beside each sample's start.

@@ -214,6 +214,7 @@ public struct TraceReplayEngine: Sendable {
             timeZone: sensor.timeZone.flatMap(TimeZone.init(identifier:)) ?? settings.timeZone)
         context.subjectsByUserIndex = subjects.byUserIndex
         context.temperatureType = sensor.temperatureType
+        context.characteristics = Set(sensor.characteristics)
         // The line's values are range-checked by the trace reader (Sources/Traces/TraceLineCodec.swift).
         if let offset = sensor.clockOffsetMilliseconds {
             context.deviceClock = DeviceClockCorrection(

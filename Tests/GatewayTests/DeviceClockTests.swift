@@ -62,12 +62,16 @@ import Testing
         let set = DeviceClockCorrection(offset: .seconds(-3600), setAt: Self.now)
         #expect(set.corrected(Instant(milliseconds: now - hour - 1)) == Instant(milliseconds: now - 1))
         #expect(set.corrected(Instant(milliseconds: now - hour)) == Self.now)
+        // Two seconds of slack: a stamp taken just before the setting, whole seconds and all, is still the old's.
+        #expect(set.corrected(Instant(milliseconds: now - hour + 2_000)) == Instant(milliseconds: now + 2_000))
+        #expect(set.corrected(Instant(milliseconds: now - hour + 2_001)) == nil)
         #expect(set.corrected(Instant(milliseconds: now)) == nil)
         #expect(set.corrected(Instant(milliseconds: now + 10 * hour)) == nil)
         // Ahead by ten minutes and set now: a stamp within ten minutes after the setting is taken as an old one.
         let ahead = DeviceClockCorrection(offset: .seconds(600), setAt: Self.now)
         #expect(ahead.corrected(Instant(milliseconds: now + 5 * 60_000)) == Instant(milliseconds: now - 5 * 60_000))
         #expect(ahead.corrected(Instant(milliseconds: now + 11 * 60_000)) == nil)
+        #expect(ahead.corrected(Instant(milliseconds: now + 10 * 60_000 + 2_001)) == nil)
         // A correction that would leave the store's range is not made.
         let far = DeviceClockCorrection(offset: .seconds(Int64(100 * 365 * 86_400)))
         #expect(far.corrected(Instant(milliseconds: Instant.supportedMilliseconds.lowerBound + 1)) == nil)
