@@ -242,6 +242,13 @@ public actor BlueZCentral: Central {
             notifications: notificationCount, droppedEvents: listeners.dropped + (await cache.droppedEvents))
     }
 
+    /// A round trip to bluetoothd (`Peer.Ping`, answered by its bus library), then ``drainEvents()``: every
+    /// signal it sent before the answer is passed on. Without bluetoothd, what was received is passed on.
+    public func flushEvents() async {
+        _ = try? await call("/", "org.freedesktop.DBus.Peer", "Ping", timeout: .seconds(2))
+        await drainEvents()
+    }
+
     /// R13 at stop: releases our notify sessions, disconnects `managed` peripherals, stops our discovery and
     /// unregisters the agent; then finishes every event stream. Failures are ignored (the stack may be gone).
     public func shutdown(disconnecting managed: [PeripheralID]) async {

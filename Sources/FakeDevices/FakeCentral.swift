@@ -243,4 +243,7 @@ public final class FakeCentral: Central {
     public func statistics() async -> CentralStatistics {
         state.withLock { $0.statistics }
     }
+
+    /// Events are yielded as the simulation makes them: nothing is on its way.
+    public func flushEvents() async {}
 }

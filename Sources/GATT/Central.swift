@@ -60,6 +60,10 @@ public protocol Central: AnyObject, Sendable {
 
     /// Counters since the central started.
     func statistics() async -> CentralStatistics
+
+    /// Returns once everything the stack reported before this call has been passed on as events: the stop's
+    /// barrier for a sensor whose link went down just before (no StopNotify orders its last values).
+    func flushEvents() async
 }
 
 /// An adapter's Bluetooth address (`00:1A:7D:DA:71:13`), which identifies it across resets; `hci0` does not.

@@ -167,7 +167,8 @@ public actor GatewayService {
     /// The stop, in the reverse order of the start (R13): the ticker ends; a Connect still pending in bluetoothd
     /// is cancelled with Disconnect (R7) and the actions are cancelled and awaited; every session is released
     /// (StopNotify on what it subscribed, Disconnect when connected or connecting); notifications already received
-    /// are still built into samples (``quiesce()``) before the consumer ends; open heartbeat series are closed,
+    /// (and any bluetoothd sent before a last round trip) are still built into samples (``quiesce()``) before the
+    /// consumer ends; open heartbeat series are closed,
     /// everything queued is written, the writer's loop ends and the final statuses are written.
     ///
     /// - Throws: what the registry throws when it cannot be read at the start (the service stops then).
@@ -211,6 +212,8 @@ public actor GatewayService {
                     input.finish()
                 }
                 for address in sensors.keys.sorted() { await release(address) }
+                // A sensor whose link went down just before had no StopNotify to order its last values.
+                await central.flushEvents()
                 await quiesce()
                 stopped = true
                 group.cancelAll()

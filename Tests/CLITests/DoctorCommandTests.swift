@@ -55,12 +55,11 @@ import Testing
             }
             var rows: [(check: String, status: String, summary: String)] = []
             var status: Int32 = -1
-            for _ in 0..<100 {
+            _ = try await eventually(timeout: .seconds(10)) {
                 let result = try WearhouseRunner.run(arguments(bus))
                 rows = try findings(result.stdout)
                 status = result.status
-                if rows.contains(where: { $0.check == "adapter" }) { break }
-                try await Task.sleep(for: .milliseconds(100))
+                return rows.contains { $0.check == "adapter" }
             }
             #expect(rows.first { $0.check == "bluetoothd" }?.status == "ok")
             let adapter = rows.first { $0.check == "adapter" }
@@ -97,10 +96,10 @@ import Testing
             }
             let store = bus.directory.appendingPathComponent("health.db").path
             // The fake serves once it owns org.bluez; pair waits for nothing else.
-            var pair = try WearhouseRunner.run(["pair", meter, "--bus", bus.address, "--store", store])
-            for _ in 0..<50 where pair.status != 0 {
-                try await Task.sleep(for: .milliseconds(100))
+            var pair = WearhouseRunner.Result(ToolRun(status: -1, stdout: "", stderr: ""))
+            _ = try await eventually(timeout: .seconds(5)) {
                 pair = try WearhouseRunner.run(["pair", meter, "--bus", bus.address, "--store", store])
+                return pair.status == 0
             }
             #expect(pair.status == 0, "\(pair.stderr)")
             let bonded = try findings(WearhouseRunner.run(arguments(bus)).stdout).first { $0.check == "bonding" }

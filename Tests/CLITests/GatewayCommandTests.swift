@@ -133,11 +133,9 @@ import Testing
             defer {
                 if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             }
-            var streaming = false
-            for _ in 0..<100 where !streaming {
-                try await Task.sleep(for: .milliseconds(100))
+            let streaming = try await eventually(timeout: .seconds(10)) {
                 let status = try WearhouseRunner.run(["sensors", "--store", store, "--json"])
-                streaming = status.stdout.contains("\"state\":\"streaming\"")
+                return status.stdout.contains("\"state\":\"streaming\"")
             }
             #expect(streaming)
             try await Task.sleep(for: .seconds(3))
@@ -184,12 +182,10 @@ import Testing
                 if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             }
             // The strap streams (it may have waited for the pod's Connect to time out: one Connect per adapter).
-            var ready = false
-            for _ in 0..<300 where !ready {
-                try await Task.sleep(for: .milliseconds(100))
+            let ready = try await eventually(timeout: .seconds(30)) {
                 let strap = await fake.deliveredNotifications(of: "C0:FF:EE:00:00:01").count
                 let connecting = await fake.isConnecting("C0:FF:EE:00:00:03")
-                ready = strap >= 3 && connecting
+                return strap >= 3 && connecting
             }
             #expect(ready)
             let signalled = ContinuousClock.now
@@ -228,11 +224,7 @@ import Testing
             }
             func log() -> String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
             func waitFor(_ text: String) async throws -> Bool {
-                for _ in 0..<100 {
-                    if log().contains(text) { return true }
-                    try await Task.sleep(for: .milliseconds(100))
-                }
-                return false
+                try await eventually(timeout: .seconds(10)) { log().contains(text) }
             }
             #expect(try await waitFor("started with 0 sensor(s)"), "\(log())")
             try "[service]\nlog-level = debug\n".write(to: config, atomically: true, encoding: .utf8)

@@ -75,9 +75,7 @@ import Testing
             }
             // Until every device delivered enough; then they all go away (out of range, link lost), so that what
             // they delivered is final before the service stops.
-            var enough = false
-            for _ in 0..<600 where !enough {
-                try await Task.sleep(for: .milliseconds(100))
+            let enough = try await eventually(timeout: .seconds(60)) {
                 let counts = [
                     await Self.delivered(fake, Self.scale, .weightMeasurement).count >= 5,
                     await Self.delivered(fake, Self.cuff, .bloodPressureMeasurement).count >= 1,
@@ -87,14 +85,14 @@ import Testing
                     await Self.delivered(fake, Self.trainer, .cyclingPowerMeasurement).count >= 5,
                     await Self.delivered(fake, Self.treadmill, .treadmillData).count >= 5,
                 ]
-                enough = !counts.contains(false)
+                return !counts.contains(false)
             }
             #expect(enough)
             for address in Self.all {
                 await fake.setNearby(false, for: address)
                 await fake.dropConnection(of: address)
             }
-            try await Task.sleep(for: .seconds(1))
+            // SIGTERM: the service stores everything delivered before it stops.
             kill(process.processIdentifier, SIGTERM)
             process.waitUntilExit()
             let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

@@ -98,9 +98,9 @@ import Testing
             try server.run()
             defer { kill(server.processIdentifier, SIGKILL) }
             var paired = WearhouseRunner.Result(ToolRun(status: -1, stdout: "", stderr: ""))
-            for _ in 0..<50 where paired.status != 0 {
-                try await Task.sleep(for: .milliseconds(100))
+            _ = try await eventually(timeout: .seconds(5)) {
                 paired = try WearhouseRunner.run(["pair", Self.strap, "--bus", bus.address, "--store", again])
+                return paired.status == 0
             }
             #expect(paired.status == 0, "\(paired.stderr)")
             #expect(paired.stdout.contains("Strap"))
