@@ -110,7 +110,7 @@ let package = Package(
 
         // Helpers shared by the test targets (a seedable generator, tolerant comparison, a whole store's contents).
         .target(
-            name: "TestSupport", dependencies: ["FakeDevices", "Health"], path: "Tests/Support", swiftSettings: strict),
+            name: "TestSupport", dependencies: ["Support", "FakeDevices", "Health"], path: "Tests/Support", swiftSettings: strict),
         // The whole gateway on a private bus (FakeBlueZ, the BlueZ client, the service, SQLite), for the gateway
         // and trace suites.
         .target(

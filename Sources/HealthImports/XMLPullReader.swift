@@ -79,7 +79,9 @@ public final class XMLPullReader {
         _ = Self.installLoader
         let input = Input(read: read)
         let context = Unmanaged.passUnretained(input).toOpaque()
-        let options = Int32(XML_PARSE_NONET.rawValue) | Int32(XML_PARSE_NOCDATA.rawValue)
+        // XML_PARSE_BIG_LINES: line numbers past 65,535 (an export's millions of lines) are kept, not capped.
+        let options =
+            Int32(XML_PARSE_NONET.rawValue) | Int32(XML_PARSE_NOCDATA.rawValue) | Int32(XML_PARSE_BIG_LINES.rawValue)
         guard
             let reader = xmlReaderForIO(
                 { context, buffer, length in
@@ -159,11 +161,19 @@ public final class XMLPullReader {
 
     /// The attributes of the element ``next()`` just started, by name.
     public func attributes() throws(XMLReadError) -> [String: String] {
-        var found: [String: String] = [:]
-        guard xmlTextReaderMoveToFirstAttribute(reader) == 1 else { return found }
+        var bytes = AttributeBytes()
+        try attributes(into: &bytes)
+        return bytes.dictionary()
+    }
+
+    /// The attributes of the element ``next()`` just started, as bytes: each name and value copied into `list`
+    /// (emptied first), in document order, under the same limits as ``attributes()`` (which is this, as strings).
+    public func attributes(into list: inout AttributeBytes) throws(XMLReadError) {
+        list.removeAll()
+        guard xmlTextReaderMoveToFirstAttribute(reader) == 1 else { return }
         defer { xmlTextReaderMoveToElement(reader) }
         repeat {
-            guard found.count < limits.maximumAttributes else {
+            guard list.count < limits.maximumAttributes else {
                 throw XMLReadError(
                     line: line, message: "an element has more than \(limits.maximumAttributes) attributes")
             }
@@ -177,9 +187,10 @@ public final class XMLPullReader {
                         "attribute \(Self.text(name).prefix(64)) is longer than \(limits.maximumAttributeBytes) bytes"
                 )
             }
-            found[Self.text(name)] = value.map(Self.text) ?? ""
+            let nameBytes = UnsafeBufferPointer(
+                start: name, count: strlen(UnsafeRawPointer(name).assumingMemoryBound(to: CChar.self)))
+            list.append(name: nameBytes, value: UnsafeBufferPointer(start: value, count: length))
         } while xmlTextReaderMoveToNextAttribute(reader) == 1
-        return found
     }
 
     /// Skips what is inside the element ``next()`` just started at `depth` (its end included).
@@ -224,3 +235,63 @@ public final class XMLPullReader {
 
 @available(*, unavailable)
 extension XMLPullReader: Sendable {}
+
+/// An element's attributes as UTF-8 bytes (``XMLPullReader/attributes(into:)``): names and values one after the
+/// other in one buffer, each value followed by a NUL byte (so that C's number parsers can read it in place), and
+/// a list of where each is. Kept by its owner from element to element, so that reading one allocates nothing.
+public struct AttributeBytes: Sendable {
+    /// Where one attribute's name and value are in ``storage``.
+    public struct Entry: Sendable {
+        public var name: Range<Int>
+        public var value: Range<Int>
+    }
+
+    public private(set) var storage: [UInt8] = []
+    public private(set) var entries: [Entry] = []
+
+    public init() {
+        storage.reserveCapacity(1_024)
+        entries.reserveCapacity(16)
+    }
+
+    public var count: Int { entries.count }
+
+    public mutating func removeAll() {
+        storage.removeAll(keepingCapacity: true)
+        entries.removeAll(keepingCapacity: true)
+    }
+
+    public mutating func append(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+        let nameStart = storage.count
+        storage.append(contentsOf: name)
+        let valueStart = storage.count
+        storage.append(contentsOf: value)
+        entries.append(Entry(name: nameStart..<valueStart, value: valueStart..<storage.count))
+        storage.append(0)
+    }
+
+    /// Where the value of the attribute `name` is (the last of that name), or `nil`.
+    public func value(_ name: StaticString) -> Range<Int>? {
+        let wanted = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+        var found: Range<Int>?
+        storage.withUnsafeBufferPointer { bytes in
+            guard let base = bytes.baseAddress, let other = wanted.baseAddress else { return }
+            for entry in entries where entry.name.count == wanted.count {
+                if memcmp(base + entry.name.lowerBound, other, wanted.count) == 0 { found = entry.value }
+            }
+        }
+        return found
+    }
+
+    /// The bytes at `range` as a string (invalid UTF-8 repaired, as `String(cString:)` repairs it).
+    public func string(_ range: Range<Int>) -> String {
+        String(decoding: storage[range], as: UTF8.self)
+    }
+
+    /// Every attribute by name, as strings (a later one of the same name wins).
+    public func dictionary() -> [String: String] {
+        var found: [String: String] = [:]
+        for entry in entries { found[string(entry.name)] = string(entry.value) }
+        return found
+    }
+}
