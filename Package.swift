@@ -146,7 +146,8 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "HealthWebTests", dependencies: ["HealthWeb"], swiftSettings: strict),
         .testTarget(
-            name: "HealthImportsTests", dependencies: ["HealthImports", "Health", "SQLiteStore"], swiftSettings: strict),
+            name: "HealthImportsTests",
+            dependencies: ["HealthImports", "Health", "SQLiteStore", "Support", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "FakeDevicesTests", dependencies: ["Support", "FakeDevices", "GATT", "DBus", "BlueZ", "TestSupport"],

@@ -59,6 +59,9 @@ public final class AppleHealthReader: @unchecked Sendable {
     private var lastReadType = ""
     private var lastReadCount = 0
     public private(set) var notImported: [String: Skipped] = [:]
+    /// What of the catalog's types was not imported, by type identifier (also in ``notImported``, by element):
+    /// how many, the first reason and its line.
+    public private(set) var skippedByType: [String: Skipped] = [:]
     /// Records whose value was converted from the export's unit to the type's, by type identifier.
     public internal(set) var converted: [String: Int] = [:]
     /// Records, correlations and workouts whose `creationDate` was not kept (the model has none).
@@ -66,6 +69,8 @@ public final class AppleHealthReader: @unchecked Sendable {
     /// Whether top-level records go through ``AppleHealthFastPath`` first (else every record is read by the
     /// general path, which the tests compare it with).
     public var usesFastPath = true
+    /// Records the fast path took.
+    public private(set) var fastRecords = 0
     private var fast = AppleHealthFastPath()
     /// The attributes and metadata of the record being read, kept from record to record.
     private var recordAttributes = AttributeBytes()
@@ -116,6 +121,7 @@ public final class AppleHealthReader: @unchecked Sendable {
                 {
                     samples.append(sample)
                     count(sample.type.identifier)
+                    fastRecords += 1
                     continue
                 }
                 let attributes = recordAttributes.dictionary()
@@ -127,6 +133,9 @@ public final class AppleHealthReader: @unchecked Sendable {
                     count(sample.type.identifier)
                 case .failure(let failure):
                     skip("Record \(attributes["type"]?.prefix(96) ?? "without a type")", failure.description, line)
+                    if let type = attributes["type"].flatMap(AppleHealthMapping.type) {
+                        skip(type: type.identifier, failure.description, line)
+                    }
                 }
                 if let beats = record.series {
                     switch beats {
@@ -135,6 +144,7 @@ public final class AppleHealthReader: @unchecked Sendable {
                         count(HealthType.heartbeatSeries.identifier)
                     case .failure(let failure):
                         skip("HeartRateVariabilityMetadataList", failure.description, line)
+                        skip(type: HealthType.heartbeatSeries.identifier, failure.description, line)
                     }
                 }
                 continue
@@ -194,6 +204,16 @@ public final class AppleHealthReader: @unchecked Sendable {
         if lastReadCount > 0 { readCounts[lastReadType, default: 0] += lastReadCount }
         lastReadType = type
         lastReadCount = 1
+    }
+
+    /// Counts a record, correlation, workout or heartbeat series of the catalog's `type` not imported, under its
+    /// type (``skippedByType``); the first reason and line are kept.
+    private func skip(type: String, _ reason: String, _ line: Int) {
+        if skippedByType[type] == nil {
+            skippedByType[type] = Skipped(count: 1, reason: reason, line: line)
+        } else {
+            skippedByType[type]?.count += 1
+        }
     }
 
     private func skip(_ what: String, _ reason: String, _ line: Int, count: Int = 1) {
@@ -381,6 +401,9 @@ public final class AppleHealthReader: @unchecked Sendable {
                     count(correlation.type.identifier)
                 } catch {
                     skip(what, error.description, line)
+                    if let type = attributes["type"].flatMap(AppleHealthMapping.type), type.kind == .correlation {
+                        skip(type: type.identifier, error.description, line)
+                    }
                 }
                 return
             case .start("MetadataEntry", let at) where at == depth + 1:
@@ -447,6 +470,7 @@ public final class AppleHealthReader: @unchecked Sendable {
                     count(HealthType.workout.identifier)
                 } catch {
                     skip(what, error.description, line)
+                    skip(type: HealthType.workout.identifier, error.description, line)
                 }
                 return
             case .start("MetadataEntry", let at) where at == depth + 1:

@@ -116,10 +116,34 @@ public final class XMLPullReader {
     /// The line of the node the reader is on (where the parser is, when it is on none).
     public var line: Int {
         if let node = xmlTextReaderCurrentNode(reader) {
-            let line = xmlGetLineNo(node)
-            if line > 0 { return Int(line) }
+            let line = Int(node.pointee.line)
+            if line > 0, line < 65_535 { return line }
+            if line == 65_535, let big = Self.bigLine(node) { return big }
+            let found = Int(xmlGetLineNo(node))
+            if found > 0, found != 65_535 { return found }
         }
         return Int(xmlTextReaderGetParserLineNumber(reader))
+    }
+
+    /// An element's line past 65,535, which libxml2 keeps (XML_PARSE_BIG_LINES) only in the text nodes around
+    /// it, as the line where the text ended: that of its first child text, or of the text after it, less the
+    /// newlines the text holds.
+    private static func bigLine(_ node: xmlNodePtr) -> Int? {
+        for candidate in [node.pointee.children, node.pointee.next] {
+            guard let text = candidate, text.pointee.type == XML_TEXT_NODE, let psvi = text.pointee.psvi else {
+                continue
+            }
+            var newlines = 0
+            if var byte = text.pointee.content {
+                while byte.pointee != 0 {
+                    if byte.pointee == 0x0A { newlines += 1 }
+                    byte += 1
+                }
+            }
+            let line = Int(bitPattern: psvi) - newlines
+            return line > 0 ? line : nil
+        }
+        return nil
     }
 
     /// The next element start or end, or `nil` at the end of the document.

@@ -39,7 +39,8 @@ public enum AppleHealthExportGenerator {
             read.filter { !Self.characteristics.contains($0.key) }.values.reduce(0, +)
         }
 
-        static let characteristics: Set = ["dateOfBirth", "biologicalSex", "bloodType", "fitzpatrickSkinType"]
+        /// The characteristics of `<Me>` (in ``read``, not stored as samples).
+        public static let characteristics: Set = ["dateOfBirth", "biologicalSex", "bloodType", "fitzpatrickSkinType"]
     }
 
     /// The first day: 2019-01-01 00:00 UTC, in seconds since the epoch.
