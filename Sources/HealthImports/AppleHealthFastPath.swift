@@ -72,6 +72,8 @@ struct AppleHealthFastPath {
     private var typeBytes: [UInt8] = []
     private var type: HealthType?
     private var typeSeen = false
+    /// `Record ` and the type, as the general path names what it does not import.
+    private var typeName = ""
 
     /// A key being built (reused, so that building one allocates nothing).
     private var scratch: [UInt8] = []
@@ -98,14 +100,29 @@ struct AppleHealthFastPath {
     private var metadataNext = 0
     static let metadataCacheSize = 8
 
-    /// The sample of a record with these attributes and metadata entries, or `nil` when the general path is to
-    /// read it. Counts a creation date and a converted value on `reader` as the general path does.
+    /// The sample of a record with these attributes and metadata entries, or that its type is not in the catalog,
+    /// or that the general path is to read it. Counts a creation date and a converted value on `reader` as the
+    /// general path does.
     mutating func sample(_ attributes: AttributeBytes, _ metadata: MetadataBytes, reader: AppleHealthReader)
-        -> QuantitySample?
+        -> Outcome
     {
         attributes.storage.withUnsafeBufferPointer { storage in
-            sample(storage, fields(attributes, storage), metadata, reader: reader)
+            let fields = fields(attributes, storage)
+            if let sample = sample(storage, fields, metadata, reader: reader) { return .sample(sample) }
+            // A type the catalog lacks: the general path's reason, under the general path's name for it.
+            if fields[.type] != nil, typeSeen, type == nil { return .notInCatalog(typeName) }
+            return .general
         }
+    }
+
+    /// What the fast path made of a record.
+    enum Outcome {
+        case sample(QuantitySample)
+        /// Of a type the catalog lacks (``AppleHealthReader``'s reason: "this type is not in the type catalog"),
+        /// under this name (`Record HKQuantityTypeIdentifierWalkingSpeed`).
+        case notInCatalog(String)
+        /// For the general path.
+        case general
     }
 
     private func fields(_ attributes: AttributeBytes, _ storage: UnsafeBufferPointer<UInt8>) -> Fields {
@@ -151,7 +168,9 @@ struct AppleHealthFastPath {
         guard let typeRange = fields[.type] else { return nil }
         if !typeSeen || !Self.same(typeBytes, storage, typeRange) {
             typeBytes = Array(storage[typeRange])
-            type = AppleHealthMapping.type(Self.string(storage, typeRange))
+            let text = Self.string(storage, typeRange)
+            type = AppleHealthMapping.type(text)
+            typeName = "Record \(text.prefix(96))"
             typeSeen = true
         }
         guard let type, type.isSampleType else { return nil }
@@ -189,7 +208,8 @@ struct AppleHealthFastPath {
                     let text = Self.string(storage, unitRange)
                     unitIsCanonical = text == type.canonicalUnit
                     conversion = nil
-                    if !unitIsCanonical, let from = try? reader.unit(text), let to = try? reader.unit(type.canonicalUnit)
+                    if !unitIsCanonical, let from = try? reader.unit(text),
+                        let to = try? reader.unit(type.canonicalUnit)
                     {
                         conversion = (from, to)
                     }

@@ -116,13 +116,20 @@ public final class AppleHealthReader: @unchecked Sendable {
             if name == "Record" {
                 try xml.attributes(into: &recordAttributes)
                 let children = try readRecordChildren(depth: depth)
-                if usesFastPath, children.beats.isEmpty, children.problem == nil,
-                    let sample = fast.sample(recordAttributes, recordMetadata, reader: self)
-                {
-                    samples.append(sample)
-                    count(sample.type.identifier)
-                    fastRecords += 1
-                    continue
+                if usesFastPath, children.beats.isEmpty, children.problem == nil {
+                    switch fast.sample(recordAttributes, recordMetadata, reader: self) {
+                    case .sample(let sample):
+                        samples.append(sample)
+                        count(sample.type.identifier)
+                        fastRecords += 1
+                        continue
+                    case .notInCatalog(let what):
+                        skip(what, "this type is not in the type catalog", line)
+                        fastRecords += 1
+                        continue
+                    case .general:
+                        break
+                    }
                 }
                 let attributes = recordAttributes.dictionary()
                 let record = record(

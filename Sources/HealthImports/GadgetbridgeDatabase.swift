@@ -37,8 +37,9 @@ public enum GadgetbridgeDatabase {
         let heartRateType: String
         /// The sleep stage of a row: its kind, (Huami's extended table) its `DEEP_SLEEP` and `REM_SLEEP` scores,
         /// and the row's device; `nil` when the row is not sleep.
-        let sleepStage: @Sendable (_ rawKind: Int64, _ deepSleep: Int64?, _ remSleep: Int64?, _ device: DeviceType)
-            -> SleepStage?
+        let sleepStage:
+            @Sendable (_ rawKind: Int64, _ deepSleep: Int64?, _ remSleep: Int64?, _ device: DeviceType)
+                -> SleepStage?
 
         init(
             table: String, name: String, kindColumn: String = "RAW_KIND", milliseconds: Bool = false,

@@ -60,7 +60,8 @@ enum GadgetbridgeImport {
 
     /// The sleep samples of source Gadgetbridge the store holds for these devices (by device key, start to end in
     /// milliseconds), for ``GadgetbridgeReader/storedSleep``; at most a million.
-    static func storedSleep(_ store: any HealthStoreEngine, devices: [String]) async throws -> [String: [Int64: Int64]] {
+    static func storedSleep(_ store: any HealthStoreEngine, devices: [String]) async throws -> [String: [Int64: Int64]]
+    {
         var found: [String: [Int64: Int64]] = [:]
         guard !devices.isEmpty else { return found }
         var cursor: SampleCursor?

@@ -316,11 +316,13 @@ import Testing
         }
         for (type, count) in written.notInCatalog {
             #expect(
-                result.stdout.contains("  Record \(type) \(count) (this type is not in the type catalog; first at line "),
+                result.stdout.contains(
+                    "  Record \(type) \(count) (this type is not in the type catalog; first at line "),
                 "\(type) in \(result.stdout)")
         }
         #expect(result.stdout.contains("  ClinicalRecord \(written.clinicalRecords) ("))
-        #expect(result.stdout.contains("routes: \(written.routeLocations) locations in \(written.routeFiles) GPX files"))
+        #expect(
+            result.stdout.contains("routes: \(written.routeLocations) locations in \(written.routeFiles) GPX files"))
         let counts = try Self.counts(store)
         for (type, count) in written.read where counts[type] != nil {
             #expect(counts[type] == count, "\(type)")

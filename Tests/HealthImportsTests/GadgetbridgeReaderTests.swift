@@ -147,9 +147,10 @@ import Testing
         // The activity table's deep minute (rows.sql), then the stage table's night: light, deep, REM, awake a minute
         // or two each; the unmeasurable row is counted, not stored.
         let night: Int64 = 1_736_208_000
-        #expect(sleep("F0:00:00:00:00:05").filter { $0.0 >= night }.map { ($0.0 - night, $0.1 - night, $0.2) }.map {
-            "\($0.0)-\($0.1):\(Int($0.2))"
-        } == ["0-120:3", "120-240:4", "240-300:5", "300-360:2"])
+        #expect(
+            sleep("F0:00:00:00:00:05").filter { $0.0 >= night }.map { ($0.0 - night, $0.1 - night, $0.2) }.map {
+                "\($0.0)-\($0.1):\(Int($0.2))"
+            } == ["0-120:3", "120-240:4", "240-300:5", "300-360:2"])
         #expect(reader.notImported["GARMIN_SLEEP_STAGE_SAMPLE STAGE=0"]?.count == 1)
         #expect(reader.notImported["GARMIN_SLEEP_STAGE_SAMPLE STAGE=0"]?.first == "TIMESTAMP=1736208360 DEVICE_ID=5")
         let resting = samples.filter { $0.type.identifier == "restingHeartRate" }
@@ -162,7 +163,10 @@ import Testing
         // The first Mi Band: light two minutes, deep two; not worn (3) is not sleep; the kind 9 of the bands after
         // it is not sleep on it either.
         let first: Int64 = 1_736_380_800
-        #expect(sleep("C8:0F:10:00:00:06").map { "\($0.0 - first)-\($0.1 - first):\(Int($0.2))" } == ["0-120:3", "120-240:4"])
+        #expect(
+            sleep("C8:0F:10:00:00:06").map { "\($0.0 - first)-\($0.1 - first):\(Int($0.2))" } == [
+                "0-120:3", "120-240:4",
+            ])
         #expect(reader.devices[6]?.type == 10)
     }
 
@@ -175,7 +179,8 @@ import Testing
             (0..<minutes).map { minute in
                 // Light for 3 minutes, then deep.
                 let kind = minute < 3 ? 9 : 11
-                return "INSERT INTO MI_BAND_ACTIVITY_SAMPLE VALUES (\(night + Int64(minute) * 60), 1, 1, 2, 0, \(kind), 0);"
+                return
+                    "INSERT INTO MI_BAND_ACTIVITY_SAMPLE VALUES (\(night + Int64(minute) * 60), 1, 1, 2, 0, \(kind), 0);"
             }.joined(separator: "\n")
         }
         let older = try Self.database(rows(5))
@@ -201,9 +206,10 @@ import Testing
             SampleQuery(type: .sleepAnalysis, devices: ["C8:0F:10:00:00:01"], limit: 100), as: .owner
         ).samples.filter { $0.start.milliseconds >= night * 1_000 }
         // Light 0-180 s; deep 180-300 s from the older copy (its last row extended by 60 s), then 300-540 s.
-        #expect(sleep.map { "\($0.start.milliseconds / 1_000 - night)-\($0.end.milliseconds / 1_000 - night)" } == [
-            "0-180", "180-300", "300-540",
-        ])
+        #expect(
+            sleep.map { "\($0.start.milliseconds / 1_000 - night)-\($0.end.milliseconds / 1_000 - night)" } == [
+                "0-180", "180-300", "300-540",
+            ])
     }
 
     @Test func reimportingStoresNothingNewAndTheFileIsUnchanged() async throws {

@@ -602,7 +602,9 @@ private final class Generator {
     }
 
     /// Instants `every` seconds apart (±`jitter`) from `from` to `to` after the day's start.
-    static func instants(_ dayStart: Int64, from: Int64, to: Int64, every: Int64, jitter: Int64, _ random: inout SplitMix64)
+    static func instants(
+        _ dayStart: Int64, from: Int64, to: Int64, every: Int64, jitter: Int64, _ random: inout SplitMix64
+    )
         -> [Int64]
     {
         stride(from: dayStart + from, to: dayStart + to, by: Int(every)).map {
@@ -651,7 +653,9 @@ private final class Generator {
         // Steps and distance from the phone and the watch, energy from the watch.
         for (number, writer, count) in [(UInt64(3), phone, 90), (4, watch, 130)] {
             try stream(number, "HKQuantityTypeIdentifierStepCount", "stepCount", writer, unit: "count") { day, random in
-                Self.intervals(day, count, &random).map { ($0.0, $0.1, .fixed(10 + Int(random.next() % 900), decimals: 0)) }
+                Self.intervals(day, count, &random).map {
+                    ($0.0, $0.1, .fixed(10 + Int(random.next() % 900), decimals: 0))
+                }
             }
             try stream(
                 number + 10, "HKQuantityTypeIdentifierDistanceWalkingRunning", "distanceWalkingRunning", writer,
@@ -703,7 +707,8 @@ private final class Generator {
             }
         }
         try stream(17, "HKQuantityTypeIdentifierVO2Max", "vo2Max", watch, unit: "mL/min·kg") { day, random in
-            (day / 86_400) % 7 == 3 ? [(day + 18 * 3_600, day + 18 * 3_600, .fixed(38_000 + Int(random.next() % 8_000), decimals: 3))] : []
+            (day / 86_400) % 7 == 3
+                ? [(day + 18 * 3_600, day + 18 * 3_600, .fixed(38_000 + Int(random.next() % 8_000), decimals: 3))] : []
         } metadata: { [self] _ in
             metadata("HKVO2MaxTestType", "2")
         }
@@ -711,11 +716,19 @@ private final class Generator {
         try stream(19, "HKCategoryTypeIdentifierAppleStandHour", "appleStandHour", watch, unit: nil) { day, random in
             (7..<23).map { hour in
                 let start = day + Int64(hour) * 3_600
-                return (start, start + 3_600, random.next() % 4 == 0 ? .category("HKCategoryValueAppleStandHourIdle") : .category("HKCategoryValueAppleStandHourStood"))
+                return (
+                    start, start + 3_600,
+                    random.next() % 4 == 0
+                        ? .category("HKCategoryValueAppleStandHourIdle")
+                        : .category("HKCategoryValueAppleStandHourStood")
+                )
             }
         }
         try body()
-        try stream(30, "HKQuantityTypeIdentifierBloodGlucose", "bloodGlucose", Self.meter, unit: "mmol&lt;180.1558800000541&gt;/L") {
+        try stream(
+            30, "HKQuantityTypeIdentifierBloodGlucose", "bloodGlucose", Self.meter,
+            unit: "mmol&lt;180.1558800000541&gt;/L"
+        ) {
             day, random in
             [7, 13, 19].map { hour in
                 let at = day + Int64(hour) * 3_600 + Int64(random.next() % 1_800)
@@ -734,8 +747,10 @@ private final class Generator {
         }
         try stream(34, "HKQuantityTypeIdentifierDietaryCaffeine", "dietaryCaffeine", Self.water, unit: "mg") {
             day, random in
-            [(day + 8 * 3_600, day + 8 * 3_600, .fixed(60 + Int(random.next() % 80), decimals: 0)),
-             (day + 14 * 3_600, day + 14 * 3_600, .fixed(60 + Int(random.next() % 80), decimals: 0))]
+            [
+                (day + 8 * 3_600, day + 8 * 3_600, .fixed(60 + Int(random.next() % 80), decimals: 0)),
+                (day + 14 * 3_600, day + 14 * 3_600, .fixed(60 + Int(random.next() % 80), decimals: 0)),
+            ]
         }
         try stream(35, "HKCategoryTypeIdentifierMenstrualFlow", "menstrualFlow", Self.health, unit: nil) { day, _ in
             let cycle = Int(day / 86_400) % 28
@@ -756,10 +771,14 @@ private final class Generator {
         }
         try stream(41, "HKQuantityTypeIdentifierEnvironmentalAudioExposure", nil, watch, unit: "dBASPL") {
             day, random in
-            Self.intervals(day, 30, &random).map { ($0.0, $0.1, .fixed(40_000 + Int(random.next() % 40_000), decimals: 3)) }
+            Self.intervals(day, 30, &random).map {
+                ($0.0, $0.1, .fixed(40_000 + Int(random.next() % 40_000), decimals: 3))
+            }
         }
         try stream(42, "HKQuantityTypeIdentifierHeadphoneAudioExposure", nil, phone, unit: "dBASPL") { day, random in
-            Self.intervals(day, 10, &random).map { ($0.0, $0.1, .fixed(50_000 + Int(random.next() % 30_000), decimals: 3)) }
+            Self.intervals(day, 10, &random).map {
+                ($0.0, $0.1, .fixed(50_000 + Int(random.next() % 30_000), decimals: 3))
+            }
         }
         for (number, type, unit, base) in [
             (UInt64(43), StaticString("HKQuantityTypeIdentifierWalkingSpeed"), StaticString("km/hr"), 3_000),
@@ -768,7 +787,9 @@ private final class Generator {
             (46, "HKQuantityTypeIdentifierWalkingAsymmetryPercentage", "%", 10),
         ] {
             try stream(number, type, nil, phone, unit: unit) { day, random in
-                Self.intervals(day, 20, &random).map { ($0.0, $0.0 + 20, .fixed(base + Int(random.next() % 2_000), decimals: 3)) }
+                Self.intervals(day, 20, &random).map {
+                    ($0.0, $0.0 + 20, .fixed(base + Int(random.next() % 2_000), decimals: 3))
+                }
             }
         }
         try stream(47, "HKCategoryTypeIdentifierMindfulSession", nil, watch, unit: nil) { day, _ in
@@ -849,7 +870,10 @@ private final class Generator {
     /// and Fahrenheit, and a height now and then.
     func body() throws {
         for (number, type, identifier, unit, base, spread, decimals) in [
-            (UInt64(20), StaticString("HKQuantityTypeIdentifierBodyMass"), "bodyMass", StaticString("kg"), 6_200, 300, 2),
+            (
+                UInt64(20), StaticString("HKQuantityTypeIdentifierBodyMass"), "bodyMass", StaticString("kg"), 6_200,
+                300, 2
+            ),
             (21, "HKQuantityTypeIdentifierBodyFatPercentage", "bodyFatPercentage", "%", 2_400, 300, 4),
             (22, "HKQuantityTypeIdentifierBodyMassIndex", "bodyMassIndex", "count", 2_100, 200, 2),
             (23, "HKQuantityTypeIdentifierLeanBodyMass", "leanBodyMass", "kg", 4_700, 200, 2),
@@ -863,13 +887,15 @@ private final class Generator {
             }
         }
         try stream(24, "HKQuantityTypeIdentifierBodyMass", "bodyMass", Self.health, unit: "lb") { day, random in
-            (day / 86_400) % 7 == 0 ? [(day + 20 * 3_600, day + 20 * 3_600, .fixed(1_350 + Int(random.next() % 60), decimals: 1))] : []
+            (day / 86_400) % 7 == 0
+                ? [(day + 20 * 3_600, day + 20 * 3_600, .fixed(1_350 + Int(random.next() % 60), decimals: 1))] : []
         } metadata: { [self] _ in
             metadata("HKWasUserEntered", "1")
         }
         try stream(25, "HKQuantityTypeIdentifierBodyTemperature", "bodyTemperature", Self.health, unit: "degF") {
             day, random in
-            (day / 86_400) % 7 == 1 ? [(day + 8 * 3_600, day + 8 * 3_600, .fixed(970 + Int(random.next() % 25), decimals: 1))] : []
+            (day / 86_400) % 7 == 1
+                ? [(day + 8 * 3_600, day + 8 * 3_600, .fixed(970 + Int(random.next() % 25), decimals: 1))] : []
         } metadata: { [self] _ in
             metadata("HKWasUserEntered", "1")
             metadata("HKBodyTemperatureSensorLocation", "9")
@@ -1070,7 +1096,10 @@ private final class Generator {
             for (type, fields, unit) in [
                 (StaticString("HKQuantityTypeIdentifierActiveEnergyBurned"), "sum=\"\(energy)\"", StaticString("kcal")),
                 ("HKQuantityTypeIdentifierBasalEnergyBurned", "sum=\"\(minutes)\"", "kcal"),
-                ("HKQuantityTypeIdentifierHeartRate", "average=\"\(120 + minutes % 30)\" minimum=\"88\" maximum=\"171\"", "count/min"),
+                (
+                    "HKQuantityTypeIdentifierHeartRate",
+                    "average=\"\(120 + minutes % 30)\" minimum=\"88\" maximum=\"171\"", "count/min"
+                ),
             ] {
                 sink.put("  <WorkoutStatistics type=\"")
                 sink.put(type)
@@ -1164,13 +1193,15 @@ private final class Generator {
             sink.put(fixed: 300_000 + Int(random.next() % 400_000), decimals: 3)
             sink.put("\" activeEnergyBurnedGoal=\"")
             sink.put(int: day < 400 ? 400 : 500)
-            sink.put("\" activeEnergyBurnedUnit=\"kcal\" appleMoveTime=\"0\" appleMoveTimeGoal=\"0\" appleExerciseTime=\"")
+            sink.put(
+                "\" activeEnergyBurnedUnit=\"kcal\" appleMoveTime=\"0\" appleMoveTimeGoal=\"0\" appleExerciseTime=\"")
             sink.put(int: Int(random.next() % 90))
             sink.put("\" appleExerciseTimeGoal=\"30\" appleStandHours=\"")
             sink.put(int: 6 + Int(random.next() % 10))
             sink.put("\" appleStandHoursGoal=\"12\"/>\n")
             written.activitySummaries += 1
-            for goal in ["activeEnergyBurnedGoal", "appleMoveTimeGoal", "appleExerciseTimeGoal", "appleStandHoursGoal"] {
+            for goal in ["activeEnergyBurnedGoal", "appleMoveTimeGoal", "appleExerciseTimeGoal", "appleStandHoursGoal"]
+            {
                 written.read[goal, default: 0] += 1
             }
             try sink.flushIfFull()
@@ -1184,7 +1215,8 @@ private final class Generator {
                 " <ClinicalRecord type=\"HKClinicalTypeIdentifierLabResultRecord\" identifier=\"lab-")
             sink.put(int: day)
             sink.put(
-                "\" sourceName=\"St Thomas’ Hospital\" sourceURL=\"https://fhir.example.org/r4\" fhirVersion=\"4.0.1\" receivedDate=\"")
+                "\" sourceName=\"St Thomas’ Hospital\" sourceURL=\"https://fhir.example.org/r4\" fhirVersion=\"4.0.1\" receivedDate=\""
+            )
             time(dayStart(day) + 10 * 3_600)
             sink.put("\" resourceFilePath=\"/clinical-records/lab-")
             sink.put(int: day)
@@ -1192,11 +1224,15 @@ private final class Generator {
             written.clinicalRecords += 1
         }
         for day in stride(from: 0, to: days, by: 365) {
-            sink.put(" <Audiogram type=\"HKDataTypeIdentifierAudiogram\" sourceName=\"Mimi\" sourceVersion=\"5.1\" startDate=\"")
+            sink.put(
+                " <Audiogram type=\"HKDataTypeIdentifierAudiogram\" sourceName=\"Mimi\" sourceVersion=\"5.1\" startDate=\""
+            )
             time(dayStart(day) + 11 * 3_600)
             sink.put("\" endDate=\"")
             time(dayStart(day) + 11 * 3_600 + 600)
-            sink.put("\">\n  <SensitivityPoint frequencyValue=\"1000\" frequencyUnit=\"Hz\" leftEarValue=\"10\" leftEarUnit=\"dBHL\" rightEarValue=\"15\" rightEarUnit=\"dBHL\"/>\n </Audiogram>\n")
+            sink.put(
+                "\">\n  <SensitivityPoint frequencyValue=\"1000\" frequencyUnit=\"Hz\" leftEarValue=\"10\" leftEarUnit=\"dBHL\" rightEarValue=\"15\" rightEarUnit=\"dBHL\"/>\n </Audiogram>\n"
+            )
             written.audiograms += 1
         }
     }
