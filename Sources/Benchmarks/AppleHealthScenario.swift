@@ -99,6 +99,8 @@ enum AppleHealthScenario {
     }
 
     static func removeStore(_ path: String) throws {
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        for suffix in ["", "-wal", "-shm", "-access", "-access-wal", "-access-shm"] {
+            try? FileManager.default.removeItem(atPath: path + suffix)
+        }
     }
 }
