@@ -736,7 +736,13 @@ public final class AppleHealthReader: @unchecked Sendable {
 
     /// The device of a `device` text (``AppleHealthMapping/device(_:)``), its fields checked against the limit.
     func device(text: String) throws(MappingError) -> Device? {
-        if let known = deviceCache[text] { return known }
+        // Keyed by what the device depends on: the text after the object address, which changes from record to
+        // record (so that one device is one value, its strings shared, and the cache stays small).
+        var key = text
+        if text.hasPrefix("<<HKDevice:"), let close = text.firstIndex(of: ">") {
+            key = "\u{0}" + text[text.index(after: close)...]
+        }
+        if let known = deviceCache[key] { return known }
         let device = AppleHealthMapping.device(text)
         if let device {
             let fields = [
@@ -747,7 +753,7 @@ public final class AppleHealthReader: @unchecked Sendable {
                 throw MappingError("a device field is longer than \(Self.maximumNameBytes) bytes")
             }
         }
-        if deviceCache.count < 10_000 { deviceCache[text] = device }
+        if deviceCache.count < 10_000 { deviceCache[key] = device }
         return device
     }
 
