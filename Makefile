@@ -50,7 +50,7 @@ build: deps
 # crash's backtrace lacks line numbers.
 BLOCKING_SUITES := StoreConformanceTests|PostgresStoreTests|CLITests
 TEST_BUILD := -debug-info-format none
-test: deps lint
+test: deps lint $(VENV)/.healthkit
 	$(MAKE) --no-print-directory fuzz-smoke
 	$(SWIFT) build --build-tests $(TEST_BUILD)
 	$(MAKE) --no-print-directory test-deb
@@ -91,6 +91,13 @@ $(VENV)/.fhir: $(VENV)/.selenium
 # with the `jsonschema` package in .venv), and read back into an empty store: the same export. About 2 s.
 $(VENV)/.omh: $(VENV)/.selenium
 	$(VENV)/bin/pip install -q 'jsonschema==4.26.0' 'rfc3339-validator==0.1.4'
+	@touch $@
+
+# healthkit-to-sqlite (PyPI), the peer of the apple-health benchmark (Sources/Benchmarks/AppleHealthScenario.swift):
+# pinned, with the sqlite-utils it writes through. `make bench` and `make test` (its smoke run) install it.
+$(VENV)/.healthkit:
+	@test -x $(VENV)/bin/pip || /usr/bin/python3 -m venv --system-site-packages $(VENV)
+	$(VENV)/bin/pip install -q 'healthkit-to-sqlite==1.0.1' 'sqlite-utils==4.2.1'
 	@touch $@
 
 test-omh: deps $(VENV)/.omh
@@ -221,7 +228,7 @@ RELEASE = mkdir -p .build && $(SWIFT) build -c release --static-swift-stdlib -Xl
     > .build/release-build.log 2>&1; status=$$?; grep -v "the use of .mktemp. is dangerous" .build/release-build.log; \
     exit $$status
 
-bench: deps
+bench: deps $(VENV)/.healthkit
 	@$(call RELEASE,Benchmarks)
 	@$(call RELEASE,wearhouse)
 	.build/release/Benchmarks $(BENCH_FLAGS) $(SCENARIO)

@@ -108,9 +108,11 @@ let package = Package(
             ],
             swiftSettings: strict),
 
-        // Helpers shared by the test targets (a seedable generator, tolerant comparison, a whole store's contents).
+        // Helpers shared by the test targets (a seedable generator, tolerant comparison, a whole store's contents, a
+        // generated Apple Health export, which the apple-health benchmark uses too).
         .target(
-            name: "TestSupport", dependencies: ["FakeDevices", "Health"], path: "Tests/Support", swiftSettings: strict),
+            name: "TestSupport", dependencies: ["Support", "FakeDevices", "Health"], path: "Tests/Support",
+            swiftSettings: strict),
         // The whole gateway on a private bus (FakeBlueZ, the BlueZ client, the service, SQLite), for the gateway
         // and trace suites.
         .target(
@@ -147,7 +149,8 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "HealthWebTests", dependencies: ["HealthWeb"], swiftSettings: strict),
         .testTarget(
-            name: "HealthImportsTests", dependencies: ["HealthImports", "Health", "SQLiteStore"], swiftSettings: strict),
+            name: "HealthImportsTests",
+            dependencies: ["HealthImports", "Health", "SQLiteStore", "Support", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "FakeDevicesTests", dependencies: ["Support", "FakeDevices", "GATT", "DBus", "BlueZ", "TestSupport"],

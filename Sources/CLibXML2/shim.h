@@ -1,4 +1,4 @@
-// CLibXML2: Debian's libxml2 (libxml2-dev), for its streaming pull parser (xmlTextReader). Only
+// CLibXML2: Debian's libxml2 (libxml2-dev), for its SAX2 push parser (a streaming pull reader is built on it). Only
 // Sources/HealthImports/XMLPullReader.swift uses it.
 //
 // Debian builds libxml2 with ICU, and <libxml/encoding.h> then includes ICU's headers, whose enums clash with the

@@ -129,21 +129,36 @@ public enum AppleHealthMapping {
     /// An export time, `yyyy-MM-dd HH:mm:ss ±hhmm` (`2024-03-30 22:15:04 +0100`): the instant and the offset in
     /// seconds, or `nil` when it is not that form.
     public static func time(_ text: String) -> (instant: Instant, offset: Int32)? {
-        var bytes = text.utf8.makeIterator()
+        var text = text
+        return text.withUTF8 { time(bytes: $0) }
+    }
+
+    /// ``time(_:)`` of the UTF-8 bytes of the text.
+    public static func time(bytes: UnsafeBufferPointer<UInt8>) -> (instant: Instant, offset: Int32)? {
+        guard bytes.count == 25 else { return nil }
+        var position = 0
         func digits(_ count: Int) -> Int? {
             var value = 0
             for _ in 0..<count {
-                guard let byte = bytes.next(), byte >= 0x30, byte <= 0x39 else { return nil }
+                let byte = bytes[position]
+                guard byte >= 0x30, byte <= 0x39 else { return nil }
                 value = value * 10 + Int(byte - 0x30)
+                position += 1
             }
             return value
         }
-        func expect(_ character: UInt8) -> Bool { bytes.next() == character }
+        func expect(_ character: UInt8) -> Bool {
+            defer { position += 1 }
+            return bytes[position] == character
+        }
         guard let year = digits(4), expect(0x2D), let month = digits(2), expect(0x2D), let day = digits(2),
             expect(0x20), let hour = digits(2), expect(0x3A), let minute = digits(2), expect(0x3A),
-            let second = digits(2), expect(0x20), let sign = bytes.next(), sign == 0x2B || sign == 0x2D,
-            let offsetHours = digits(2), let offsetMinutes = digits(2), bytes.next() == nil, offsetHours <= 23,
-            offsetMinutes <= 59
+            let second = digits(2), expect(0x20)
+        else { return nil }
+        let sign = bytes[position]
+        position += 1
+        guard sign == 0x2B || sign == 0x2D, let offsetHours = digits(2), let offsetMinutes = digits(2),
+            offsetHours <= 23, offsetMinutes <= 59
         else { return nil }
         guard
             let local = try? LocalDateTime(

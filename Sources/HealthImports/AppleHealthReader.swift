@@ -48,12 +48,34 @@ public final class AppleHealthReader: @unchecked Sendable {
     public private(set) var characteristics: [(type: HealthType, value: Characteristics.Value)] = []
     /// What went to the store, by type identifier (samples, heartbeat series, correlations, workouts,
     /// characteristics), as read; the store's outcomes say which were new.
-    public private(set) var read: [String: Int] = [:]
+    public var read: [String: Int] {
+        var all = readCounts
+        if lastReadCount > 0 { all[lastReadType, default: 0] += lastReadCount }
+        return all
+    }
+    private var readCounts: [String: Int] = [:]
+    /// The type read last and how many of it since it was added to ``readCounts`` (records come grouped by type,
+    /// so counting them there costs a string comparison, not a hash, per record).
+    private var lastReadType = ""
+    private var lastReadCount = 0
     public private(set) var notImported: [String: Skipped] = [:]
+    /// What of the catalog's types was not imported, by type identifier (also in ``notImported``, by element):
+    /// how many, the first reason and its line.
+    public private(set) var skippedByType: [String: Skipped] = [:]
     /// Records whose value was converted from the export's unit to the type's, by type identifier.
-    public private(set) var converted: [String: Int] = [:]
+    public internal(set) var converted: [String: Int] = [:]
     /// Records, correlations and workouts whose `creationDate` was not kept (the model has none).
-    public private(set) var creationDates = 0
+    public internal(set) var creationDates = 0
+    /// Whether top-level records go through ``AppleHealthFastPath`` first (else every record is read by the
+    /// general path, which the tests compare it with).
+    public var usesFastPath = true
+    /// Records the fast path took.
+    public private(set) var fastRecords = 0
+    private var fast = AppleHealthFastPath()
+    /// The attributes and metadata of the record being read, kept from record to record.
+    private var recordAttributes = AttributeBytes()
+    private var entryAttributes = AttributeBytes()
+    private var recordMetadata = MetadataBytes()
     /// Route locations counted onto their workouts (the model keeps no location series).
     public private(set) var routeLocations = 0
     public private(set) var routeFiles = 0
@@ -91,26 +113,51 @@ public final class AppleHealthReader: @unchecked Sendable {
                 continue
             }
             let line = xml.line
-            let attributes = try xml.attributes()
-            switch name {
-            case "Record":
-                let record = try readRecord(attributes, depth: depth)
+            if name == "Record" {
+                try xml.attributes(into: &recordAttributes)
+                let children = try readRecordChildren(depth: depth)
+                if usesFastPath, children.beats.isEmpty, children.problem == nil {
+                    switch fast.sample(recordAttributes, recordMetadata, reader: self) {
+                    case .sample(let sample):
+                        samples.append(sample)
+                        count(sample.type.identifier)
+                        fastRecords += 1
+                        continue
+                    case .notInCatalog(let what):
+                        skip(what, "this type is not in the type catalog", line)
+                        fastRecords += 1
+                        continue
+                    case .general:
+                        break
+                    }
+                }
+                let attributes = recordAttributes.dictionary()
+                let record = record(
+                    attributes, metadata: recordMetadata.pairs, beats: children.beats, problem: children.problem)
                 switch record.sample {
                 case .success(let sample):
                     samples.append(sample)
-                    read[sample.type.identifier, default: 0] += 1
+                    count(sample.type.identifier)
                 case .failure(let failure):
                     skip("Record \(attributes["type"]?.prefix(96) ?? "without a type")", failure.description, line)
+                    if let type = attributes["type"].flatMap(AppleHealthMapping.type) {
+                        skip(type: type.identifier, failure.description, line)
+                    }
                 }
                 if let beats = record.series {
                     switch beats {
                     case .success(let one):
                         series.append(one)
-                        read[HealthType.heartbeatSeries.identifier, default: 0] += 1
+                        count(HealthType.heartbeatSeries.identifier)
                     case .failure(let failure):
                         skip("HeartRateVariabilityMetadataList", failure.description, line)
+                        skip(type: HealthType.heartbeatSeries.identifier, failure.description, line)
                     }
                 }
+                continue
+            }
+            let attributes = try xml.attributes()
+            switch name {
             case "Correlation":
                 try readCorrelation(attributes, depth: depth, line: line)
             case "Workout":
@@ -127,7 +174,7 @@ public final class AppleHealthReader: @unchecked Sendable {
                 do throws(MappingError) {
                     for goal in try activityGoals(attributes) {
                         samples.append(goal)
-                        read[goal.type.identifier, default: 0] += 1
+                        count(goal.type.identifier)
                     }
                 } catch {
                     skip(name, error.description, line)
@@ -153,6 +200,27 @@ public final class AppleHealthReader: @unchecked Sendable {
         }
         guard !samples.isEmpty || !series.isEmpty else { return nil }
         return SampleBatch(samples, heartbeats: series)
+    }
+
+    /// Counts one more of `type` read.
+    private func count(_ type: String) {
+        if type == lastReadType {
+            lastReadCount += 1
+            return
+        }
+        if lastReadCount > 0 { readCounts[lastReadType, default: 0] += lastReadCount }
+        lastReadType = type
+        lastReadCount = 1
+    }
+
+    /// Counts a record, correlation, workout or heartbeat series of the catalog's `type` not imported, under its
+    /// type (``skippedByType``); the first reason and line are kept.
+    private func skip(type: String, _ reason: String, _ line: Int) {
+        if skippedByType[type] == nil {
+            skippedByType[type] = Skipped(count: 1, reason: reason, line: line)
+        } else {
+            skippedByType[type]?.count += 1
+        }
     }
 
     private func skip(_ what: String, _ reason: String, _ line: Int, count: Int = 1) {
@@ -184,34 +252,47 @@ public final class AppleHealthReader: @unchecked Sendable {
         var series: Result<HeartbeatSeriesSample, MappingError>?
     }
 
-    private func readRecord(_ attributes: [String: String], depth: Int) throws(XMLReadError) -> RecordResult {
-        var metadata: [(String, String)] = []
+    /// What a `<Record>` holds besides its metadata entries (which go to ``recordMetadata``): its beats, and the
+    /// first thing in it a record does not hold.
+    struct RecordChildren {
         var beats: [(bpm: String, time: String)] = []
         var problem: String?
+    }
+
+    /// Reads the children of the `<Record>` ``XMLPullReader/next()`` just started at `depth`, up to its end; its
+    /// metadata entries into ``recordMetadata``.
+    private func readRecordChildren(depth: Int) throws(XMLReadError) -> RecordChildren {
+        recordMetadata.removeAll()
+        var children = RecordChildren()
         while let event = try xml.next() {
             switch event {
             case .end(_, let end) where end == depth:
-                return record(attributes, metadata: metadata, beats: beats, problem: problem)
+                return children
             case .start("MetadataEntry", let at) where at == depth + 1:
-                let entry = try xml.attributes()
-                metadata.append((entry["key"] ?? "", entry["value"] ?? ""))
+                try xml.attributes(into: &entryAttributes)
+                recordMetadata.append(entryAttributes)
             case .start("HeartRateVariabilityMetadataList", let at) where at == depth + 1:
                 continue
             case .start("InstantaneousBeatsPerMinute", let at) where at == depth + 2:
                 let beat = try xml.attributes()
-                guard beats.count < 100_000 else {
-                    problem = "more than 100000 beats"
+                guard children.beats.count < 100_000 else {
+                    children.problem = "more than 100000 beats"
                     continue
                 }
-                beats.append((beat["bpm"] ?? "", beat["time"] ?? ""))
+                children.beats.append((beat["bpm"] ?? "", beat["time"] ?? ""))
             case .start(let name, let at):
-                problem = problem ?? "it holds <\(name.prefix(64))>, which a record does not"
+                children.problem = children.problem ?? "it holds <\(name.prefix(64))>, which a record does not"
                 try xml.skip(depth: at)
             case .end:
                 continue
             }
         }
         throw XMLReadError(line: xml.line, message: "the document ends inside a <Record>")
+    }
+
+    private func readRecord(_ attributes: [String: String], depth: Int) throws(XMLReadError) -> RecordResult {
+        let children = try readRecordChildren(depth: depth)
+        return record(attributes, metadata: recordMetadata.pairs, beats: children.beats, problem: children.problem)
     }
 
     private func record(
@@ -324,9 +405,12 @@ public final class AppleHealthReader: @unchecked Sendable {
                         throw MappingError("more than \(Self.maximumObjects) correlations and workouts in one export")
                     }
                     correlations.append(correlation)
-                    read[correlation.type.identifier, default: 0] += 1
+                    count(correlation.type.identifier)
                 } catch {
                     skip(what, error.description, line)
+                    if let type = attributes["type"].flatMap(AppleHealthMapping.type), type.kind == .correlation {
+                        skip(type: type.identifier, error.description, line)
+                    }
                 }
                 return
             case .start("MetadataEntry", let at) where at == depth + 1:
@@ -390,9 +474,10 @@ public final class AppleHealthReader: @unchecked Sendable {
                         throw MappingError("more than \(Self.maximumObjects) correlations and workouts in one export")
                     }
                     workouts.append(workout)
-                    read[HealthType.workout.identifier, default: 0] += 1
+                    count(HealthType.workout.identifier)
                 } catch {
                     skip(what, error.description, line)
+                    skip(type: HealthType.workout.identifier, error.description, line)
                 }
                 return
             case .start("MetadataEntry", let at) where at == depth + 1:
@@ -600,7 +685,7 @@ public final class AppleHealthReader: @unchecked Sendable {
             do throws(MappingError) {
                 guard let value = try AppleHealthMapping.characteristic(text, of: type) else { continue }
                 characteristics.append((type, value))
-                read[type.identifier, default: 0] += 1
+                count(type.identifier)
             } catch {
                 skip("Me \(key.prefix(96))", error.description, line)
             }
@@ -628,8 +713,12 @@ public final class AppleHealthReader: @unchecked Sendable {
     }
 
     private func source(_ attributes: [String: String]) throws(MappingError) -> Source {
-        let name = attributes["sourceName"] ?? defaultSource
-        let version = attributes["sourceVersion"]
+        try source(name: attributes["sourceName"], version: attributes["sourceVersion"])
+    }
+
+    /// The source of a `sourceName` and `sourceVersion` (the default source without a name).
+    func source(name: String?, version: String?) throws(MappingError) -> Source {
+        let name = name ?? defaultSource
         let key = name + "\u{0}" + (version ?? "\u{1}")
         if let known = sourceCache[key] { return known }
         guard name.utf8.count <= Self.maximumNameBytes, (version?.utf8.count ?? 0) <= Self.maximumNameBytes else {
@@ -642,7 +731,18 @@ public final class AppleHealthReader: @unchecked Sendable {
 
     private func device(_ attributes: [String: String]) throws(MappingError) -> Device? {
         guard let text = attributes["device"] else { return nil }
-        if let known = deviceCache[text] { return known }
+        return try device(text: text)
+    }
+
+    /// The device of a `device` text (``AppleHealthMapping/device(_:)``), its fields checked against the limit.
+    func device(text: String) throws(MappingError) -> Device? {
+        // Keyed by what the device depends on: the text after the object address, which changes from record to
+        // record (so that one device is one value, its strings shared, and the cache stays small).
+        var key = text
+        if text.hasPrefix("<<HKDevice:"), let close = text.firstIndex(of: ">") {
+            key = "\u{0}" + text[text.index(after: close)...]
+        }
+        if let known = deviceCache[key] { return known }
         let device = AppleHealthMapping.device(text)
         if let device {
             let fields = [
@@ -653,12 +753,12 @@ public final class AppleHealthReader: @unchecked Sendable {
                 throw MappingError("a device field is longer than \(Self.maximumNameBytes) bytes")
             }
         }
-        if deviceCache.count < 10_000 { deviceCache[text] = device }
+        if deviceCache.count < 10_000 { deviceCache[key] = device }
         return device
     }
 
     /// Metadata entries as the model's (``AppleHealthMapping/metadataKey(_:)``, ``metadataValue(_:key:)``).
-    private func metadata(_ entries: [(String, String)]) throws(MappingError) -> [String: MetadataValue] {
+    func metadata(_ entries: [(String, String)]) throws(MappingError) -> [String: MetadataValue] {
         guard entries.count <= Self.maximumMetadataKeys else {
             throw MappingError("more than \(Self.maximumMetadataKeys) metadata entries")
         }
@@ -676,7 +776,7 @@ public final class AppleHealthReader: @unchecked Sendable {
         return metadata
     }
 
-    private func unit(_ text: String) throws(MappingError) -> HealthUnit {
+    func unit(_ text: String) throws(MappingError) -> HealthUnit {
         if let known = unitCache[text] { return known }
         guard text.utf8.count <= Self.maximumNameBytes else { throw MappingError("the unit is too long") }
         do {

@@ -53,10 +53,14 @@ public final class GadgetbridgeReader: @unchecked Sendable {
         public var device: Device
         /// Gadgetbridge's device type key (`DEVICE.TYPE`).
         public var type: Int64
+        /// Gadgetbridge's device type name (`DEVICE.TYPE_NAME`, `MIBAND`), where the database has the column.
+        public var typeName: String?
     }
 
     private struct Scan {
         var family: GadgetbridgeDatabase.Family
+        /// The type of the table's `HEART_RATE` samples.
+        var heartRateType: HealthType
         var deviceID: Int64
         var statement: SQLiteStatement?
     }
@@ -85,6 +89,13 @@ public final class GadgetbridgeReader: @unchecked Sendable {
     private var rowsRead: Int64 = 0
     private var shownPercent = -1
 
+    /// The `sleepAnalysis` samples of source Gadgetbridge the store holds already, by device key, their starts
+    /// and ends in milliseconds: a sleep run that begins where one of them does and goes on past its end (the last
+    /// run of an older copy of the database, which a newer copy continues) is stored from that end on, so that
+    /// importing a newer copy adds only what is new and no sleep twice. Set before reading (the import sets it from
+    /// the store, Sources/WearhouseCLI/GadgetbridgeImport.swift).
+    public var storedSleep: [String: [Int64: Int64]] = [:]
+
     /// The devices of the `DEVICE` table, by their row id.
     public private(set) var devices: [Int64: DeviceRow] = [:]
     /// The sample tables read (of ``GadgetbridgeDatabase/families`` and the Pebble overlay), with their rows.
@@ -104,6 +115,10 @@ public final class GadgetbridgeReader: @unchecked Sendable {
         try readDevices(hasAttributes: names.contains("DEVICE_ATTRIBUTES"))
         let mapped = Set(GadgetbridgeDatabase.families.map(\.table))
         for family in GadgetbridgeDatabase.families where names.contains(family.table) {
+            guard let heartRateType = HealthTypeCatalog.type(family.heartRateType) else {
+                skip("table \(family.table)", "its heart rate type is not in the catalog", "", count: 1)
+                continue
+            }
             let columns = try file.columns(of: family.table)
             guard columns.isSuperset(of: ["TIMESTAMP", "DEVICE_ID"]) else {
                 skip("table \(family.table)", "it has no TIMESTAMP or DEVICE_ID column", "", count: 1)
@@ -119,7 +134,7 @@ public final class GadgetbridgeReader: @unchecked Sendable {
                     count: Int(orphans))
             }
             for id in devices.keys.sorted() {
-                pending.append(Scan(family: family, deviceID: id, statement: nil))
+                pending.append(Scan(family: family, heartRateType: heartRateType, deviceID: id, statement: nil))
             }
         }
         if names.contains(GadgetbridgeDatabase.pebbleOverlayTable) {
@@ -209,7 +224,7 @@ public final class GadgetbridgeReader: @unchecked Sendable {
                 + "ORDER BY VALID_FROM_UTC DESC LIMIT 1)" : "NULL"
         let statement = try file.prepare(
             "SELECT _id, NAME, \(column("MANUFACTURER")), IDENTIFIER, \(column("TYPE")), \(column("MODEL")), "
-                + "\(firmware) FROM DEVICE D ORDER BY _id LIMIT \(Self.maximumDevices + 1)")
+                + "\(firmware), \(column("TYPE_NAME")) FROM DEVICE D ORDER BY _id LIMIT \(Self.maximumDevices + 1)")
         do {
             while try statement.step() {
                 guard devices.count < Self.maximumDevices else {
@@ -223,7 +238,8 @@ public final class GadgetbridgeReader: @unchecked Sendable {
                 let device = Device(
                     name: text(1), manufacturer: text(2), model: text(5), firmwareVersion: text(6),
                     localIdentifier: text(3))
-                devices[id] = DeviceRow(id: id, device: device, type: statement.optionalInt64(4) ?? 0)
+                devices[id] = DeviceRow(
+                    id: id, device: device, type: statement.optionalInt64(4) ?? 0, typeName: text(7))
             }
         } catch let error as GadgetbridgeError {
             throw error
@@ -238,8 +254,10 @@ public final class GadgetbridgeReader: @unchecked Sendable {
         let table = scan.family.table
         let columns = try file.columns(of: table)
         func column(_ name: String) -> String { columns.contains(name) ? name : "NULL" }
+        // A time in milliseconds is read in seconds (rounded down), as every other table keeps it.
+        let timestamp = scan.family.milliseconds ? "TIMESTAMP / 1000" : "TIMESTAMP"
         let statement = try file.prepare(
-            "SELECT TIMESTAMP, \(column("STEPS")), \(column("HEART_RATE")), \(column("RAW_KIND")), "
+            "SELECT \(timestamp), \(column("STEPS")), \(column("HEART_RATE")), \(column(scan.family.kindColumn)), "
                 + "\(column("DEEP_SLEEP")), \(column("REM_SLEEP")) FROM \(GadgetbridgeFile.identifier(table)) "
                 + "WHERE DEVICE_ID = ? ORDER BY TIMESTAMP")
         do {
@@ -263,8 +281,16 @@ public final class GadgetbridgeReader: @unchecked Sendable {
             return nil
         }
         var stage: GadgetbridgeDatabase.SleepStage?
-        if let kind = statement.optionalInt64(3) {
-            stage = scan.family.sleepStage(kind, statement.optionalInt64(4), statement.optionalInt64(5))
+        let kind = statement.optionalInt64(3)
+        if let kind {
+            let row = devices[scan.deviceID]
+            let type = GadgetbridgeDatabase.DeviceType(key: row?.type ?? 0, name: row?.typeName)
+            stage = scan.family.sleepStage(kind, statement.optionalInt64(4), statement.optionalInt64(5), type)
+        }
+        if scan.family.rowsAreSleep, stage == nil {
+            skip(
+                "\(table) \(scan.family.kindColumn)=\(kind.map(String.init) ?? "NULL")",
+                "not a sleep stage (0 is unmeasurable)", place(timestamp, scan))
         }
         return Row(
             timestamp: timestamp, steps: statement.optionalInt64(1), heartRate: statement.optionalInt64(2),
@@ -304,7 +330,7 @@ public final class GadgetbridgeReader: @unchecked Sendable {
                 let instant = Instant(seconds: row.timestamp)
                 append(
                     QuantitySample(
-                        type: .heartRate, start: instant, end: instant, startOffsetSeconds: offset,
+                        type: scan.heartRateType, start: instant, end: instant, startOffsetSeconds: offset,
                         value: Double(rate), source: Self.source, device: device),
                     table, row, scan, into: &samples)
             } else if [-1, 0, 255].contains(rate) {
@@ -342,12 +368,19 @@ public final class GadgetbridgeReader: @unchecked Sendable {
     private func appendSleep(
         _ sleep: SleepRun, _ table: String, _ deviceID: Int64, into samples: inout [QuantitySample]
     ) {
+        let device = devices[deviceID]?.device
+        // A run that continues sleep stored from an older copy of the database (whose last run ended where that
+        // copy's rows did) keeps the stored samples and adds only the rest.
+        var start = sleep.start * 1_000
+        if let device, let stored = storedSleep[device.key] {
+            while let end = stored[start], end > start, end < sleep.end * 1_000 { start = end }
+        }
         let sample = QuantitySample(
-            type: .sleepAnalysis, start: Instant(seconds: sleep.start), end: Instant(seconds: sleep.end),
-            startOffsetSeconds: Self.offset(at: sleep.start), value: Double(sleep.stage.categoryValue),
-            source: Self.source, device: devices[deviceID]?.device)
+            type: .sleepAnalysis, start: Instant(milliseconds: start), end: Instant(seconds: sleep.end),
+            startOffsetSeconds: Self.offset(at: start / 1_000), value: Double(sleep.stage.categoryValue),
+            source: Self.source, device: device)
         if let reason = sample.invalidityReason(as: .sleepAnalysis) {
-            skip("\(table) sleep", reason, "TIMESTAMP=\(sleep.start) DEVICE_ID=\(deviceID)")
+            skip("\(table) sleep", reason, "TIMESTAMP=\(start / 1_000) DEVICE_ID=\(deviceID)")
             return
         }
         samples.append(sample)

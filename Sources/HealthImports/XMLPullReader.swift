@@ -18,16 +18,19 @@ public struct XMLReadError: Error, CustomStringConvertible, Sendable {
     public var description: String { line > 0 ? "line \(line): \(message)" : message }
 }
 
-/// A streaming XML pull reader: libxml2's `xmlTextReader`, wrapped once (the only user of `CLibXML2`).
+/// A streaming XML pull reader over libxml2's SAX2 push parser, wrapped once (the only user of `CLibXML2`).
 ///
-/// It reads from a callback (so a zip entry is parsed in place), holds one element at a time, and keeps to
-/// ``Limits``. It never touches the network or the file system on the document's behalf: `XML_PARSE_NONET`, no
+/// It reads from a callback (so a zip entry is parsed in place), in pieces of 64 KiB: libxml2 calls back for each
+/// element start and end of a piece, which are queued (names, depths, lines and attributes, nothing of a tree) and
+/// handed out one by one, so memory holds one piece's elements whatever the document's size. It keeps to
+/// ``Limits``, and never touches the network or the file system on the document's behalf: `XML_PARSE_NONET`, no
 /// DTD loading, no entity substitution, an external entity loader that refuses everything, and a document that
 /// declares entities at all (an Apple Health export declares none) or refers to one is refused. libxml2's own
 /// limits stay on (no `XML_PARSE_HUGE`: text nodes and names of at most 10 MB, nesting of at most 256).
 ///
 /// Events come as ``Event/start(_:depth:)`` and ``Event/end(_:depth:)``, an empty element's end right after its
-/// start; text, comments and processing instructions are skipped. Not thread-safe: one owner reads it.
+/// start; text, comments and processing instructions are skipped. An element's line is the one its start tag
+/// ends on (its end's, for an end). Not thread-safe: one owner reads it.
 public final class XMLPullReader {
     public struct Limits: Sendable {
         /// The deepest an element may nest (the root is depth 0).
@@ -51,22 +54,63 @@ public final class XMLPullReader {
     /// What the read callback gets: where to put the bytes; it returns how many it put there (0 at the end).
     public typealias Read = (UnsafeMutableRawBufferPointer) throws -> Int
 
-    /// The callback's state, passed to libxml2 as its context.
-    private final class Input {
-        let read: Read
-        var failure: (any Error)?
-        var firstError: String?
-        var firstErrorLine = 0
-
-        init(read: @escaping Read) { self.read = read }
+    /// One queued event: an element's start (with where its attributes are in ``Parse/attributes``) or end, or
+    /// the error that stops the document there.
+    struct Queued {
+        var event: Event?
+        var line: Int
+        var attributes: Range<Int> = 0..<0
+        /// The limit an element's attributes passed, thrown when they are asked for.
+        var attributeError: String?
+        var error: XMLReadError?
     }
 
-    private let reader: xmlTextReaderPtr
-    private let input: Input
-    private let limits: Limits
-    /// The start of an empty element was returned: its end comes next.
-    private var pendingEnd: (String, Int)?
-    private var sawRoot = false
+    /// The parser's state, passed to libxml2's callbacks as their context.
+    final class Parse {
+        let limits: Limits
+        var context: xmlParserCtxtPtr?
+        var queue: [Queued] = []
+        var head = 0
+        /// The attributes of the queued starts: names and values in ``storage``.
+        var attributes = AttributeBytes()
+        var depth = -1
+        var sawRoot = false
+        var stopped = false
+        var firstError: String?
+        var firstErrorLine = 0
+        /// Element names by the pointer libxml2 interns them at (the same name, the same pointer, in one parse).
+        var names: [UnsafeRawPointer: String] = [:]
+
+        init(limits: Limits) { self.limits = limits }
+
+        var line: Int { Int(context?.pointee.input?.pointee.line ?? 0) }
+
+        func name(_ local: UnsafePointer<xmlChar>?, _ prefix: UnsafePointer<xmlChar>?) -> String {
+            guard let local else { return "" }
+            if let prefix { return XMLPullReader.text(prefix) + ":" + XMLPullReader.text(local) }
+            if let known = names[UnsafeRawPointer(local)] { return known }
+            let name = XMLPullReader.text(local)
+            if names.count < 4_096 { names[UnsafeRawPointer(local)] = name }
+            return name
+        }
+
+        /// Queues an error that ends the document here, and stops the parser.
+        func stop(_ message: String) {
+            guard !stopped else { return }
+            stopped = true
+            queue.append(Queued(event: nil, line: line, error: XMLReadError(line: line, message: message)))
+            if let context { xmlStopParser(context) }
+        }
+    }
+
+    private let input: Read
+    private let parse: Parse
+    private let context: xmlParserCtxtPtr
+    private var buffer = [UInt8](repeating: 0, count: 65_536)
+    private var finished = false
+    private var failure: XMLReadError?
+    /// The event ``next()`` returned last.
+    private var current: Queued?
 
     /// Refuses every external entity, DTD and XInclude libxml2 might fetch, for the whole process.
     private static let installLoader: Void = {
@@ -77,109 +121,141 @@ public final class XMLPullReader {
     /// A reader of the document `read` yields; `name` is what errors call it.
     public init(name: String, limits: Limits = Limits(), read: @escaping Read) throws(XMLReadError) {
         _ = Self.installLoader
-        let input = Input(read: read)
-        let context = Unmanaged.passUnretained(input).toOpaque()
-        let options = Int32(XML_PARSE_NONET.rawValue) | Int32(XML_PARSE_NOCDATA.rawValue)
-        guard
-            let reader = xmlReaderForIO(
-                { context, buffer, length in
-                    guard let context, let buffer, length > 0 else { return -1 }
-                    let input = Unmanaged<XMLPullReader.Input>.fromOpaque(context).takeUnretainedValue()
-                    do {
-                        let count = try input.read(UnsafeMutableRawBufferPointer(start: buffer, count: Int(length)))
-                        return Int32(clamping: count)
-                    } catch {
-                        input.failure = error
-                        return -1
-                    }
-                }, { _ in 0 }, context, name, nil, options)
-        else { throw XMLReadError(line: 0, message: "cannot start the XML reader") }
-        self.reader = reader
-        self.input = input
-        self.limits = limits
-        xmlTextReaderSetStructuredErrorHandler(
-            reader,
-            { context, error in
-                guard let context, let error else { return }
-                let input = Unmanaged<XMLPullReader.Input>.fromOpaque(context).takeUnretainedValue()
-                guard input.firstError == nil, error.pointee.level.rawValue >= XML_ERR_ERROR.rawValue else { return }
-                let message = error.pointee.message.map { String(cString: $0) } ?? "malformed XML"
-                input.firstError = message.trimmingCharacters(in: .whitespacesAndNewlines)
-                input.firstErrorLine = Int(error.pointee.line)
-            }, context)
-    }
-
-    deinit { xmlFreeTextReader(reader) }
-
-    /// The line of the node the reader is on (where the parser is, when it is on none).
-    public var line: Int {
-        if let node = xmlTextReaderCurrentNode(reader) {
-            let line = xmlGetLineNo(node)
-            if line > 0 { return Int(line) }
+        let parse = Parse(limits: limits)
+        var handler = xmlSAXHandler()
+        handler.initialized = UInt32(XML_SAX2_MAGIC)
+        handler.startElementNs = { context, local, prefix, _, namespaceCount, namespaces, count, _, attributes in
+            guard let context else { return }
+            Unmanaged<Parse>.fromOpaque(context).takeUnretainedValue().start(
+                local, prefix, Int(namespaceCount), namespaces, Int(count), attributes)
         }
-        return Int(xmlTextReaderGetParserLineNumber(reader))
+        handler.endElementNs = { context, local, prefix, _ in
+            guard let context else { return }
+            let parse = Unmanaged<Parse>.fromOpaque(context).takeUnretainedValue()
+            guard !parse.stopped else { return }
+            parse.queue.append(Queued(event: .end(parse.name(local, prefix), depth: parse.depth), line: parse.line))
+            parse.depth -= 1
+        }
+        handler.entityDecl = { context, _, _, _, _, _ in
+            guard let context else { return }
+            Unmanaged<Parse>.fromOpaque(context).takeUnretainedValue().stop(
+                "the document declares entities, which are not accepted")
+        }
+        handler.reference = { context, _ in
+            guard let context else { return }
+            Unmanaged<Parse>.fromOpaque(context).takeUnretainedValue().stop(
+                "the document refers to an entity, which is not accepted")
+        }
+        handler.serror = { context, error in
+            guard let context, let error else { return }
+            let parse = Unmanaged<Parse>.fromOpaque(context).takeUnretainedValue()
+            guard parse.firstError == nil, error.pointee.level.rawValue >= XML_ERR_ERROR.rawValue else { return }
+            let message = error.pointee.message.map { String(cString: $0) } ?? "malformed XML"
+            parse.firstError = message.trimmingCharacters(in: .whitespacesAndNewlines)
+            parse.firstErrorLine = Int(error.pointee.line)
+        }
+        let opaque = Unmanaged.passUnretained(parse).toOpaque()
+        guard let context = xmlCreatePushParserCtxt(&handler, opaque, nil, 0, name) else {
+            throw XMLReadError(line: 0, message: "cannot start the XML parser")
+        }
+        _ = xmlCtxtUseOptions(context, Int32(XML_PARSE_NONET.rawValue) | Int32(XML_PARSE_NOCDATA.rawValue))
+        parse.context = context
+        self.context = context
+        self.parse = parse
+        self.input = read
     }
+
+    deinit { xmlFreeParserCtxt(context) }
+
+    /// The line of the element ``next()`` returned last (where the parser is, before the first).
+    public var line: Int { current?.line ?? parse.line }
 
     /// The next element start or end, or `nil` at the end of the document.
     public func next() throws(XMLReadError) -> Event? {
-        if let (name, depth) = pendingEnd {
-            pendingEnd = nil
-            return .end(name, depth: depth)
-        }
-        while true {
-            let status = xmlTextReaderRead(reader)
-            if status == 0 {
-                guard sawRoot else { throw XMLReadError(line: line, message: "the document has no element") }
+        while parse.head == parse.queue.count {
+            parse.queue.removeAll(keepingCapacity: true)
+            parse.attributes.removeAll()
+            parse.head = 0
+            if finished {
+                current = nil
                 return nil
             }
-            guard status == 1 else { throw failure() }
-            let type = xmlTextReaderNodeType(reader)
-            switch type {
-            case Int32(XML_READER_TYPE_ELEMENT.rawValue):
-                let depth = Int(xmlTextReaderDepth(reader))
-                guard depth <= limits.maximumDepth else {
-                    throw XMLReadError(line: line, message: "elements nest deeper than \(limits.maximumDepth)")
-                }
-                if depth == 0 {
-                    sawRoot = true
-                    try refuseDeclaredEntities()
-                }
-                let name = currentName()
-                if xmlTextReaderIsEmptyElement(reader) == 1 { pendingEnd = (name, depth) }
-                return .start(name, depth: depth)
-            case Int32(XML_READER_TYPE_END_ELEMENT.rawValue):
-                return .end(currentName(), depth: Int(xmlTextReaderDepth(reader)))
-            case Int32(XML_READER_TYPE_ENTITY_REFERENCE.rawValue), Int32(XML_READER_TYPE_ENTITY.rawValue):
-                throw XMLReadError(line: line, message: "the document refers to an entity, which is not accepted")
-            default:
-                continue
+            try feed()
+        }
+        let queued = parse.queue[parse.head]
+        parse.head += 1
+        current = queued
+        if let error = queued.error { throw error }
+        return queued.event
+    }
+
+    /// Gives libxml2 the next piece of the document (the end, when the input has no more).
+    private func feed() throws(XMLReadError) {
+        if let failure { throw failure }
+        let count: Int
+        do {
+            count = try buffer.withUnsafeMutableBytes { bytes in try input(bytes) }
+        } catch {
+            let failure = XMLReadError(line: parse.line, message: "cannot read: \(error)", isRead: true)
+            self.failure = failure
+            throw failure
+        }
+        guard count >= 0, count <= buffer.count else {
+            let failure = XMLReadError(
+                line: parse.line, message: "cannot read: the input gave \(count) bytes", isRead: true)
+            self.failure = failure
+            throw failure
+        }
+        let status = buffer.withUnsafeBytes { raw -> Int32 in
+            let start = raw.baseAddress?.assumingMemoryBound(to: CChar.self)
+            return xmlParseChunk(context, count > 0 ? start : nil, Int32(count), count > 0 ? 0 : 1)
+        }
+        if parse.stopped {
+            finished = true
+            return
+        }
+        if status != 0 || context.pointee.wellFormed == 0 {
+            finished = true
+            let line = parse.firstErrorLine > 0 ? parse.firstErrorLine : parse.line
+            parse.queue.append(
+                Queued(
+                    event: nil, line: line,
+                    error: XMLReadError(line: line, message: parse.firstError ?? "malformed XML")))
+            return
+        }
+        if count == 0 {
+            finished = true
+            if !parse.sawRoot {
+                parse.queue.append(
+                    Queued(
+                        event: nil, line: parse.line,
+                        error: XMLReadError(line: parse.line, message: "the document has no element")))
             }
         }
     }
 
     /// The attributes of the element ``next()`` just started, by name.
     public func attributes() throws(XMLReadError) -> [String: String] {
-        var found: [String: String] = [:]
-        guard xmlTextReaderMoveToFirstAttribute(reader) == 1 else { return found }
-        defer { xmlTextReaderMoveToElement(reader) }
-        repeat {
-            guard found.count < limits.maximumAttributes else {
-                throw XMLReadError(
-                    line: line, message: "an element has more than \(limits.maximumAttributes) attributes")
+        var bytes = AttributeBytes()
+        try attributes(into: &bytes)
+        return bytes.dictionary()
+    }
+
+    /// The attributes of the element ``next()`` just started, as bytes: each name and value copied into `list`
+    /// (emptied first), in document order (namespace declarations first, as `xmlns` and `xmlns:prefix`), under the
+    /// same limits as ``attributes()`` (which is this, as strings).
+    public func attributes(into list: inout AttributeBytes) throws(XMLReadError) {
+        list.removeAll()
+        guard let current, case .start = current.event else { return }
+        if let message = current.attributeError { throw XMLReadError(line: current.line, message: message) }
+        let storage = parse.attributes.storage
+        storage.withUnsafeBufferPointer { bytes in
+            for entry in parse.attributes.entries[current.attributes] {
+                list.append(
+                    name: UnsafeBufferPointer(rebasing: bytes[entry.name]),
+                    value: UnsafeBufferPointer(rebasing: bytes[entry.value]))
             }
-            guard let name = xmlTextReaderConstName(reader) else { continue }
-            let value = xmlTextReaderConstValue(reader)
-            let length = value.map { strlen(UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self)) } ?? 0
-            guard length <= limits.maximumAttributeBytes else {
-                throw XMLReadError(
-                    line: line,
-                    message:
-                        "attribute \(Self.text(name).prefix(64)) is longer than \(limits.maximumAttributeBytes) bytes"
-                )
-            }
-            found[Self.text(name)] = value.map(Self.text) ?? ""
-        } while xmlTextReaderMoveToNextAttribute(reader) == 1
-        return found
+        }
     }
 
     /// Skips what is inside the element ``next()`` just started at `depth` (its end included).
@@ -189,38 +265,145 @@ public final class XMLPullReader {
         }
     }
 
-    private func currentName() -> String {
-        xmlTextReaderConstName(reader).map(Self.text) ?? ""
-    }
-
-    private static func text(_ characters: UnsafePointer<xmlChar>) -> String {
+    fileprivate static func text(_ characters: UnsafePointer<xmlChar>) -> String {
         String(cString: UnsafeRawPointer(characters).assumingMemoryBound(to: CChar.self))
     }
+}
 
-    /// An error for a failed read: the input's own, else libxml2's first error, else a generic one.
-    private func failure() -> XMLReadError {
-        if let failure = input.failure {
-            return XMLReadError(line: line, message: "cannot read: \(failure)", isRead: true)
+extension XMLPullReader.Parse {
+    /// An element's start: queued with its attributes (namespace declarations first, as libxml2's reader gives
+    /// them), or the error of a limit passed.
+    func start(
+        _ local: UnsafePointer<xmlChar>?, _ prefix: UnsafePointer<xmlChar>?, _ namespaceCount: Int,
+        _ namespaces: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?, _ count: Int,
+        _ values: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?
+    ) {
+        guard !stopped else { return }
+        depth += 1
+        let name = name(local, prefix)
+        guard depth <= limits.maximumDepth else {
+            stop("elements nest deeper than \(limits.maximumDepth)")
+            return
         }
-        return XMLReadError(
-            line: input.firstErrorLine > 0 ? input.firstErrorLine : line, message: input.firstError ?? "malformed XML")
-    }
-
-    /// Refuses a document whose DTD declares entities (the root element's document is looked at once).
-    private func refuseDeclaredEntities() throws(XMLReadError) {
-        guard let node = xmlTextReaderCurrentNode(reader), let document = node.pointee.doc else { return }
-        for subset in [document.pointee.intSubset, document.pointee.extSubset] {
-            guard let dtd = subset else { continue }
-            for table in [dtd.pointee.entities, dtd.pointee.pentities] {
-                guard let table else { continue }
-                if xmlHashSize(OpaquePointer(table)) > 0 {
-                    throw XMLReadError(
-                        line: line, message: "the document declares entities, which are not accepted")
+        sawRoot = true
+        let first = attributes.count
+        var error: String?
+        func add(_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>, _ shown: () -> String) {
+            guard error == nil else { return }
+            guard attributes.count - first < limits.maximumAttributes else {
+                error = "an element has more than \(limits.maximumAttributes) attributes"
+                return
+            }
+            guard value.count <= limits.maximumAttributeBytes else {
+                error = "attribute \(shown().prefix(64)) is longer than \(limits.maximumAttributeBytes) bytes"
+                return
+            }
+            attributes.append(name: name, value: value)
+        }
+        func bytes(_ text: UnsafePointer<xmlChar>?) -> UnsafeBufferPointer<UInt8> {
+            guard let text else { return UnsafeBufferPointer(start: nil, count: 0) }
+            return UnsafeBufferPointer(
+                start: text, count: strlen(UnsafeRawPointer(text).assumingMemoryBound(to: CChar.self)))
+        }
+        if let namespaces {
+            for index in 0..<namespaceCount {
+                let prefix = namespaces[2 * index]
+                let uri = bytes(namespaces[2 * index + 1])
+                if let prefix {
+                    let qualified = Array("xmlns:".utf8) + Array(bytes(prefix))
+                    qualified.withUnsafeBufferPointer { add($0, uri) { String(decoding: qualified, as: UTF8.self) } }
+                } else {
+                    let plain: StaticString = "xmlns"
+                    add(UnsafeBufferPointer(start: plain.utf8Start, count: plain.utf8CodeUnitCount), uri) { "xmlns" }
                 }
             }
         }
+        if let values {
+            for index in 0..<count {
+                let base = 5 * index
+                guard let attributeName = values[base] else { continue }
+                let start = values[base + 3]
+                let end = values[base + 4]
+                let value =
+                    if let start, let end, end > start {
+                        UnsafeBufferPointer(start: start, count: end - start)
+                    } else {
+                        UnsafeBufferPointer<UInt8>(start: nil, count: 0)
+                    }
+                if let attributePrefix = values[base + 1] {
+                    let qualified = Array(bytes(attributePrefix)) + [UInt8(ascii: ":")] + Array(bytes(attributeName))
+                    qualified.withUnsafeBufferPointer { add($0, value) { String(decoding: qualified, as: UTF8.self) } }
+                } else {
+                    add(bytes(attributeName), value) { XMLPullReader.text(attributeName) }
+                }
+            }
+        }
+        queue.append(
+            XMLPullReader.Queued(
+                event: .start(name, depth: depth), line: line, attributes: first..<attributes.count,
+                attributeError: error))
     }
 }
 
 @available(*, unavailable)
 extension XMLPullReader: Sendable {}
+
+/// An element's attributes as UTF-8 bytes (``XMLPullReader/attributes(into:)``): names and values one after the
+/// other in one buffer, each value followed by a NUL byte (so that C's number parsers can read it in place), and
+/// a list of where each is. Kept by its owner from element to element, so that reading one allocates nothing.
+public struct AttributeBytes: Sendable {
+    /// Where one attribute's name and value are in ``storage``.
+    public struct Entry: Sendable {
+        public var name: Range<Int>
+        public var value: Range<Int>
+    }
+
+    public private(set) var storage: [UInt8] = []
+    public private(set) var entries: [Entry] = []
+
+    public init() {
+        storage.reserveCapacity(1_024)
+        entries.reserveCapacity(16)
+    }
+
+    public var count: Int { entries.count }
+
+    public mutating func removeAll() {
+        storage.removeAll(keepingCapacity: true)
+        entries.removeAll(keepingCapacity: true)
+    }
+
+    public mutating func append(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+        let nameStart = storage.count
+        storage.append(contentsOf: name)
+        let valueStart = storage.count
+        storage.append(contentsOf: value)
+        entries.append(Entry(name: nameStart..<valueStart, value: valueStart..<storage.count))
+        storage.append(0)
+    }
+
+    /// Where the value of the attribute `name` is (the last of that name), or `nil`.
+    public func value(_ name: StaticString) -> Range<Int>? {
+        let wanted = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+        var found: Range<Int>?
+        storage.withUnsafeBufferPointer { bytes in
+            guard let base = bytes.baseAddress, let other = wanted.baseAddress else { return }
+            for entry in entries where entry.name.count == wanted.count {
+                if memcmp(base + entry.name.lowerBound, other, wanted.count) == 0 { found = entry.value }
+            }
+        }
+        return found
+    }
+
+    /// The bytes at `range` as a string (invalid UTF-8 repaired, as `String(cString:)` repairs it).
+    public func string(_ range: Range<Int>) -> String {
+        String(decoding: storage[range], as: UTF8.self)
+    }
+
+    /// Every attribute by name, as strings (a later one of the same name wins).
+    public func dictionary() -> [String: String] {
+        var found: [String: String] = [:]
+        for entry in entries { found[string(entry.name)] = string(entry.value) }
+        return found
+    }
+}

@@ -84,6 +84,10 @@ enum AppleHealthImport {
         summary.outcomes = counts
         summary.read = reader.read
         summary.converted = reader.converted
+        for (type, skipped) in reader.skippedByType {
+            let place = skipped.line > 0 ? "; first at line \(skipped.line)" : ""
+            summary.skipped[type] = (skipped.count, skipped.reason + place)
+        }
         summary.after = await ImportSummary.storedCounts(store, of: summary.read.keys)
         summary.before = summary.before.filter { summary.after[$0.key] != nil }
         if reader.routeFiles > 0 {

@@ -14,9 +14,10 @@ enum GadgetbridgeImport {
         do {
             let reader = try GadgetbridgeReader(path: file, progress: progress)
             let store = try StoreLocation.open(store: options.store, mustExist: false)
-            let types = [HealthType.stepCount, .heartRate, .sleepAnalysis].map(\.identifier)
+            let types = [HealthType.stepCount, .heartRate, .sleepAnalysis].map(\.identifier) + ["restingHeartRate"]
             var summary = ImportSummary()
             summary.before = await ImportSummary.storedCounts(store, of: types)
+            reader.storedSleep = try await storedSleep(store, devices: reader.devices.values.map(\.device.key))
             summary.outcomes = try await store.saveAll(as: .owner) { try reader.next() }
             bar?.end()
             summary.after = await ImportSummary.storedCounts(store, of: types)
@@ -55,5 +56,28 @@ enum GadgetbridgeImport {
             console.error("\(file): \(error); nothing was imported")
             return .ioError
         }
+    }
+
+    /// The sleep samples of source Gadgetbridge the store holds for these devices (by device key, start to end in
+    /// milliseconds), for ``GadgetbridgeReader/storedSleep``; at most a million.
+    static func storedSleep(_ store: any HealthStoreEngine, devices: [String]) async throws -> [String: [Int64: Int64]]
+    {
+        var found: [String: [Int64: Int64]] = [:]
+        guard !devices.isEmpty else { return found }
+        var cursor: SampleCursor?
+        var count = 0
+        repeat {
+            let page = try await store.samples(
+                SampleQuery(
+                    type: .sleepAnalysis, sources: [GadgetbridgeReader.source.identifier], devices: devices,
+                    limit: 10_000, cursor: cursor), as: .owner)
+            for sample in page.samples {
+                guard let key = sample.device?.key else { continue }
+                found[key, default: [:]][sample.start.milliseconds] = sample.end.milliseconds
+            }
+            count += page.samples.count
+            cursor = page.next
+        } while cursor != nil && count < 1_000_000
+        return found
     }
 }

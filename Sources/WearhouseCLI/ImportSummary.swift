@@ -14,6 +14,8 @@ struct ImportSummary {
     /// The store's samples of each type read, before and after the import.
     var before: [String: Int] = [:]
     var after: [String: Int] = [:]
+    /// What of each type was not imported: how many and why (with where the first is), by type identifier.
+    var skipped: [String: (count: Int, why: String)] = [:]
     /// Lines between the types and what was not imported (routes, devices, ...).
     var notes: [String] = []
     /// What was not imported: what, how many, and why (with where the first is).
@@ -38,8 +40,9 @@ struct ImportSummary {
             "\(outcomes[$0] ?? 0) \($0.rawValue)"
         }
         var lines = ["\(outcomes.values.reduce(0, +)) samples: \(summary.joined(separator: ", "))"]
-        lines.append(read.isEmpty ? "read: nothing" : "by type:")
-        for (type, count) in read.sorted(by: { $0.key < $1.key }) {
+        lines.append(read.isEmpty && skipped.isEmpty ? "read: nothing" : "by type:")
+        for type in Set(read.keys).union(skipped.keys).sorted() {
+            let count = read[type] ?? 0
             var parts = ["\(count) read"]
             if let before = before[type], let after = after[type] {
                 let new = max(after - before, 0)
@@ -49,6 +52,7 @@ struct ImportSummary {
             if let converted = converted[type], converted > 0 {
                 parts.append("\(converted) converted from another unit")
             }
+            if let skipped = skipped[type] { parts.append("\(skipped.count) skipped (\(skipped.why))") }
             lines.append("  \(type): " + parts.joined(separator: ", "))
         }
         lines += notes

@@ -294,6 +294,46 @@ import Testing
         #expect(me.dateOfBirth?.description.hasPrefix("1985-06-15") == true)
     }
 
+    /// A generated export (Tests/Support/AppleHealthExportGenerator.swift: 36 record types from ten sources, beats,
+    /// correlations, workouts with routes, activity summaries, clinical records), zipped: the summary's counts per
+    /// type are the generator's, the store holds them (by `store check`), and a second import stores nothing.
+    @Test func aGeneratedExportImportsEveryTypeAsItsGeneratorCounts() throws {
+        let folder = try Folder()
+        let root = folder.url.appendingPathComponent("generated/apple_health_export")
+        let written = try AppleHealthExportGenerator.write(days: 6, seed: 3, to: root)
+        let zip = folder.path("generated.zip")
+        let made = try WearhouseRunner.runTool("/usr/bin/env", ["python3", "-m", "zipfile", "-c", zip, root.path])
+        #expect(made.status == 0, "\(made.stderr)")
+        let store = folder.path("health.db")
+        let result = try WearhouseRunner.run(["import-samples", "--store", store, zip])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(
+            result.stdout.hasPrefix("\(written.stored) samples: \(written.stored) inserted, 0 duplicate"),
+            "\(result.stdout.prefix(300))")
+        for (type, count) in written.read where !AppleHealthExportGenerator.Written.characteristics.contains(type) {
+            let new = type == "workout" || type == "bloodPressure" || type == "food" ? "" : ", \(count) new"
+            #expect(result.stdout.contains("  \(type): \(count) read\(new)"), "\(type) \(count) in \(result.stdout)")
+        }
+        for (type, count) in written.notInCatalog {
+            #expect(
+                result.stdout.contains(
+                    "  Record \(type) \(count) (this type is not in the type catalog; first at line "),
+                "\(type) in \(result.stdout)")
+        }
+        #expect(result.stdout.contains("  ClinicalRecord \(written.clinicalRecords) ("))
+        #expect(
+            result.stdout.contains("routes: \(written.routeLocations) locations in \(written.routeFiles) GPX files"))
+        let counts = try Self.counts(store)
+        for (type, count) in written.read where counts[type] != nil {
+            #expect(counts[type] == count, "\(type)")
+        }
+        #expect(counts["heartRate"] == written.read["heartRate"])
+        let again = try WearhouseRunner.run(["import-samples", "--store", store, zip])
+        #expect(
+            again.stdout.hasPrefix("\(written.stored) samples: 0 inserted, \(written.stored) duplicate"),
+            "\(again.stdout.prefix(300))")
+    }
+
     /// The store's sample counts by type (`store check`), after checking its integrity.
     static func counts(_ store: String) throws -> [String: Int] {
         let check = try WearhouseRunner.run(["store", "check", "--store", store, "--json"])

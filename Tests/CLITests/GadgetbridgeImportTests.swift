@@ -22,12 +22,12 @@ import Testing
 
         func path(_ name: String) -> String { url.appendingPathComponent(name).path }
 
-        /// `Gadgetbridge`, as its Export database writes it: schema.sql and rows.sql.
-        func database() throws -> String {
-            let path = path("Gadgetbridge")
+        /// `Gadgetbridge`, as its Export database writes it: schema.sql and rows.sql (and `extra` SQL).
+        func database(_ name: String = "Gadgetbridge", extra: String = "") throws -> String {
+            let path = path(name)
             let schema = try String(contentsOf: resources.appendingPathComponent("schema.sql"), encoding: .utf8)
             let rows = try String(contentsOf: resources.appendingPathComponent("rows.sql"), encoding: .utf8)
-            try SQLiteConnection(path: path).execute(schema + rows)
+            try SQLiteConnection(path: path).execute(schema + rows + extra)
             return path
         }
     }
@@ -75,5 +75,34 @@ import Testing
         let result = try WearhouseRunner.run(["import-samples", "--store", folder.path("health.db"), other])
         #expect(result.status == 65, "\(result.stdout) \(result.stderr)")
         #expect(result.stderr.contains("without Gadgetbridge's tables"), "\(result.stderr)")
+    }
+
+    /// An older copy of the database whose night ends in the middle of a stage, then a newer copy going on with it:
+    /// the newer copy adds only the rest of the night (the import asks the store for the Gadgetbridge sleep it
+    /// holds), and each minute of sleep is stored once.
+    @Test func aNewerCopyAddsOnlyTheRestOfTheNight() async throws {
+        let folder = try Folder()
+        let night: Int64 = 1_736_467_200
+        func rows(_ minutes: Int) -> String {
+            (0..<minutes).map { minute in
+                "INSERT INTO MI_BAND_ACTIVITY_SAMPLE VALUES (\(night + Int64(minute) * 60), 1, 1, 2, 0, 11, 0);"
+            }.joined(separator: "\n")
+        }
+        let older = try folder.database("older", extra: rows(4))
+        let newer = try folder.database("newer", extra: rows(10))
+        let store = folder.path("health.db")
+        let first = try WearhouseRunner.run(["import-samples", "--store", store, older])
+        #expect(first.stdout.hasPrefix("34 samples: 34 inserted"), "\(first.stdout)")
+        let second = try WearhouseRunner.run(["import-samples", "--store", store, newer])
+        #expect(second.stdout.hasPrefix("34 samples: 1 inserted, 33 duplicate"), "\(second.stdout)")
+        let again = try WearhouseRunner.run(["import-samples", "--store", store, newer])
+        #expect(again.stdout.hasPrefix("34 samples: 0 inserted, 34 duplicate"), "\(again.stdout)")
+        let sleep = try await SQLiteHealthStore(path: store).samples(
+            SampleQuery(type: .sleepAnalysis, from: Instant(seconds: night), limit: 100), as: .owner
+        ).samples
+        #expect(
+            sleep.map { ($0.start.milliseconds / 1_000 - night, $0.end.milliseconds / 1_000 - night) }.map {
+                "\($0)-\($1)"
+            } == ["0-240", "240-600"])
     }
 }

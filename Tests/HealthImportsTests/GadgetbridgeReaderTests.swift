@@ -124,6 +124,94 @@ import Testing
         #expect(reader.tables == tables)
     }
 
+    /// Garmin's sleep stages and resting heart rates (time samples, in milliseconds), and the first Mi Band's
+    /// kinds (4 deep, 5 light) in the table it shares with the bands after it.
+    @Test func garminSleepAndRestingHeartRateAndTheFirstMiBand() throws {
+        let garmin = try String(contentsOf: Self.resources.appendingPathComponent("garmin.sql"), encoding: .utf8)
+        let miBand1 = """
+            INSERT INTO DEVICE VALUES (6, 'MI', 'Xiaomi', 'C8:0F:10:00:00:06', 10, NULL, NULL, NULL);
+            INSERT INTO MI_BAND_ACTIVITY_SAMPLE VALUES (1736380800, 6, 1, 5, 0, 5, 0);
+            INSERT INTO MI_BAND_ACTIVITY_SAMPLE VALUES (1736380860, 6, 1, 5, 0, 5, 0);
+            INSERT INTO MI_BAND_ACTIVITY_SAMPLE VALUES (1736380920, 6, 1, 2, 0, 4, 0);
+            INSERT INTO MI_BAND_ACTIVITY_SAMPLE VALUES (1736380980, 6, 1, 2, 0, 4, 0);
+            INSERT INTO MI_BAND_ACTIVITY_SAMPLE VALUES (1736381040, 6, 1, 0, 0, 3, 0);
+            INSERT INTO MI_BAND_ACTIVITY_SAMPLE VALUES (1736381100, 6, 1, 40, 25, 9, 0);
+
+            """
+        let (reader, samples) = try Self.readAll(try Self.database(garmin + miBand1))
+        func sleep(_ device: String) -> [(Int64, Int64, Double)] {
+            samples.filter { $0.type == .sleepAnalysis && $0.device?.localIdentifier == device }.map {
+                ($0.start.milliseconds / 1_000, $0.end.milliseconds / 1_000, $0.value)
+            }
+        }
+        // The activity table's deep minute (rows.sql), then the stage table's night: light, deep, REM, awake a minute
+        // or two each; the unmeasurable row is counted, not stored.
+        let night: Int64 = 1_736_208_000
+        #expect(
+            sleep("F0:00:00:00:00:05").filter { $0.0 >= night }.map { ($0.0 - night, $0.1 - night, $0.2) }.map {
+                "\($0.0)-\($0.1):\(Int($0.2))"
+            } == ["0-120:3", "120-240:4", "240-300:5", "300-360:2"])
+        #expect(reader.notImported["GARMIN_SLEEP_STAGE_SAMPLE STAGE=0"]?.count == 1)
+        #expect(reader.notImported["GARMIN_SLEEP_STAGE_SAMPLE STAGE=0"]?.first == "TIMESTAMP=1736208360 DEVICE_ID=5")
+        let resting = samples.filter { $0.type.identifier == "restingHeartRate" }
+        #expect(resting.map(\.value) == [52])
+        #expect(resting.first?.start == Instant(seconds: night))
+        #expect(resting.first?.device?.localIdentifier == "F0:00:00:00:00:05")
+        #expect(reader.notImported["GARMIN_HEART_RATE_RESTING_SAMPLE HEART_RATE=0"]?.count == 1)
+        #expect(reader.tables["GARMIN_SLEEP_STAGE_SAMPLE"] == 7)
+        #expect(reader.tables["GARMIN_HEART_RATE_RESTING_SAMPLE"] == 2)
+        // The first Mi Band: light two minutes, deep two; not worn (3) is not sleep; the kind 9 of the bands after
+        // it is not sleep on it either.
+        let first: Int64 = 1_736_380_800
+        #expect(
+            sleep("C8:0F:10:00:00:06").map { "\($0.0 - first)-\($0.1 - first):\(Int($0.2))" } == [
+                "0-120:3", "120-240:4",
+            ])
+        #expect(reader.devices[6]?.type == 10)
+    }
+
+    /// A newer copy of the database whose night goes on from where the older copy's rows ended: importing the
+    /// older, then the newer, stores the older copy's last run as it was and only the rest of the night after it,
+    /// so the stored sleep covers each minute once; importing the newer again stores nothing.
+    @Test func aNewerCopyContinuingTheLastSleepRunAddsOnlyTheRest() async throws {
+        let night: Int64 = 1_736_467_200
+        func rows(_ minutes: Int) -> String {
+            (0..<minutes).map { minute in
+                // Light for 3 minutes, then deep.
+                let kind = minute < 3 ? 9 : 11
+                return
+                    "INSERT INTO MI_BAND_ACTIVITY_SAMPLE VALUES (\(night + Int64(minute) * 60), 1, 1, 2, 0, \(kind), 0);"
+            }.joined(separator: "\n")
+        }
+        let older = try Self.database(rows(5))
+        let newer = try Self.database(rows(9))
+        let store = try SQLiteHealthStore(path: older + "-store.db")
+        func importing(_ path: String) async throws -> [WriteOutcome: Int] {
+            let reader = try GadgetbridgeReader(path: path, progress: nil)
+            var stored: [String: [Int64: Int64]] = [:]
+            let page = try await store.samples(
+                SampleQuery(type: .sleepAnalysis, sources: ["Gadgetbridge"], limit: 10_000), as: .owner)
+            for sample in page.samples {
+                stored[sample.device?.key ?? "", default: [:]][sample.start.milliseconds] = sample.end.milliseconds
+            }
+            reader.storedSleep = stored
+            return try await store.saveAll(as: .owner) { try reader.next() }
+        }
+        #expect(try await importing(older)[.inserted] == 33 + 2)
+        let second = try await importing(newer)
+        #expect(second[.inserted] == 1)
+        #expect(second[.duplicate] == 33 + 1)
+        #expect(try await importing(newer) == [.duplicate: 33 + 2])
+        let sleep = try await store.samples(
+            SampleQuery(type: .sleepAnalysis, devices: ["C8:0F:10:00:00:01"], limit: 100), as: .owner
+        ).samples.filter { $0.start.milliseconds >= night * 1_000 }
+        // Light 0-180 s; deep 180-300 s from the older copy (its last row extended by 60 s), then 300-540 s.
+        #expect(
+            sleep.map { "\($0.start.milliseconds / 1_000 - night)-\($0.end.milliseconds / 1_000 - night)" } == [
+                "0-180", "180-300", "300-540",
+            ])
+    }
+
     @Test func reimportingStoresNothingNewAndTheFileIsUnchanged() async throws {
         let path = try Self.database()
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
