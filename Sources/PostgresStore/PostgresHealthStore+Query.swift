@@ -264,3 +264,11 @@ extension PostgresHealthStore {
         }
     }
 }
+
+extension PostgresHealthStore {
+    /// ``HealthStoreEngine/sampleColumns(_:as:)``: the page ``samples(_:as:)`` reads, column by column (every sample
+    /// is a row here, read as one).
+    public func sampleColumns(_ query: SampleQuery, as caller: Caller) throws -> SampleColumns {
+        SampleColumns(try samples(query, as: caller))
+    }
+}

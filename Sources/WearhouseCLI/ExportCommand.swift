@@ -3,6 +3,7 @@ import GATT
 internal import Glibc
 import Health
 import SQLiteStore
+import StoreEngine
 
 /// `wearhouse export`: samples as CSV, Open mHealth NDJSON or FHIR R4 Observations (NDJSON), each carrying
 /// its id, so re-importing an export is idempotent.
@@ -26,8 +27,9 @@ struct ExportCommand: Command {
         JSON; a heartbeat series gives one row per beat (its RR interval in ms at the beat's instant). sqlite: a
         database of one row per sample (tables types, samples and heartbeats; times as ISO text and epoch
         milliseconds, metadata as JSON text) that sqlite3, Datasette or pandas read as it is
-        (docs/sqlite-export.md); needs --out. Samples are written as they are read, \(ExportCommand.pageSize) at
-        a time, so memory stays flat whatever the export's size; --out is written beside the file and renamed over
+        (docs/sqlite-export.md); needs --out. Samples are written as they are read (\(ExportCommand.columnsPageSize)
+        samples, or \(ExportCommand.pageSize) series, correlations or workouts, at a time), so memory stays flat
+        whatever the export's size; --out is written beside the file and renamed over
         it once complete. A running count shows on stderr when it is a terminal (and the data does not go there).
         """
     }
@@ -99,26 +101,27 @@ struct ExportCommand: Command {
                 }
             }
             let progress = console.showsProgress(dataOnTerminal: options.out == nil) ? CountProgress(console) : nil
-            var output = format == .csv ? Self.csvHeader : ""
-            func flush() throws(PrivateFile.Failure) {
-                if let file { try file.write(output) } else { console.out(output) }
-                output = ""
+            let output = OutputBuffer { bytes throws(PrivateFile.Failure) in
+                if let file { try file.write(bytes) } else { console.outBytes(bytes) }
             }
+            if format == .csv { output.append(Self.csvHeader) }
+            var writer = SampleLineWriter.export(format)
             var count = 0
             var members: Set<UUID> = []
             do {
                 for type in types {
+                    let sampled = type.kind != .correlation && type.kind != .workout && type.aggregation != .series
                     var query = SampleQuery(
                         type: type, from: StoreOptions.instant(options.from, in: options.timeZone),
                         to: StoreOptions.instant(options.to, in: options.timeZone), subjects: options.subjects,
-                        limit: Self.pageSize)
+                        limit: sampled ? Self.columnsPageSize : Self.pageSize)
                     while true {
                         let next: SampleCursor?
                         if type.kind == .correlation {
                             let page = try await store.correlations(query, as: .owner)
                             for correlation in page.correlations {
                                 members.formUnion(correlation.objects.map(\.id))
-                                output += Self.lines(correlation, format: format)
+                                output.append(Self.lines(correlation, format: format))
                             }
                             count += page.correlations.count
                             next = page.next
@@ -126,32 +129,32 @@ struct ExportCommand: Command {
                             let page = try await store.workouts(query, as: .owner)
                             for workout in page.workouts {
                                 let ids = try await store.workoutSampleIDs(workout.id, as: .owner)
-                                output += Self.lines(
-                                    workout, samples: ids.sorted { $0.key < $1.key }.flatMap(\.value), format: format)
+                                output.append(
+                                    Self.lines(
+                                        workout, samples: ids.sorted { $0.key < $1.key }.flatMap(\.value),
+                                        format: format))
                             }
                             count += page.workouts.count
                             next = page.next
                         } else if type.aggregation == .series {
                             let page = try await store.heartbeatSeries(query, as: .owner)
-                            for series in page.series { output += Self.lines(series, format: format) }
+                            for series in page.series { output.append(Self.lines(series, format: format)) }
                             count += page.series.count
                             next = page.next
                         } else {
-                            // A correlation's members went out with it (correlation types come first).
-                            let page = try await store.samples(query, as: .owner)
-                            for sample in page.samples where !members.contains(sample.id) {
-                                output += Self.lines(sample, format: format)
-                                count += 1
-                            }
+                            // Column by column; a correlation's members went out with it (correlation types come
+                            // first).
+                            let page = try await store.sampleColumns(query, as: .owner)
+                            count += try writer.write(page, skipping: members, to: output)
                             next = page.next
                         }
-                        try flush()
+                        try output.flushWhenFull()
                         progress?.show(count)
                         guard let next else { break }
                         query.cursor = next
                     }
                 }
-                try flush()
+                try output.flush()
                 progress?.end()
                 if let file, let path = options.out {
                     try file.finish()
@@ -166,8 +169,13 @@ struct ExportCommand: Command {
         }
     }
 
-    /// How many samples one store query reads; each page is written before the next is read.
+    /// How many correlations, workouts or heartbeat series one store query reads; each page is written before the
+    /// next is read.
     static let pageSize = 2_000
+
+    /// How many quantity and category samples one store query reads (as columns, ``SampleColumns``: about 44 bytes
+    /// a sample).
+    static let columnsPageSize = 16_384
 
     /// The CSV columns: those of `wearhouse samples --format csv`, and the metadata as one JSON object.
     static let csvHeader = "uuid,type,start,end,value,unit,source,source_version,device,device_name,subject,metadata\n"
@@ -555,21 +563,30 @@ final class PrivateFile {
 
     func write(_ text: String) throws(Failure) {
         var text = text
-        let failure: Failure? = text.withUTF8 { bytes in
-            var written = 0
-            while written < bytes.count {
-                let result = Glibc.write(descriptor, bytes.baseAddress! + written, bytes.count - written)
-                if result > 0 {
-                    written += result
-                } else if result < 0, errno == EINTR {
-                    continue
-                } else {
-                    return Failure(message: "cannot write \(temporary): \(String(cString: strerror(errno)))")
-                }
+        var failure: Failure?
+        text.withUTF8 { bytes in
+            do throws(Failure) {
+                try write(UnsafeRawBufferPointer(bytes))
+            } catch {
+                failure = error
             }
-            return nil
         }
         if let failure { throw failure }
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws(Failure) {
+        guard let base = bytes.baseAddress else { return }
+        var written = 0
+        while written < bytes.count {
+            let result = Glibc.write(descriptor, base + written, bytes.count - written)
+            if result > 0 {
+                written += result
+            } else if result < 0, errno == EINTR {
+                continue
+            } else {
+                throw Failure(message: "cannot write \(temporary): \(String(cString: strerror(errno)))")
+            }
+        }
     }
 
     /// Syncs the file and renames it to `path`.

@@ -2,6 +2,7 @@ import Foundation
 import GATT
 import Health
 import SQLiteStore
+import StoreEngine
 
 /// `wearhouse samples --type T`: the stored samples of one type, as a table, JSON lines or CSV.
 struct SamplesCommand: Command {
@@ -14,7 +15,7 @@ struct SamplesCommand: Command {
         heartbeatSeries lists one line per series (beats, mean RR interval, gaps); json adds every beat.
         bloodPressure and food list correlations (json: their members under objects), workout the workouts
         (json: activity type, duration, totals, events and the ids of their samples).
-        Every matching sample is printed (json and csv as they are read, \(SamplesCommand.pageSize) at a time);
+        Every matching sample is printed (json and csv as they are read, \(ExportCommand.columnsPageSize) at a time);
         with --limit n only the first n, and stderr says when more match.
 
         EXAMPLES:
@@ -156,19 +157,25 @@ struct SamplesCommand: Command {
                     }
                 }
                 if format == .table { console.out(Self.render(listed, format: format)) }
-            } else {
+            } else if format == .table {
                 var listed: [QuantitySample] = []
                 cut = try await Self.pages(query, limit: limit, read: { try await store.samples($0, as: .owner) }) {
-                    page, first in
-                    if format == .table {
-                        listed += page.samples
-                    } else {
-                        console.out(Self.render(page.samples, format: format, header: first))
-                        printed += page.samples.count
-                        progress?.show(printed)
-                    }
+                    page, _ in listed += page.samples
                 }
-                if format == .table { console.out(Self.render(listed, format: format)) }
+                console.out(Self.render(listed, format: format))
+            } else {
+                // Column by column, into large writes.
+                let output = OutputBuffer { bytes throws(PrivateFile.Failure) in console.outBytes(bytes) }
+                var writer = SampleLineWriter.samples(format)
+                cut = try await Self.pages(
+                    query, limit: limit, pageSize: ExportCommand.columnsPageSize,
+                    read: { try await store.sampleColumns($0, as: .owner) }
+                ) { page, first in
+                    if first, format == .csv { output.append(ExportCommand.csvHeader) }
+                    printed += try writer.write(page, to: output)
+                    progress?.show(printed)
+                }
+                try output.flush()
             }
             progress?.end()
             if cut, let limit {
@@ -182,7 +189,7 @@ struct SamplesCommand: Command {
     /// with whether it is the first. Returns whether `limit` cut the listing short: more samples match after the
     /// last one printed.
     static func pages<Page: ListedPage>(
-        _ query: SampleQuery, limit: Int?, read: (SampleQuery) async throws -> Page,
+        _ query: SampleQuery, limit: Int?, pageSize: Int = pageSize, read: (SampleQuery) async throws -> Page,
         print: (Page, Bool) async throws -> Void
     ) async throws -> Bool {
         var query = query
@@ -279,6 +286,8 @@ protocol ListedPage {
     var count: Int { get }
     var next: SampleCursor? { get }
 }
+
+extension SampleColumns: ListedPage {}
 
 extension SamplePage: ListedPage {
     var count: Int { samples.count }

@@ -1,0 +1,246 @@
+import Foundation
+import Health
+import Support
+
+/// Bytes on their way to stdout or a file: appended in place and handed to `sink` in large writes (about
+/// ``flushSize`` at a time), so that an export makes a few hundred writes a second, not one per sample. Holds at
+/// most ``flushSize`` plus the longest line appended (a line longer than the room left grows the buffer once).
+///
+/// ``SampleTemplate`` writes samples straight into ``reserve(_:)``'s room with the formatters below: a UUID, an
+/// instant in RFC 3339 with the sample's offset, a double in its shortest round-trip form and an integer, each the
+/// same bytes the general writers make (``StoreArguments/format(_:offsetSeconds:)``, Support's `JSONWriter`).
+final class OutputBuffer {
+    /// Raised by the sink (a file that cannot be written).
+    typealias Sink = (UnsafeRawBufferPointer) throws(PrivateFile.Failure) -> Void
+
+    /// How many bytes are gathered before a write.
+    static let flushSize = 1 << 20
+
+    private(set) var base: UnsafeMutablePointer<UInt8>
+    /// Bytes held, from ``base``.
+    var count = 0
+    private var capacity: Int
+    private let sink: Sink
+
+    init(sink: @escaping Sink) {
+        capacity = Self.flushSize + (64 << 10)
+        base = .allocate(capacity: capacity)
+        self.sink = sink
+    }
+
+    deinit { base.deallocate() }
+
+    /// Makes room for `more` bytes after ``count`` (at ``base`` + ``count``).
+    func reserve(_ more: Int) {
+        guard count + more > capacity else { return }
+        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: count + more)
+        grown.update(from: base, count: count)
+        base.deallocate()
+        base = grown
+        capacity = count + more
+    }
+
+    func append(_ text: String) {
+        var text = text
+        text.withUTF8 { append(UnsafeRawBufferPointer($0)) }
+    }
+
+    func append(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
+        reserve(bytes.count)
+        UnsafeMutableRawPointer(base + count).copyMemory(from: source, byteCount: bytes.count)
+        count += bytes.count
+    }
+
+    /// Writes what is held once it reaches ``flushSize``.
+    func flushWhenFull() throws(PrivateFile.Failure) {
+        if count >= Self.flushSize { try flush() }
+    }
+
+    /// Writes everything held.
+    func flush() throws(PrivateFile.Failure) {
+        guard count > 0 else { return }
+        let held = UnsafeRawBufferPointer(start: base, count: count)
+        count = 0
+        try sink(held)
+    }
+}
+
+/// The formatters of ``OutputBuffer``'s users: each writes at `to` and returns how many bytes it wrote, at most the
+/// size it names; `nil` (nothing meant) where the general writer is to format the value instead.
+enum ByteFormat {
+    /// The most bytes ``uuid(_:to:)``, ``double(_:to:)`` and ``integer(_:to:)`` write, and ``instant(_:to:)`` with
+    /// an offset suffix of at most 9 bytes.
+    static let maximumField = 40
+
+    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// `0190c2a8-...`: the lower-case 8-4-4-4-12 form (`uuidString.lowercased()`); 36 bytes.
+    static func uuid(_ id: UUID, to out: UnsafeMutablePointer<UInt8>) -> Int {
+        withUnsafeBytes(of: id.uuid) { bytes in
+            hex.withUnsafeBufferPointer { digits in
+                var position = 0
+                for index in 0..<16 {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        out[position] = UInt8(ascii: "-")
+                        position += 1
+                    }
+                    let byte = bytes[index]
+                    out[position] = digits[Int(byte >> 4)]
+                    out[position + 1] = digits[Int(byte & 0x0F)]
+                    position += 2
+                }
+            }
+        }
+        return 36
+    }
+
+    /// An instant as ``StoreArguments/format(_:offsetSeconds:)`` writes it, `2025-03-30T10:00:00.000+02:00`, for a
+    /// stream's offset whose suffix (`Z`, `+02:00`) the clock holds.
+    struct Clock {
+        let offsetMilliseconds: Int64
+        /// What follows the milliseconds: `Z` or the offset; at most 9 bytes.
+        let suffix: [UInt8]
+        /// The last day written (days since 1970-01-01 in local time) and its `YYYY-MM-DD`.
+        private var day = Int64.min
+        private var date: (UInt64, UInt16) = (0, 0)
+
+        /// The clock of `offsetSeconds`, its suffix as the general writer makes it; `nil` when that is longer than
+        /// 9 bytes (an offset of 100 hours or more, which no stored sample has).
+        init?(offsetSeconds: Int32) {
+            let text = Array(StoreArguments.format(Instant(milliseconds: 0), offsetSeconds: offsetSeconds).utf8)
+            guard text.count >= 24, text.count <= 23 + 9, text[19] == UInt8(ascii: ".") else { return nil }
+            offsetMilliseconds = Int64(offsetSeconds) * 1_000
+            suffix = Array(text[23...])
+        }
+
+        /// Writes `milliseconds` (since the Unix epoch) in local time and the suffix; `nil` outside the years
+        /// 0-9999, whose text the general writer makes differently.
+        mutating func instant(_ milliseconds: Int64, to out: UnsafeMutablePointer<UInt8>) -> Int? {
+            let (local, overflow) = milliseconds.addingReportingOverflow(offsetMilliseconds)
+            guard !overflow else { return nil }
+            let dayLength: Int64 = 86_400_000
+            let days = local >= 0 ? local / dayLength : (local - dayLength + 1) / dayLength
+            if days != day {
+                guard days >= -719_528, days <= 2_932_896 else { return nil }  // 0000-01-01 ... 9999-12-31
+                let (year, month, dayOfMonth) = CivilCalendar.date(days: days)
+                var text: [UInt8] = Array(repeating: 0, count: 10)
+                ByteFormat.digits(year, 4, &text, 0)
+                text[4] = UInt8(ascii: "-")
+                ByteFormat.digits(month, 2, &text, 5)
+                text[7] = UInt8(ascii: "-")
+                ByteFormat.digits(dayOfMonth, 2, &text, 8)
+                text.withUnsafeBytes {
+                    date = ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt16.self))
+                }
+                day = days
+            }
+            withUnsafeBytes(of: date) { UnsafeMutableRawPointer(out).copyMemory(from: $0.baseAddress!, byteCount: 10) }
+            let time = local - days * dayLength
+            out[10] = UInt8(ascii: "T")
+            ByteFormat.two(time / 3_600_000, out + 11)
+            out[13] = UInt8(ascii: ":")
+            ByteFormat.two(time / 60_000 % 60, out + 14)
+            out[16] = UInt8(ascii: ":")
+            ByteFormat.two(time / 1_000 % 60, out + 17)
+            out[19] = UInt8(ascii: ".")
+            let millis = time % 1_000
+            out[20] = UInt8(ascii: "0") + UInt8(millis / 100)
+            ByteFormat.two(millis % 100, out + 21)
+            for (index, byte) in suffix.enumerated() { out[23 + index] = byte }
+            return 23 + suffix.count
+        }
+    }
+
+    /// Two decimal digits of `value` (0-99).
+    @inline(__always)
+    static func two(_ value: Int64, _ out: UnsafeMutablePointer<UInt8>) {
+        out[0] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: value / 10)
+        out[1] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: value % 10)
+    }
+
+    /// `width` decimal digits of `value` (non-negative, fewer digits than `width` allows) into `text` at `at`.
+    static func digits(_ value: Int64, _ width: Int, _ text: inout [UInt8], _ at: Int) {
+        var rest = value
+        for position in stride(from: at + width - 1, through: at, by: -1) {
+            text[position] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
+            rest /= 10
+        }
+    }
+
+    /// `value` in decimal; at most 20 bytes.
+    static func integer(_ value: Int64, to out: UnsafeMutablePointer<UInt8>) -> Int {
+        var position = 0
+        if value < 0 {
+            out[0] = UInt8(ascii: "-")
+            position = 1
+        }
+        return position + unsigned(value.magnitude, to: out + position)
+    }
+
+    /// `value` in decimal.
+    @inline(__always)
+    static func unsigned(_ value: UInt64, to out: UnsafeMutablePointer<UInt8>) -> Int {
+        var digits = 1
+        var bound: UInt64 = 10
+        while digits < 20, value >= bound {
+            digits += 1
+            bound = bound &* 10
+        }
+        var rest = value
+        for position in stride(from: digits - 1, through: 0, by: -1) {
+            out[position] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
+            rest /= 10
+        }
+        return digits
+    }
+
+    /// Powers of ten a decimal's fraction is tried with.
+    private static let scales: [Double] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000]
+
+    /// A double as Support's `JSONWriter` writes it (Swift's shortest round-trip `description`; `null` when not
+    /// finite): `72.0`, `0.97`, `-12.5`. Written here for values of at most 15 digits before the point and 6 after
+    /// it (below 10^9), from 0.0001 on (the forms without an exponent), else through `description`; at most 24
+    /// bytes.
+    static func double(_ value: Double, to out: UnsafeMutablePointer<UInt8>) -> Int {
+        let magnitude = abs(value)
+        if magnitude < 1e15, magnitude >= 1e-4 || value == 0, !(value == 0 && value.sign == .minus) {
+            for (scale, factor) in scales.enumerated() {
+                // Below 10^9 a value's neighbours are closer than 10^-6: one decimal of each length can be its.
+                if scale > 0, magnitude >= 1e9 { break }
+                let scaled = magnitude * factor
+                let integer = UInt64(scaled + 0.5)
+                // The decimal integer / 10^scale reads back as `value` (division rounds correctly): the digits
+                // with the fewest decimals that do, which Swift's shortest form is.
+                guard Double(integer) / factor == magnitude else { continue }
+                var position = 0
+                if value < 0 {
+                    out[0] = UInt8(ascii: "-")
+                    position = 1
+                }
+                if scale == 0 {
+                    position += unsigned(integer, to: out + position)
+                    out[position] = UInt8(ascii: ".")
+                    out[position + 1] = UInt8(ascii: "0")
+                    return position + 2
+                }
+                let power = UInt64(factor)
+                position += unsigned(integer / power, to: out + position)
+                out[position] = UInt8(ascii: ".")
+                position += 1
+                var fraction = integer % power
+                for digit in stride(from: scale - 1, through: 0, by: -1) {
+                    out[position + digit] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: fraction % 10)
+                    fraction /= 10
+                }
+                return position + scale
+            }
+        }
+        var writer = JSONWriter(capacity: 32)
+        writer.double(value)
+        return writer.bytes.withUnsafeBufferPointer { bytes in
+            out.update(from: bytes.baseAddress!, count: bytes.count)
+            return bytes.count
+        }
+    }
+}
