@@ -142,6 +142,7 @@ let package = Package(
             name: "CLITests",
             dependencies: [
                 "wearhouse", "Support", "SQLiteStore", "Health", "DBus", "FakeDevices", "Gateway", "TestSupport",
+                "StoreEngine", "Stores",
             ],
             swiftSettings: strict),
         .testTarget(name: "HealthWebTests", dependencies: ["HealthWeb"], swiftSettings: strict),

@@ -24,7 +24,7 @@ extension SQLiteHealthStore {
                 let limit = min(wanted - page.count, Self.columnsFetch)
                 let fetched = try fetchColumns(
                     query, typeID: typeID, caller: caller, after: cursor, limit: limit, streams: &streams)
-                page.reserveCapacity(page.count + fetched.count)
+                if page.isEmpty { page.reserveCapacity(min(wanted, Self.columnsFetch)) }
                 for index in 0..<fetched.count
                 where query.matchesTime(
                     start: Instant(milliseconds: fetched.starts[index]), end: Instant(milliseconds: fetched.ends[index]))
@@ -138,7 +138,8 @@ extension SQLiteHealthStore {
             let stream = streams.number(key) { Self.chunkStream(statement, type: type) }
             let derived = streams.derived[Int(stream)]
             let chunk = try SeriesChunkCodec.decodeColumns(statement.blob(4) ?? [])
-            points.reserveCapacity(points.count + chunk.starts.count)
+            // Room for a fetch and the chunk that goes past it (reserving per chunk would copy every time).
+            if points.isEmpty { points.reserveCapacity(limit + Self.chunkCapacity) }
             for index in 0..<chunk.starts.count {
                 let start = chunk.starts[index]
                 let (end, overflow) = start.addingReportingOverflow(chunk.durations[index])

@@ -104,9 +104,12 @@ enum ByteFormat {
         /// The last day written (days since 1970-01-01 in local time) and its `YYYY-MM-DD`.
         private var day = Int64.min
         private var date: (UInt64, UInt16) = (0, 0)
+        /// The last instant written and its first 24 bytes (a sample's end is often its start).
+        private var last = Int64.min
+        private var lastText: (UInt64, UInt64, UInt64) = (0, 0, 0)
 
         /// The clock of `offsetSeconds`, its suffix as the general writer makes it; `nil` when that is longer than
-        /// 9 bytes (an offset of 100 hours or more, which no stored sample has).
+        /// 9 bytes (an offset of 100,000 hours or more, which no stored sample has).
         init?(offsetSeconds: Int32) {
             let text = Array(StoreArguments.format(Instant(milliseconds: 0), offsetSeconds: offsetSeconds).utf8)
             guard text.count >= 24, text.count <= 23 + 9, text[19] == UInt8(ascii: ".") else { return nil }
@@ -117,6 +120,13 @@ enum ByteFormat {
         /// Writes `milliseconds` (since the Unix epoch) in local time and the suffix; `nil` outside the years
         /// 0-9999, whose text the general writer makes differently.
         mutating func instant(_ milliseconds: Int64, to out: UnsafeMutablePointer<UInt8>) -> Int? {
+            if milliseconds == last {
+                withUnsafeBytes(of: lastText) {
+                    UnsafeMutableRawPointer(out).copyMemory(from: $0.baseAddress!, byteCount: 23)
+                }
+                for (index, byte) in suffix.enumerated() { out[23 + index] = byte }
+                return 23 + suffix.count
+            }
             let (local, overflow) = milliseconds.addingReportingOverflow(offsetMilliseconds)
             guard !overflow else { return nil }
             let dayLength: Int64 = 86_400_000
@@ -147,6 +157,10 @@ enum ByteFormat {
             let millis = time % 1_000
             out[20] = UInt8(ascii: "0") + UInt8(millis / 100)
             ByteFormat.two(millis % 100, out + 21)
+            withUnsafeMutableBytes(of: &lastText) {
+                $0.baseAddress!.copyMemory(from: UnsafeRawPointer(out), byteCount: 23)
+            }
+            last = milliseconds
             for (index, byte) in suffix.enumerated() { out[23 + index] = byte }
             return 23 + suffix.count
         }

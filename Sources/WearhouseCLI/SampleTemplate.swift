@@ -122,12 +122,15 @@ struct SampleTemplate {
         }
     }
 
-    /// Three samples of `stream` with different ids, times and values: instants, or spanning time.
+    /// Three samples of `stream` with different ids, times (in different years, with milliseconds) and values:
+    /// instants, or spanning time. The first value is 1, so that a value written times a factor shows the factor;
+    /// the others are chosen to show a writer that rounds or converts: 0.97 times 100 is not 97 in binary, and the
+    /// third has 17 significant digits.
     static func prototypes(_ stream: QuantitySeries, instant: Bool) -> [QuantitySample] {
         let samples: [(id: String, start: Int64, span: Int64, value: Double)] = [
             ("a1a2a3a4-b1b2-8c1c-9d1d-e1e2e3e4e5e6", 981_173_106_789, 61_001, 1),
-            ("0f1e2d3c-4b5a-8978-a695-b4c3d2e1f000", 1_353_583_342_123, 1_800_250, 0.375),
-            ("fedcba98-7654-8321-8fed-cba987654321", 556_984_800_004, 3_599_999, -1_234.5),
+            ("0f1e2d3c-4b5a-8978-a695-b4c3d2e1f000", 1_353_583_342_123, 1_800_250, 0.97),
+            ("fedcba98-7654-8321-8fed-cba987654321", 556_984_800_004, 3_599_999, -1_234.567_890_123_456_7),
         ]
         return samples.map { sample in
             QuantitySample(

@@ -186,29 +186,41 @@ struct SamplesCommand: Command {
     }
 
     /// Reads `query` page by page (``pageSize`` at a time, at most `limit` in all), handing each page to `print`
-    /// with whether it is the first. Returns whether `limit` cut the listing short: more samples match after the
-    /// last one printed.
-    static func pages<Page: ListedPage>(
-        _ query: SampleQuery, limit: Int?, pageSize: Int = pageSize, read: (SampleQuery) async throws -> Page,
-        print: (Page, Bool) async throws -> Void
+    /// with whether it is the first; each page is read (on the store's executor) while the one before it is printed.
+    /// Returns whether `limit` cut the listing short: more samples match after the last one printed.
+    static func pages<Page: ListedPage & Sendable>(
+        _ query: SampleQuery, limit: Int?, pageSize: Int = pageSize,
+        read: @escaping @Sendable (SampleQuery) async throws -> Page, print: (Page, Bool) async throws -> Void
     ) async throws -> Bool {
         var query = query
         var remaining = limit ?? Int.max
         var first = true
+        query.limit = min(remaining, pageSize)
+        var page = try await read(query)
         while true {
-            query.limit = min(remaining, pageSize)
-            let page = try await read(query)
+            remaining -= page.count
+            var following: SampleQuery?
+            if let next = page.next {
+                query.cursor = next
+                // Past the limit, one sample more tells whether the limit cut anything.
+                query.limit = remaining <= 0 ? 1 : min(remaining, pageSize)
+                following = query
+            }
+            async let upcoming = Self.page(following, read)
             try await print(page, first)
             first = false
-            remaining -= page.count
-            guard let next = page.next else { return false }
-            query.cursor = next
-            if remaining <= 0 {
-                // One sample past the limit tells whether the limit cut anything.
-                query.limit = 1
-                return try await read(query).count > 0
-            }
+            guard let next = try await upcoming else { return false }
+            if remaining <= 0 { return next.count > 0 }
+            page = next
         }
+    }
+
+    /// The page `query` reads, if there is a query.
+    private static func page<Page: Sendable>(
+        _ query: SampleQuery?, _ read: @Sendable (SampleQuery) async throws -> Page
+    ) async throws -> Page? {
+        guard let query else { return nil }
+        return try await read(query)
     }
 
     /// A sample's fields; a category sample's value is its integer and, with `valueName` (JSON, not CSV, whose
