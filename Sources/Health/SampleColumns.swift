@@ -64,6 +64,15 @@ public struct SampleColumns: Sendable {
         values.append(value)
     }
 
+    /// Adds samples of the stream at `stream`, column by column (the columns of equal length).
+    public mutating func append(stream: Int32, ids: [UUID], starts: [Int64], ends: [Int64], values: [Double]) {
+        streamIndices.append(contentsOf: repeatElement(stream, count: ids.count))
+        self.ids += ids
+        self.starts += starts
+        self.ends += ends
+        self.values += values
+    }
+
     /// Sample `index` as a value.
     public func sample(at index: Int) -> QuantitySample {
         let stream = streams[Int(streamIndices[index])]

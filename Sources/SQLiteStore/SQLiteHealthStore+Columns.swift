@@ -24,14 +24,18 @@ extension SQLiteHealthStore {
                 let limit = min(wanted - page.count, Self.columnsFetch)
                 let fetched = try fetchColumns(
                     query, typeID: typeID, caller: caller, after: cursor, limit: limit, streams: &streams)
-                if page.isEmpty { page.reserveCapacity(min(wanted, Self.columnsFetch)) }
-                for index in 0..<fetched.count
-                where query.matchesTime(
-                    start: Instant(milliseconds: fetched.starts[index]), end: Instant(milliseconds: fetched.ends[index]))
-                {
-                    page.append(
-                        id: fetched.ids[index], stream: fetched.streamIndices[index], start: fetched.starts[index],
-                        end: fetched.ends[index], value: fetched.values[index])
+                let matching = (0..<fetched.count).filter {
+                    query.matchesTime(
+                        start: Instant(milliseconds: fetched.starts[$0]), end: Instant(milliseconds: fetched.ends[$0]))
+                }
+                if matching.count == fetched.count {
+                    page.append(contentsOf: fetched)  // a whole export: every sample matches
+                } else {
+                    for index in matching {
+                        page.append(
+                            id: fetched.ids[index], stream: fetched.streamIndices[index], start: fetched.starts[index],
+                            end: fetched.ends[index], value: fetched.values[index])
+                    }
                 }
                 guard fetched.count == limit, let last = fetched.last else { break }
                 cursor = SampleCursor(start: last.start, end: last.end, id: last.id.uuidString)
@@ -138,18 +142,30 @@ extension SQLiteHealthStore {
             let stream = streams.number(key) { Self.chunkStream(statement, type: type) }
             let derived = streams.derived[Int(stream)]
             let chunk = try SeriesChunkCodec.decodeColumns(statement.blob(4) ?? [])
-            // Room for a fetch and the chunk that goes past it (reserving per chunk would copy every time).
-            if points.isEmpty { points.reserveCapacity(limit + Self.chunkCapacity) }
-            for index in 0..<chunk.starts.count {
-                let start = chunk.starts[index]
-                let (end, overflow) = start.addingReportingOverflow(chunk.durations[index])
+            let starts = chunk.starts
+            var ends = starts
+            for index in ends.indices {
+                let (end, overflow) = starts[index].addingReportingOverflow(chunk.durations[index])
                 guard !overflow else {
                     throw SeriesChunkError(offset: 0, reason: "point \(index + 1) ends past the largest time")
                 }
-                if end < from || start > to { continue }
-                let id = derived.id(start: start, end: end)
-                if let after, !comparison.precedes(after, (start, end, id)) { continue }
-                points.append(id: id, stream: stream, start: start, end: end, value: chunk.values[index])
+                ends[index] = end
+            }
+            let ids = starts.indices.map { derived.id(start: starts[$0], end: ends[$0]) }
+            let kept = starts.indices.filter { index in
+                ends[index] >= from && starts[index] <= to
+                    && (after.map { comparison.precedes($0, (starts[index], ends[index], ids[index])) } ?? true)
+            }
+            // Room for a fetch and the chunk that goes past it (reserving per chunk would copy every time).
+            if points.isEmpty { points.reserveCapacity(limit + Self.chunkCapacity) }
+            if kept.count == starts.count {
+                points.append(stream: stream, ids: ids, starts: starts, ends: ends, values: chunk.values)
+            } else {
+                for index in kept {
+                    points.append(
+                        id: ids[index], stream: stream, start: starts[index], end: ends[index],
+                        value: chunk.values[index])
+                }
             }
         }
         return points

@@ -108,7 +108,8 @@ struct ExportCommand: Command {
                 type: .heartRate, from: StoreOptions.instant(options.from, in: options.timeZone),
                 to: StoreOptions.instant(options.to, in: options.timeZone), subjects: options.subjects)
             do {
-                let count = try await Self.write(types, of: store, query, format: format, to: output, progress: progress)
+                let count = try await Self.write(
+                    types, of: store, query, format: format, to: output, progress: progress)
                 progress?.end()
                 if let file, let path = options.out {
                     try file.finish()  // after the last page: an export cut short leaves no file
@@ -176,7 +177,8 @@ struct ExportCommand: Command {
                     for workout in page.workouts {
                         let ids = try await store.workoutSampleIDs(workout.id, as: .owner)
                         output.append(
-                            Self.lines(workout, samples: ids.sorted { $0.key < $1.key }.flatMap(\.value), format: format))
+                            Self.lines(
+                                workout, samples: ids.sorted { $0.key < $1.key }.flatMap(\.value), format: format))
                     }
                     count += page.workouts.count
                     next = page.next

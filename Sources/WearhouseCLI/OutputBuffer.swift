@@ -14,7 +14,7 @@ final class OutputBuffer {
     typealias Sink = (UnsafeRawBufferPointer) throws(PrivateFile.Failure) -> Void
 
     /// How many bytes are gathered before a write.
-    static let flushSize = 1 << 20
+    static let flushSize = 256 << 10
 
     private(set) var base: UnsafeMutablePointer<UInt8>
     /// Bytes held, from ``base``.
@@ -69,8 +69,8 @@ final class OutputBuffer {
 /// The formatters of ``OutputBuffer``'s users: each writes at `to` and returns how many bytes it wrote, at most the
 /// size it names; `nil` (nothing meant) where the general writer is to format the value instead.
 enum ByteFormat {
-    /// The most bytes ``uuid(_:to:)``, ``double(_:to:)`` and ``integer(_:to:)`` write, and ``instant(_:to:)`` with
-    /// an offset suffix of at most 9 bytes.
+    /// The room each of ``uuid(_:to:)``, ``double(_:to:)``, ``integer(_:to:)`` and ``Clock/instant(_:to:)`` takes (the
+    /// last writes 39 bytes, of which at most 32 count).
     static let maximumField = 40
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
@@ -99,8 +99,10 @@ enum ByteFormat {
     /// stream's offset whose suffix (`Z`, `+02:00`) the clock holds.
     struct Clock {
         let offsetMilliseconds: Int64
-        /// What follows the milliseconds: `Z` or the offset; at most 9 bytes.
-        let suffix: [UInt8]
+        /// What follows the milliseconds: `Z` or the offset, at most 9 bytes, in 16 (written whole: a field has
+        /// room for them), and how many there are.
+        private let suffix: (UInt64, UInt64)
+        private let suffixCount: Int
         /// The last day written (days since 1970-01-01 in local time) and its `YYYY-MM-DD`.
         private var day = Int64.min
         private var date: (UInt64, UInt16) = (0, 0)
@@ -114,7 +116,19 @@ enum ByteFormat {
             let text = Array(StoreArguments.format(Instant(milliseconds: 0), offsetSeconds: offsetSeconds).utf8)
             guard text.count >= 24, text.count <= 23 + 9, text[19] == UInt8(ascii: ".") else { return nil }
             offsetMilliseconds = Int64(offsetSeconds) * 1_000
-            suffix = Array(text[23...])
+            var suffix: (UInt64, UInt64) = (0, 0)
+            withUnsafeMutableBytes(of: &suffix) { $0.copyBytes(from: text[23...]) }
+            self.suffix = suffix
+            suffixCount = text.count - 23
+        }
+
+        /// Writes the suffix after an instant's 23 bytes; returns the instant's length.
+        @inline(__always)
+        private func end(_ out: UnsafeMutablePointer<UInt8>) -> Int {
+            withUnsafeBytes(of: suffix) {
+                UnsafeMutableRawPointer(out + 23).copyMemory(from: $0.baseAddress!, byteCount: 16)
+            }
+            return 23 + suffixCount
         }
 
         /// Writes `milliseconds` (since the Unix epoch) in local time and the suffix; `nil` outside the years
@@ -124,8 +138,7 @@ enum ByteFormat {
                 withUnsafeBytes(of: lastText) {
                     UnsafeMutableRawPointer(out).copyMemory(from: $0.baseAddress!, byteCount: 23)
                 }
-                for (index, byte) in suffix.enumerated() { out[23 + index] = byte }
-                return 23 + suffix.count
+                return end(out)
             }
             let (local, overflow) = milliseconds.addingReportingOverflow(offsetMilliseconds)
             guard !overflow else { return nil }
@@ -161,8 +174,7 @@ enum ByteFormat {
                 $0.baseAddress!.copyMemory(from: UnsafeRawPointer(out), byteCount: 23)
             }
             last = milliseconds
-            for (index, byte) in suffix.enumerated() { out[23 + index] = byte }
-            return 23 + suffix.count
+            return end(out)
         }
     }
 

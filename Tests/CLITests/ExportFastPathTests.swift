@@ -84,7 +84,8 @@ import Testing
         let mine = (0..<200).map { index in
             QuantitySample(
                 type: .heartRate, start: Instant(milliseconds: base + Int64(index) * 2_000 + 500),
-                end: Instant(milliseconds: base + Int64(index) * 2_000 + 1_500), value: 70, source: Source(identifier: app))
+                end: Instant(milliseconds: base + Int64(index) * 2_000 + 1_500), value: 70,
+                source: Source(identifier: app))
         }
         _ = try await store.save(mine, as: .app(app))
         // A blood pressure (its members are left out of the samples), heartbeat series, a workout.
@@ -102,7 +103,8 @@ import Testing
         _ = try await store.save(
             [
                 Workout(
-                    activityType: .running, start: Instant(milliseconds: base), end: Instant(milliseconds: base + 600_000),
+                    activityType: .running, start: Instant(milliseconds: base),
+                    end: Instant(milliseconds: base + 600_000),
                     duration: 600, source: gateway)
             ], as: .owner)
     }
@@ -111,7 +113,8 @@ import Testing
     static func generalExport(_ url: String, _ format: ExportCommand.Format) async throws -> String {
         let store = try openStore(try StoreURL(parsing: url), mustExist: true)
         let types =
-            HealthTypeCatalog.all.filter { $0.kind == .correlation } + HealthTypeCatalog.all.filter { $0.kind == .workout }
+            HealthTypeCatalog.all.filter { $0.kind == .correlation }
+            + HealthTypeCatalog.all.filter { $0.kind == .workout }
             + HealthTypeCatalog.all.filter { $0.isSampleType || $0.kind == .series }
         let collected = SampleLineWriterTests.Collected()
         let output = OutputBuffer { bytes throws(PrivateFile.Failure) in collected.bytes += bytes }
@@ -151,7 +154,9 @@ import Testing
                     ["samples", "--store", url, "--type", type.identifier, "--format", format.rawValue])
                 #expect(printed.status == 0, "\(printed.stderr)")
                 let general = try await generalSamples(url, type, format)
-                #expect(printed.stdout == general, "\(type.identifier) \(format): \(firstDifference(printed.stdout, general))")
+                #expect(
+                    printed.stdout == general,
+                    "\(type.identifier) \(format): \(firstDifference(printed.stdout, general))")
             }
         }
     }

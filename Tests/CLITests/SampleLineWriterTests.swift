@@ -113,7 +113,8 @@ import Testing
                 let count = bytes.withUnsafeMutableBufferPointer { clock.instant(milliseconds, to: $0.baseAddress!) }
                 let general = StoreArguments.format(Instant(milliseconds: milliseconds), offsetSeconds: offset)
                 if let count {
-                    #expect(String(decoding: bytes.prefix(count), as: UTF8.self) == general, "\(milliseconds) \(offset)")
+                    #expect(
+                        String(decoding: bytes.prefix(count), as: UTF8.self) == general, "\(milliseconds) \(offset)")
                     written += 1
                 } else {
                     // Declined only outside the years 0-9999 (local time).
