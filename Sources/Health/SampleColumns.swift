@@ -101,9 +101,9 @@ public struct SampleColumns: Sendable {
         values += other.values
     }
 
-    /// The first `limit` samples in `order` (``SampleOrder``: its keys, then the id's bytes), with the same
-    /// streams; the page itself when it is sorted and within the limit.
-    public func sorted(by order: SampleOrder, limit: Int) -> SampleColumns {
+    /// Sorts the samples in `order` (``SampleOrder``: its keys, then the id's bytes) and keeps the first `limit`:
+    /// in place, without moving a sample, when they are already in order.
+    public mutating func sort(by order: SampleOrder, limit: Int) {
         let comparison = SampleOrder.Comparison(order)
         var sorted = true
         for index in ids.indices.dropFirst()
@@ -113,23 +113,30 @@ public struct SampleColumns: Sendable {
             sorted = false
             break
         }
-        if sorted, count <= limit { return self }
-        var positions = Array(ids.indices)
-        if !sorted {
-            positions.sort {
-                comparison.precedes((starts[$0], ends[$0], ids[$0]), (starts[$1], ends[$1], ids[$1]))
+        let kept = max(0, min(limit, count))
+        guard !sorted else {
+            if kept < count {
+                let cut = count - kept
+                streamIndices.removeLast(cut)
+                ids.removeLast(cut)
+                starts.removeLast(cut)
+                ends.removeLast(cut)
+                values.removeLast(cut)
             }
+            return
         }
+        var positions = Array(ids.indices)
+        positions.sort { comparison.precedes((starts[$0], ends[$0], ids[$0]), (starts[$1], ends[$1], ids[$1])) }
         var result = SampleColumns()
         result.streams = streams
         result.next = next
-        result.reserveCapacity(min(limit, count))
-        for index in positions.prefix(max(0, limit)) {
+        result.reserveCapacity(kept)
+        for index in positions.prefix(kept) {
             result.append(
                 id: ids[index], stream: streamIndices[index], start: starts[index], end: ends[index],
                 value: values[index])
         }
-        return result
+        self = result
     }
 }
 

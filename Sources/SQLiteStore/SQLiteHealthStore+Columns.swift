@@ -29,7 +29,8 @@ extension SQLiteHealthStore {
                         start: Instant(milliseconds: fetched.starts[$0]), end: Instant(milliseconds: fetched.ends[$0]))
                 }
                 if matching.count == fetched.count {
-                    page.append(contentsOf: fetched)  // a whole export: every sample matches
+                    // A whole export: every sample matches.
+                    if page.isEmpty { page = fetched } else { page.append(contentsOf: fetched) }
                 } else {
                     for index in matching {
                         page.append(
@@ -102,12 +103,15 @@ extension SQLiteHealthStore {
             rows.append(
                 id: id, stream: stream, start: statement.int64(1), end: statement.int64(2), value: statement.double(4))
         }
-        let points = try seriesColumns(query, typeID: typeID, caller: caller, after: cursor, limit: limit, &streams)
-        guard !points.isEmpty else { return rows }
+        var points = try seriesColumns(query, typeID: typeID, caller: caller, after: cursor, limit: limit, &streams)
+        guard !rows.isEmpty else {
+            points.sort(by: order, limit: limit)
+            return points
+        }
         // Rows come sorted by the statement; both sorted together, cut at the limit.
-        var merged = rows
-        merged.append(contentsOf: points)
-        return merged.sorted(by: order, limit: limit)
+        rows.append(contentsOf: points)
+        rows.sort(by: order, limit: limit)
+        return rows
     }
 
     /// The chunked samples of a fetch (``fetchColumns``), as ``seriesRows(of:typeID:from:to:sources:devices:subjects:caller:after:order:limit:)``
@@ -131,7 +135,7 @@ extension SQLiteHealthStore {
         while try statement.step() {
             if points.count >= limit {
                 // Can this chunk still hold one of the first `limit`? (as in seriesRows)
-                points = points.sorted(by: order, limit: limit)
+                points.sort(by: order, limit: limit)
                 let last = points.count - 1
                 let boundary = order.keys[0].key == .start ? points.starts[last] : points.ends[last]
                 if Self.chunkIsPast(boundary, statement, ascending: ascending) { break }

@@ -36,13 +36,14 @@ struct SampleTemplate {
         case csv((QuantitySample) -> [FieldValue])
     }
 
-    /// The constant text, holes cut out.
+    /// The constant text, holes cut out, and 8 bytes more (``ByteFormat/copy(_:_:to:)`` reads past a piece's end).
     private let bytes: [UInt8]
+    private let length: Int
     /// Where each hole goes in ``bytes``, in order.
     private let holes: [(at: Int, hole: Hole)]
     /// Formats the stream's instants.
     private var clock: ByteFormat.Clock
-    /// The most bytes a sample's line takes.
+    /// The most bytes a sample's line takes, and the 8 that ``ByteFormat/copy(_:_:to:)`` may write past it.
     let maximumLength: Int
 
     /// The template of `stream`'s instants (`instant`) or intervals in `shape`, checked against `general`; `nil`
@@ -71,10 +72,11 @@ struct SampleTemplate {
             from = cut.at + cut.length
         }
         bytes += written[from...]
-        self.bytes = bytes
+        self.bytes = bytes + Array(repeating: 0, count: 8)
+        length = bytes.count
         self.holes = holes
         self.clock = clock
-        maximumLength = bytes.count + holes.count * ByteFormat.maximumField
+        maximumLength = bytes.count + holes.count * ByteFormat.maximumField + 8
         // Checked: the prototypes through the template are the general writer's lines.
         let output = OutputBuffer { _ throws(PrivateFile.Failure) in }
         for prototype in prototypes {
@@ -95,7 +97,7 @@ struct SampleTemplate {
         var from = 0
         return bytes.withUnsafeBufferPointer { constant in
             for (at, hole) in holes {
-                (line + position).update(from: constant.baseAddress! + from, count: at - from)
+                ByteFormat.copy(constant.baseAddress! + from, at - from, to: line + position)
                 position += at - from
                 from = at
                 let out = line + position
@@ -115,8 +117,8 @@ struct SampleTemplate {
                     position += ByteFormat.integer(Int64(value), to: out)
                 }
             }
-            (line + position).update(from: constant.baseAddress! + from, count: constant.count - from)
-            position += constant.count - from
+            ByteFormat.copy(constant.baseAddress! + from, length - from, to: line + position)
+            position += length - from
             output.count += position
             return true
         }
