@@ -24,8 +24,15 @@ public struct SampleColumns: Sendable {
     /// The samples of `page`, in its order, with its cursor.
     public init(_ page: SamplePage) {
         var index: [QuantitySeries: Int32] = [:]
-        reserveCapacity(page.samples.count)
-        for sample in page.samples {
+        append(page.samples, streams: &index)
+        next = page.next
+    }
+
+    /// Adds sample values, each in its stream: found in `streams` (which numbers the streams already in
+    /// ``streams``), or added.
+    public mutating func append(_ samples: [QuantitySample], streams index: inout [QuantitySeries: Int32]) {
+        reserveCapacity(count + samples.count)
+        for sample in samples {
             let stream = QuantitySeries(
                 type: sample.type, startOffsetSeconds: sample.startOffsetSeconds, source: sample.source,
                 device: sample.device, subject: sample.subject, metadata: sample.metadata)
@@ -41,7 +48,6 @@ public struct SampleColumns: Sendable {
                 id: sample.id, stream: position, start: sample.start.milliseconds, end: sample.end.milliseconds,
                 value: sample.value)
         }
-        next = page.next
     }
 
     public var count: Int { ids.count }
