@@ -5,7 +5,8 @@ import Foundation
 /// --format csv|json` (stdout), in samples per second and per CPU second, with peak resident memory; then once from
 /// a store ten times as large, for memory. Peers in the same run: `sqlite3 -csv` of a row table holding the same rows
 /// (the `import` scenario's Python peer's table), and `dd` writing as many bytes as the NDJSON export and syncing
-/// them (what the disk allows a durable export of that size). Every process's stdout goes to a file.
+/// them (what the disk allows a durable export of that size). Every process's stdout goes to a file; `sync` runs
+/// before each, so that none waits for the disk to write out what the one before left.
 enum ExportScenario {
     /// One measured command: what it is called in the table, its arguments, and whether its data is its stdout.
     struct Subject {
@@ -67,15 +68,20 @@ enum ExportScenario {
         for run in 0...runs {  // run 0 warms up
             var measured: [Peers.Measured] = []
             for (index, subject) in subjects.enumerated() {
+                // Each command starts without the dirty pages of the one before (whose file the kernel would
+                // otherwise be writing out while a synced export waits for the disk).
+                sync()
                 let result = try Peers.measure(wearhouse, subject.arguments, output: subject.toStdout ? out : nil)
                 bytes[index] = (try? FileManager.default.attributesOfItem(atPath: out)[.size] as? Int) ?? 0
                 measured.append(result)
             }
+            sync()
             let rowTable =
                 sqlite
                 ? try Peers.measure("/usr/bin/sqlite3", ["-csv", table, "SELECT * FROM samples"], output: out) : nil
             // The disk's own rate for a durable file as large as the NDJSON export.
             let blocks = max(1, bytes[0] >> 23)
+            sync()
             let synced = try Peers.measure(
                 "/usr/bin/dd",
                 ["if=/dev/zero", "of=\(out)", "bs=8M", "count=\(blocks)", "conv=fdatasync", "status=none"])
@@ -97,19 +103,22 @@ enum ExportScenario {
         let large = directory.appendingPathComponent("large.db").path
         _ = try Peers.measure(wearhouse, ["import-samples", lines, "--store", large])
         try? FileManager.default.removeItem(atPath: lines)
+        sync()
         let bigNDJSON = try Peers.measure(
             wearhouse, ["export", "--format", "ndjson", "--type", "heartRate", "--out", out, "--store", large])
         try? FileManager.default.removeItem(atPath: out)
+        sync()
         let bigCSV = try Peers.measure(
             wearhouse, ["samples", "--type", "heartRate", "--format", "csv", "--store", large], output: out)
         try? FileManager.default.removeItem(atPath: out)
 
+        // The peer first: the ratio column is then each rate against it.
         var report: [BenchRow] = []
-        for (index, subject) in subjects.enumerated() {
-            report.append(BenchRow(subject: subject.name, unit: "samples/s", runs: rates[index]))
-        }
         if sqlite {
             report.append(BenchRow(subject: "sqlite3 -csv of a row table > file", unit: "samples/s", runs: peer))
+        }
+        for (index, subject) in subjects.enumerated() {
+            report.append(BenchRow(subject: subject.name, unit: "samples/s", runs: rates[index]))
         }
         report.append(
             BenchRow(subject: "dd of as many bytes as the NDJSON, fdatasync (the disk)", unit: "samples/s", runs: disk))
