@@ -5,8 +5,8 @@ import Foundation
 /// --format csv|json` (stdout), in samples per second and per CPU second, with peak resident memory; then once from
 /// a store ten times as large, for memory. Peers in the same run: `sqlite3 -csv` of a row table holding the same rows
 /// (the `import` scenario's Python peer's table), and `dd` writing as many bytes as the NDJSON export and syncing
-/// them (what the disk allows a durable export of that size). Every process's stdout goes to a file; `sync` runs
-/// before each, so that none waits for the disk to write out what the one before left.
+/// them (what the disk allows a durable export of that size). Every process's stdout goes to a file; the file of the
+/// process before is removed and `sync` run before each, so that none frees or waits for what another left.
 enum ExportScenario {
     /// One measured command: what it is called in the table, its arguments, and whether its data is its stdout.
     struct Subject {
@@ -68,19 +68,23 @@ enum ExportScenario {
         for run in 0...runs {  // run 0 warms up
             var measured: [Peers.Measured] = []
             for (index, subject) in subjects.enumerated() {
-                // Each command starts without the dirty pages of the one before (whose file the kernel would
-                // otherwise be writing out while a synced export waits for the disk).
+                // Each command starts without the file of the one before (which an --out export renamed over it
+                // would free, discarding its blocks, inside the measured time) and without its dirty pages (which
+                // the kernel would be writing out while a synced export waits for the disk).
+                try? FileManager.default.removeItem(atPath: out)
                 sync()
                 let result = try Peers.measure(wearhouse, subject.arguments, output: subject.toStdout ? out : nil)
                 bytes[index] = (try? FileManager.default.attributesOfItem(atPath: out)[.size] as? Int) ?? 0
                 measured.append(result)
             }
+            try? FileManager.default.removeItem(atPath: out)
             sync()
             let rowTable =
                 sqlite
                 ? try Peers.measure("/usr/bin/sqlite3", ["-csv", table, "SELECT * FROM samples"], output: out) : nil
             // The disk's own rate for a durable file as large as the NDJSON export.
             let blocks = max(1, bytes[0] >> 23)
+            try? FileManager.default.removeItem(atPath: out)
             sync()
             let synced = try Peers.measure(
                 "/usr/bin/dd",
