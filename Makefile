@@ -12,6 +12,9 @@ FUZZ_SMOKE_SECONDS ?= 10
 API_FUZZ_CALLS ?= 20000
 SCENARIO     ?=
 BENCH_FLAGS  ?=
+# The Python tools the tests and benchmarks run (selenium, fhir.resources, jsonschema, bleak, healthkit-to-sqlite),
+# in a venv that sees Debian's Python packages. Set before any rule names it: make expands prerequisites as it reads.
+VENV         := .venv
 
 # Debian packages the build and the tests need. Each is installed only when missing.
 DEB_PACKAGES := pkg-config libsqlite3-dev libsystemd-dev libpq-dev libudev-dev libbluetooth-dev python3 dbus-daemon systemd tzdata bluez \
@@ -73,7 +76,6 @@ test: deps lint $(VENV)/.healthkit
 # and over HTTPS with a certificate openssl makes; screenshots in .build/screenshots/.
 # About 70 s, 2.5 minutes on a loaded 2-core machine (20 pages on each of three stores, `wearhouse demo` for 4 s).
 # The venv sees Debian's Python packages (python3-dbus, for the D-Bus client the test runs).
-VENV := .venv
 $(VENV)/.selenium:
 	/usr/bin/python3 -m venv --system-site-packages $(VENV)
 	$(VENV)/bin/pip install -q selenium

@@ -144,7 +144,7 @@ let package = Package(
             name: "CLITests",
             dependencies: [
                 "wearhouse", "Support", "SQLiteStore", "Health", "DBus", "FakeDevices", "GATT", "Gateway",
-                "TestSupport",
+                "TestSupport", "StoreEngine", "Stores",
             ],
             swiftSettings: strict),
         .testTarget(name: "HealthWebTests", dependencies: ["HealthWeb"], swiftSettings: strict),

@@ -29,11 +29,14 @@ enum Peers {
 }
 
 extension Peers {
-    /// What one run of a program cost: its wall time (measured here, from start to exit) and its peak resident
-    /// memory (`/usr/bin/time -f %M`; 0 without it).
+    /// What one run of a program cost: its wall time (measured here, from start to exit), its peak resident
+    /// memory and its CPU time (`/usr/bin/time -f "%M %U %S"`; 0 without it).
     struct Measured {
         var seconds: Double
         var peakMegabytes: Double
+        /// User and system CPU time (`/usr/bin/time -f "%U %S"`; 0 without it): what the process cost whatever else
+        /// the machine was running.
+        var cpuSeconds: Double = 0
         var output: Data
     }
 
@@ -58,7 +61,7 @@ extension Peers {
         let report = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-time-\(getpid())").path
         let process = Process()
         process.executableURL = URL(fileURLWithPath: timed ? "/usr/bin/time" : executable)
-        process.arguments = timed ? ["-f", "%M", "-o", report, executable] + arguments : arguments
+        process.arguments = timed ? ["-f", "%M %U %S", "-o", report, executable] + arguments : arguments
         let pipe = Pipe()
         if let output {
             _ = FileManager.default.createFile(atPath: output, contents: nil)
@@ -77,12 +80,13 @@ extension Peers {
             throw ReplayScenario.BenchError(
                 "\(executable) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
         }
-        let kilobytes =
-            (try? String(contentsOfFile: report, encoding: .utf8))?.split(separator: "\n").last
-            .flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+        let fields =
+            (try? String(contentsOfFile: report, encoding: .utf8))?.split(separator: "\n").last?
+            .split(separator: " ").compactMap { Double($0) } ?? []
         try? FileManager.default.removeItem(atPath: report)
         return Measured(
             seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18,
-            peakMegabytes: kilobytes / 1024, output: data)
+            peakMegabytes: (fields.first ?? 0) / 1024,
+            cpuSeconds: fields.count == 3 ? fields[1] + fields[2] : 0, output: data)
     }
 }

@@ -103,26 +103,48 @@ public struct QuantitySample: Hashable, Sendable, Identifiable {
     /// in the first 48 bits (so ids sort by time, like version 7), then 74 bits of a hash of the key, with the
     /// version 8 and RFC 4122 variant bits set.
     public static func derivedID(type: String, source: String, device: String?, start: Instant, end: Instant) -> UUID {
+        DerivedIDStream(type: type, source: source, device: device).id(
+            start: start.milliseconds, end: end.milliseconds)
+    }
+}
+
+/// The part of a derived id (``QuantitySample/derivedID(type:source:device:start:end:)``) that a stream's samples
+/// share: the hash of its type, source and device, taken once, so that naming each sample of a stream costs the
+/// hash of its two times only (a store reading a chunk of a series, an export).
+public struct DerivedIDStream: Hashable, Sendable {
+    /// FNV-1a of the type, source and device, each followed by 0xFF (a byte no UTF-8 string contains).
+    private let hash: UInt64
+
+    public init(type: String, source: String, device: String?) {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325  // FNV-1a
-        func mixByte(_ byte: UInt8) {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01B3
+        func mix(_ text: String) {
+            for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+            hash = (hash ^ 0xFF) &* 0x0000_0100_0000_01B3
         }
-        func mixText(_ text: String) {
-            for byte in text.utf8 { mixByte(byte) }
-            mixByte(0xFF)  // a separator no UTF-8 string contains
+        mix(type)
+        mix(source)
+        mix(device ?? "")
+        self.hash = hash
+    }
+
+    /// The id of the stream's sample with these times (milliseconds since the Unix epoch): the start in the first
+    /// 48 bits (so ids sort by time, like version 7), then 74 bits of the hash, with the version 8 and RFC 4122
+    /// variant bits set.
+    public func id(start: Int64, end: Int64) -> UUID {
+        var hash = self.hash
+        var rest = UInt64(bitPattern: start)
+        for _ in 0..<8 {
+            hash = (hash ^ (rest & 0xFF)) &* 0x0000_0100_0000_01B3
+            rest >>= 8
         }
-        func mixInteger(_ value: Int64) {
-            for shift in stride(from: 0, to: 64, by: 8) { mixByte(UInt8(truncatingIfNeeded: value >> Int64(shift))) }
+        rest = UInt64(bitPattern: end)
+        for _ in 0..<8 {
+            hash = (hash ^ (rest & 0xFF)) &* 0x0000_0100_0000_01B3
+            rest >>= 8
         }
-        mixText(type)
-        mixText(source)
-        mixText(device ?? "")
-        mixInteger(start.milliseconds)
-        mixInteger(end.milliseconds)
         let high = SplitMix64.mix(hash)
         let low = SplitMix64.mix(hash ^ 0x9E37_79B9_7F4A_7C15)
-        let ms = UInt64(bitPattern: start.milliseconds) & 0xFFFF_FFFF_FFFF
+        let ms = UInt64(bitPattern: start) & 0xFFFF_FFFF_FFFF
         func byte(_ value: UInt64, _ shift: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: value >> shift) }
         return UUID(
             uuid: (

@@ -264,3 +264,29 @@ extension PostgresHealthStore {
         }
     }
 }
+
+extension PostgresHealthStore {
+    /// How many samples ``sampleColumns(_:as:)`` holds as values at a time.
+    static let columnsPart = 4_096
+
+    /// ``HealthStoreEngine/sampleColumns(_:as:)``: the page ``samples(_:as:)`` reads, column by column (every sample
+    /// is a row here, read as one). Read in parts of ``columnsPart`` samples (each logged as a read), each turned
+    /// into columns before the next is read, so that a large page never holds its samples as values.
+    public func sampleColumns(_ query: SampleQuery, as caller: Caller) throws -> SampleColumns {
+        let wanted = query.limit ?? Int.max
+        var columns = SampleColumns()
+        var streams: [QuantitySeries: Int32] = [:]
+        var part = query
+        while true {
+            part.limit = min(wanted - columns.count, Self.columnsPart)
+            let page = try samples(part, as: caller)
+            columns.append(page.samples, streams: &streams)
+            // The last part's cursor is the page's: after its last sample, when the page is full.
+            guard let next = page.next, columns.count < wanted else {
+                columns.next = page.next
+                return columns
+            }
+            part.cursor = next
+        }
+    }
+}

@@ -10,10 +10,11 @@ extension SQLiteHealthStore {
         var writer: String
     }
 
+    /// What a query of rows reads; the source and subject ids (columns 20 and 21) name a row's stream.
     private static let rowColumns = """
         s.uuid, s.start_ms, s.end_ms, s.start_offset_s, s.value, so.identifier, so.version, s.device_id,
         d.name, d.manufacturer, d.model, d.hardware, d.firmware, d.software, d.serial, d.local_id,
-        sj.name, s.metadata, s.seq, s.writer
+        sj.name, s.metadata, s.seq, s.writer, s.source_id, s.subject_id
         FROM samples s
         JOIN sources so ON so.id = s.source_id
         LEFT JOIN devices d ON d.id = s.device_id
@@ -22,15 +23,24 @@ extension SQLiteHealthStore {
 
     private func readRow(_ statement: SQLiteStatement, type: HealthType) -> Row? {
         guard let id = statement.blob(0).flatMap(UUID.init(bytes:)) else { return nil }
-        let device = statement.int64(7) == 0 ? nil : Self.readDevice(statement, from: 8)
-        let version = statement.text(6) ?? ""
+        let stream = Self.rowStream(statement, type: type)
         let sample = QuantitySample(
             id: id, type: type, start: Instant(milliseconds: statement.int64(1)),
-            end: Instant(milliseconds: statement.int64(2)), startOffsetSeconds: Int32(clamping: statement.int64(3)),
-            value: statement.double(4),
-            source: Source(identifier: statement.text(5) ?? "", version: version.isEmpty ? nil : version),
-            device: device, subject: statement.text(16), metadata: MetadataCoding.decode(statement.text(17)))
+            end: Instant(milliseconds: statement.int64(2)), startOffsetSeconds: stream.startOffsetSeconds,
+            value: statement.double(4), source: stream.source, device: stream.device, subject: stream.subject,
+            metadata: stream.metadata)
         return Row(sample: sample, seq: statement.int64(18), writer: statement.text(19) ?? "")
+    }
+
+    /// What the row at `statement` (``rowColumns``) shares with its stream: its type, offset, source, device,
+    /// subject and metadata.
+    static func rowStream(_ statement: SQLiteStatement, type: HealthType) -> QuantitySeries {
+        let version = statement.text(6) ?? ""
+        return QuantitySeries(
+            type: type, startOffsetSeconds: Int32(clamping: statement.int64(3)),
+            source: Source(identifier: statement.text(5) ?? "", version: version.isEmpty ? nil : version),
+            device: statement.int64(7) == 0 ? nil : Self.readDevice(statement, from: 8), subject: statement.text(16),
+            metadata: MetadataCoding.decode(statement.text(17)))
     }
 
     /// Rows of `type` overlapping `[from, to]` that pass the source/device/subject filters and that `caller`
@@ -41,6 +51,31 @@ extension SQLiteHealthStore {
         limit: Int? = nil, notStartingBefore earliest: Int64? = nil
     ) throws -> [Row] {
         guard let typeID = try existingTypeID(type.identifier) else { return [] }
+        let statement = try rowStatement(
+            type: type, typeID: typeID, from: from, to: to, sources: sources, devices: devices, subjects: subjects,
+            caller: caller, after: cursor, order: order, limit: limit, notStartingBefore: earliest)
+        var rows: [Row] = []
+        while try statement.step() {
+            if let row = readRow(statement, type: type) { rows.append(row) }
+        }
+        let series = try seriesRows(
+            of: type, typeID: typeID, from: from, to: to, sources: sources, devices: devices, subjects: subjects,
+            caller: caller, after: cursor, order: order, limit: limit)
+        guard !series.isEmpty else { return rows }
+        rows += series
+        rows.sort { Self.precedes($0.sample, $1.sample, order) }
+        if let limit, rows.count > limit { rows.removeLast(rows.count - limit) }
+        return rows
+    }
+
+    /// The statement that reads ``rows(of:from:to:sources:devices:subjects:caller:after:order:limit:notStartingBefore:)``'s
+    /// rows of the `samples` table (its chunked samples are read apart), in the query's order: ``rowColumns``, then
+    /// with the source and subject ids last.
+    func rowStatement(
+        type: HealthType, typeID: Int64, from: Instant?, to: Instant?, sources: [String]?, devices: [String]?,
+        subjects: [String]?, caller: Caller, after cursor: SampleCursor?, order: SampleOrder, limit: Int?,
+        notStartingBefore earliest: Int64? = nil
+    ) throws -> SQLiteStatement {
         var conditions = SQLConditions()
         conditions.add("s.type_id = ?", [.integer(typeID)])
         // Overlap: start <= to and end >= from; the exact (half-open) test runs in Swift afterwards.
@@ -60,19 +95,7 @@ extension SQLiteHealthStore {
             "SELECT \(Self.rowColumns) WHERE \(conditions.sql) "
             + "ORDER BY \(order.orderBy(start: "s.start_ms", end: "s.end_ms", id: "s.uuid"))"
         if let limit { sql += " LIMIT \(max(0, limit))" }
-        let statement = try conditions.prepare(sql, on: connection)
-        var rows: [Row] = []
-        while try statement.step() {
-            if let row = readRow(statement, type: type) { rows.append(row) }
-        }
-        let series = try seriesRows(
-            of: type, typeID: typeID, from: from, to: to, sources: sources, devices: devices, subjects: subjects,
-            caller: caller, after: cursor, order: order, limit: limit)
-        guard !series.isEmpty else { return rows }
-        rows += series
-        rows.sort { Self.precedes($0.sample, $1.sample, order) }
-        if let limit, rows.count > limit { rows.removeLast(rows.count - limit) }
-        return rows
+        return try conditions.prepare(sql, on: connection)
     }
 
     /// A device from eight consecutive columns starting at `column`: name, manufacturer, model, hardware,

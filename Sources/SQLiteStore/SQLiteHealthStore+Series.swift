@@ -322,6 +322,49 @@ extension SQLiteHealthStore {
     ) throws -> [Row] {
         // Chunks hold owner-written samples only: an app without read permission sees none of them.
         if case .app = caller, try !canRead(caller, type) { return [] }
+        let statement = try seriesStatement(
+            typeID: typeID, from: from, to: to, sources: sources, devices: devices, subjects: subjects, after: cursor,
+            order: order)
+        let ascending = order.keys[0].ascending
+        var rows: [Row] = []
+        while try statement.step() {
+            if let limit, rows.count >= limit {
+                // Rows are sorted below; can this chunk still hold one of the first `limit`?
+                rows.sort { Self.precedes($0.sample, $1.sample, order) }
+                rows.removeLast(rows.count - limit)
+                let last = rows[limit - 1].sample
+                // Chunks come by start: every sample of a chunk starting after the boundary comes after the last
+                // one kept, whichever key leads; descending, every sample of this chunk and of those after it ends
+                // before the boundary once this chunk's start plus the longest span a chunk has is before it.
+                let boundary = order.leadingValue(start: last.start, end: last.end).milliseconds
+                if Self.chunkIsPast(boundary, statement, ascending: ascending) { break }
+            }
+            let stream = Self.chunkStream(statement, type: type)
+            for point in try SeriesChunkCodec.decode(statement.blob(4) ?? []) {
+                let end = point.start + point.duration
+                if let from, end < from.milliseconds { continue }
+                if let to, point.start > to.milliseconds { continue }
+                let sample = QuantitySample(
+                    type: type, start: Instant(milliseconds: point.start), end: Instant(milliseconds: end),
+                    startOffsetSeconds: stream.startOffsetSeconds, value: point.value, source: stream.source,
+                    device: stream.device, subject: stream.subject, metadata: stream.metadata)
+                if let cursor, !order.follows((sample.start, sample.end, sample.id.bytes), cursor: cursor) {
+                    continue
+                }
+                rows.append(Row(sample: sample, seq: point.seq, writer: Caller.owner.description))
+            }
+        }
+        return rows
+    }
+
+    /// The chunks of `typeID` that may hold a sample meeting `[from, to]` after `cursor` and passing the filters,
+    /// by start in the direction of the order's first key (columns: start, end, offset, metadata, data, the
+    /// source's identifier and version, the device id and its eight fields, the subject, the device key, the
+    /// longest span a chunk has, the source and subject ids).
+    func seriesStatement(
+        typeID: Int64, from: Instant?, to: Instant?, sources: [String]?, devices: [String]?, subjects: [String]?,
+        after cursor: SampleCursor?, order: SampleOrder
+    ) throws -> SQLiteStatement {
         var lower = from?.milliseconds ?? .min
         var upper = to?.milliseconds ?? .max
         // Rows after the cursor lie beyond its first key's value. A chunk holds its samples' starts and ends, so
@@ -348,11 +391,11 @@ extension SQLiteHealthStore {
         conditions.add("so.identifier", in: sources)
         conditions.add("d.key", in: devices)
         conditions.add("sj.name", in: subjects)
-        let statement = try conditions.prepare(
+        return try conditions.prepare(
             """
             SELECT c.start_ms, c.end_ms, c.start_offset_s, c.metadata, c.data, so.identifier, so.version, c.device_id,
                 d.name, d.manufacturer, d.model, d.hardware, d.firmware, d.software, d.serial, d.local_id, sj.name, d.key,
-                (SELECT value FROM counters WHERE name = 'chunk_span')
+                (SELECT value FROM counters WHERE name = 'chunk_span'), c.source_id, c.subject_id
             FROM series_chunks c
             JOIN sources so ON so.id = c.source_id
             LEFT JOIN devices d ON d.id = c.device_id
@@ -362,46 +405,23 @@ extension SQLiteHealthStore {
                 // By start either way, so that the (type, start) index gives the order: sorting by end made SQLite
                 // sort every chunk of the range, its data included, through temporary files.
                 + (ascending ? " ORDER BY c.start_ms ASC" : " ORDER BY c.start_ms DESC"), on: connection)
+    }
 
-        var rows: [Row] = []
-        while try statement.step() {
-            if let limit, rows.count >= limit {
-                // Rows are sorted below; can this chunk still hold one of the first `limit`?
-                rows.sort { Self.precedes($0.sample, $1.sample, order) }
-                rows.removeLast(rows.count - limit)
-                let last = rows[limit - 1].sample
-                // Chunks come by start: every sample of a chunk starting after the boundary comes after the last
-                // one kept, whichever key leads; descending, every sample of this chunk and of those after it ends
-                // before the boundary once this chunk's start plus the longest span a chunk has is before it.
-                let boundary = order.leadingValue(start: last.start, end: last.end).milliseconds
-                let start = statement.int64(0)
-                if ascending
-                    ? start > boundary : start.addingReportingOverflow(statement.int64(18)).partialValue < boundary
-                {
-                    break
-                }
-            }
-            let device = statement.int64(7) == 0 ? nil : Self.readDevice(statement, from: 8)
-            let version = statement.text(6) ?? ""
-            let source = Source(identifier: statement.text(5) ?? "", version: version.isEmpty ? nil : version)
-            let metadata = MetadataCoding.decode(statement.text(3))
-            let offset = Int32(clamping: statement.int64(2))
-            let subject = statement.text(16)
-            for point in try SeriesChunkCodec.decode(statement.blob(4) ?? []) {
-                let end = point.start + point.duration
-                if let from, end < from.milliseconds { continue }
-                if let to, point.start > to.milliseconds { continue }
-                let sample = QuantitySample(
-                    type: type, start: Instant(milliseconds: point.start), end: Instant(milliseconds: end),
-                    startOffsetSeconds: offset, value: point.value, source: source, device: device, subject: subject,
-                    metadata: metadata)
-                if let cursor, !order.follows((sample.start, sample.end, sample.id.bytes), cursor: cursor) {
-                    continue
-                }
-                rows.append(Row(sample: sample, seq: point.seq, writer: Caller.owner.description))
-            }
-        }
-        return rows
+    /// Whether no sample of the chunk at `statement` (``seriesStatement(typeID:from:to:sources:devices:subjects:after:order:)``),
+    /// nor of any chunk after it, can come before a sample whose leading key is `boundary`.
+    static func chunkIsPast(_ boundary: Int64, _ statement: SQLiteStatement, ascending: Bool) -> Bool {
+        let start = statement.int64(0)
+        return ascending ? start > boundary : start.addingReportingOverflow(statement.int64(18)).partialValue < boundary
+    }
+
+    /// What the samples of the chunk at `statement` share: type, offset, source, device, subject and metadata.
+    static func chunkStream(_ statement: SQLiteStatement, type: HealthType) -> QuantitySeries {
+        let version = statement.text(6) ?? ""
+        return QuantitySeries(
+            type: type, startOffsetSeconds: Int32(clamping: statement.int64(2)),
+            source: Source(identifier: statement.text(5) ?? "", version: version.isEmpty ? nil : version),
+            device: statement.int64(7) == 0 ? nil : Self.readDevice(statement, from: 8), subject: statement.text(16),
+            metadata: MetadataCoding.decode(statement.text(3)))
     }
 
     /// The sample order of queries (``SampleOrder``).

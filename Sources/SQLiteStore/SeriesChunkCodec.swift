@@ -80,6 +80,24 @@ enum SeriesChunkCodec {
 
     /// Decodes a chunk written by ``encode(_:)``.
     static func decode(_ bytes: [UInt8]) throws(SeriesChunkError) -> [Point] {
+        let columns = try decodeColumns(bytes)
+        return (0..<columns.starts.count).map {
+            Point(
+                start: columns.starts[$0], duration: columns.durations[$0], value: columns.values[$0],
+                seq: columns.seqs[$0])
+        }
+    }
+
+    /// A chunk's points column by column.
+    struct Columns {
+        var starts: [Int64]
+        var durations: [Int64]
+        var seqs: [Int64]
+        var values: [Double]
+    }
+
+    /// Decodes a chunk written by ``encode(_:)`` into its columns (what a read that makes no point value takes).
+    static func decodeColumns(_ bytes: [UInt8]) throws(SeriesChunkError) -> Columns {
         var reader = VarintReader(bytes)
         let version = try reader.byte("version")
         guard version == Self.version else { throw SeriesChunkError(offset: 0, reason: "unknown version \(version)") }
@@ -140,9 +158,7 @@ enum SeriesChunkCodec {
             throw SeriesChunkError(
                 offset: reader.offset, reason: "\(bytes.count - reader.offset) bytes after the last value")
         }
-        return (0..<Int(count)).map {
-            Point(start: starts[$0], duration: durations[$0], value: values[$0], seq: seqs[$0])
-        }
+        return Columns(starts: starts, durations: durations, seqs: seqs, values: values)
     }
 
     /// The smallest decimal scale that makes every value an integer that converts back exactly, if any.

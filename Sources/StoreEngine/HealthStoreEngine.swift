@@ -27,6 +27,10 @@ public protocol HealthStoreEngine: HealthStore, SensorRegistry {
     /// Returns the outcomes, counted.
     func saveAll(as caller: Caller, _ next: @Sendable () throws -> SampleBatch?) async throws -> [WriteOutcome: Int]
 
+    /// ``HealthStore/samples(_:as:)`` column by column: the same samples, in the same order, with the same paging
+    /// and cursor, and logged the same way, as a ``SampleColumns`` page (what `export` and `samples` write from).
+    func sampleColumns(_ query: SampleQuery, as caller: Caller) async throws -> SampleColumns
+
     /// Every person the store names, sorted: the subjects of samples and series (a name stays after its samples
     /// are deleted), of characteristics and of the sensor registry; at most ``maximumSubjectsListed``. For the
     /// owner (the web app's people picker), not logged.

@@ -4,6 +4,8 @@ internal import Synchronization
 /// Where a command writes: stdout carries data only, stderr diagnostics. Injected so tests can capture both.
 public struct Console: Sendable {
     public var out: @Sendable (String) -> Void
+    /// Bytes for stdout (an export's large writes); by default as text through ``out``.
+    public var outBytes: @Sendable (UnsafeRawBufferPointer) -> Void
     public var err: @Sendable (String) -> Void
     /// Whether stdout is a terminal (progress bars, colours).
     public var isTerminal: Bool
@@ -12,9 +14,10 @@ public struct Console: Sendable {
 
     public init(
         out: @escaping @Sendable (String) -> Void, err: @escaping @Sendable (String) -> Void, isTerminal: Bool,
-        errorIsTerminal: Bool = false
+        errorIsTerminal: Bool = false, outBytes: (@Sendable (UnsafeRawBufferPointer) -> Void)? = nil
     ) {
         self.out = out
+        self.outBytes = outBytes ?? { out(String(decoding: $0, as: UTF8.self)) }
         self.err = err
         self.isTerminal = isTerminal
         self.errorIsTerminal = errorIsTerminal
@@ -33,7 +36,8 @@ public struct Console: Sendable {
         out: { write($0, to: STDOUT_FILENO, name: "stdout") },
         err: { write($0, to: STDERR_FILENO, name: "stderr") },
         isTerminal: isatty(STDOUT_FILENO) != 0,
-        errorIsTerminal: isatty(STDERR_FILENO) != 0
+        errorIsTerminal: isatty(STDERR_FILENO) != 0,
+        outBytes: { write($0, to: STDOUT_FILENO, name: "stdout") }
     )
 
     /// Writes `Error: message` and a hint to stderr.
@@ -44,24 +48,27 @@ public struct Console: Sendable {
     /// Writes all of `text` to `descriptor` (retrying interrupted and partial writes); exits 74 when it cannot.
     static func write(_ text: String, to descriptor: Int32, name: String) {
         var text = text
-        text.withUTF8 { buffer in
-            guard let base = buffer.baseAddress else { return }
-            var offset = 0
-            while offset < buffer.count {
-                let written = Foundation.write(descriptor, base + offset, buffer.count - offset)
-                if written < 0 {
-                    let code = errno
-                    if code == EINTR { continue }
-                    if descriptor != STDERR_FILENO {
-                        let line = "wearhouse: cannot write to \(name): \(String(cString: strerror(code))); stopping\n"
-                        _ = line.utf8CString.withUnsafeBufferPointer {
-                            Foundation.write(STDERR_FILENO, $0.baseAddress, $0.count - 1)
-                        }
+        text.withUTF8 { write(UnsafeRawBufferPointer($0), to: descriptor, name: name) }
+    }
+
+    /// Writes all of `bytes` to `descriptor` (retrying interrupted and partial writes); exits 74 when it cannot.
+    static func write(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32, name: String) {
+        guard let base = bytes.baseAddress else { return }
+        var offset = 0
+        while offset < bytes.count {
+            let written = Foundation.write(descriptor, base + offset, bytes.count - offset)
+            if written < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                if descriptor != STDERR_FILENO {
+                    let line = "wearhouse: cannot write to \(name): \(String(cString: strerror(code))); stopping\n"
+                    _ = line.utf8CString.withUnsafeBufferPointer {
+                        Foundation.write(STDERR_FILENO, $0.baseAddress, $0.count - 1)
                     }
-                    Foundation.exit(ExitCode.ioError.rawValue)
                 }
-                offset += written
+                Foundation.exit(ExitCode.ioError.rawValue)
             }
+            offset += written
         }
     }
 }

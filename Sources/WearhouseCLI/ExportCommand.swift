@@ -3,6 +3,7 @@ import GATT
 internal import Glibc
 import Health
 import SQLiteStore
+import StoreEngine
 
 /// `wearhouse export`: samples as CSV, Open mHealth NDJSON or FHIR R4 Observations (NDJSON), each carrying
 /// its id, so re-importing an export is idempotent.
@@ -26,8 +27,9 @@ struct ExportCommand: Command {
         JSON; a heartbeat series gives one row per beat (its RR interval in ms at the beat's instant). sqlite: a
         database of one row per sample (tables types, samples and heartbeats; times as ISO text and epoch
         milliseconds, metadata as JSON text) that sqlite3, Datasette or pandas read as it is
-        (docs/sqlite-export.md); needs --out. Samples are written as they are read, \(ExportCommand.pageSize) at
-        a time, so memory stays flat whatever the export's size; --out is written beside the file and renamed over
+        (docs/sqlite-export.md); needs --out. Samples are written as they are read (\(ExportCommand.columnsPageSize)
+        samples, or \(ExportCommand.pageSize) series, correlations or workouts, at a time), so memory stays flat
+        whatever the export's size; --out is written beside the file and renamed over
         it once complete. A running count shows on stderr when it is a terminal (and the data does not go there).
         """
     }
@@ -99,62 +101,18 @@ struct ExportCommand: Command {
                 }
             }
             let progress = console.showsProgress(dataOnTerminal: options.out == nil) ? CountProgress(console) : nil
-            var output = format == .csv ? Self.csvHeader : ""
-            func flush() throws(PrivateFile.Failure) {
-                if let file { try file.write(output) } else { console.out(output) }
-                output = ""
+            let output = OutputBuffer { bytes throws(PrivateFile.Failure) in
+                if let file { try file.write(bytes) } else { console.outBytes(bytes) }
             }
-            var count = 0
-            var members: Set<UUID> = []
+            let query = SampleQuery(
+                type: .heartRate, from: StoreOptions.instant(options.from, in: options.timeZone),
+                to: StoreOptions.instant(options.to, in: options.timeZone), subjects: options.subjects)
             do {
-                for type in types {
-                    var query = SampleQuery(
-                        type: type, from: StoreOptions.instant(options.from, in: options.timeZone),
-                        to: StoreOptions.instant(options.to, in: options.timeZone), subjects: options.subjects,
-                        limit: Self.pageSize)
-                    while true {
-                        let next: SampleCursor?
-                        if type.kind == .correlation {
-                            let page = try await store.correlations(query, as: .owner)
-                            for correlation in page.correlations {
-                                members.formUnion(correlation.objects.map(\.id))
-                                output += Self.lines(correlation, format: format)
-                            }
-                            count += page.correlations.count
-                            next = page.next
-                        } else if type.kind == .workout {
-                            let page = try await store.workouts(query, as: .owner)
-                            for workout in page.workouts {
-                                let ids = try await store.workoutSampleIDs(workout.id, as: .owner)
-                                output += Self.lines(
-                                    workout, samples: ids.sorted { $0.key < $1.key }.flatMap(\.value), format: format)
-                            }
-                            count += page.workouts.count
-                            next = page.next
-                        } else if type.aggregation == .series {
-                            let page = try await store.heartbeatSeries(query, as: .owner)
-                            for series in page.series { output += Self.lines(series, format: format) }
-                            count += page.series.count
-                            next = page.next
-                        } else {
-                            // A correlation's members went out with it (correlation types come first).
-                            let page = try await store.samples(query, as: .owner)
-                            for sample in page.samples where !members.contains(sample.id) {
-                                output += Self.lines(sample, format: format)
-                                count += 1
-                            }
-                            next = page.next
-                        }
-                        try flush()
-                        progress?.show(count)
-                        guard let next else { break }
-                        query.cursor = next
-                    }
-                }
-                try flush()
+                let count = try await Self.write(
+                    types, of: store, query, format: format, to: output, progress: progress)
                 progress?.end()
                 if let file, let path = options.out {
-                    try file.finish()
+                    try file.finish()  // after the last page: an export cut short leaves no file
                     console.err("exported \(count) samples to \(path)\n")
                 }
             } catch let failure as PrivateFile.Failure {
@@ -166,8 +124,100 @@ struct ExportCommand: Command {
         }
     }
 
-    /// How many samples one store query reads; each page is written before the next is read.
+    /// Writes the samples of `types` in `store` that `query` selects (its type aside) in `format` (csv, ndjson or
+    /// fhir) to `output`, page by page as the store reads them (memory is one page, whatever the export's size),
+    /// and returns how many were written. Quantity and category samples are read as columns and written by
+    /// ``SampleLineWriter``; with `columns: false` they are read as sample values and each written by ``lines(_:format:)``
+    /// (the general writer alone, which the tests compare the fast path with).
+    static func write(
+        _ types: [HealthType], of store: any HealthStoreEngine, _ query: SampleQuery, format: Format,
+        to output: OutputBuffer, progress: CountProgress? = nil, columns: Bool = true
+    ) async throws -> Int {
+        if format == .csv { output.append(Self.csvHeader) }
+        var writer = SampleLineWriter.export(format)
+        var count = 0
+        var members: Set<UUID> = []
+        for type in types {
+            let sampled = type.kind != .correlation && type.kind != .workout && type.aggregation != .series
+            var query = query
+            query.type = type
+            if sampled, columns {
+                // A correlation's members went out with it (correlation types come first).
+                query.limit = Self.columnsPageSize
+                var page = try await store.sampleColumns(query, as: .owner)
+                while true {
+                    // The next page is read (on the store's executor) while this one is written.
+                    var following: SampleQuery?
+                    if let next = page.next {
+                        following = query
+                        following?.cursor = next
+                    }
+                    let upcomingQuery = following
+                    async let upcoming = Self.columns(upcomingQuery, of: store)
+                    count += try writer.write(page, skipping: members, to: output)
+                    progress?.show(count)
+                    guard let next = try await upcoming else { break }
+                    page = next
+                }
+                continue
+            }
+            query.limit = Self.pageSize
+            while true {
+                let next: SampleCursor?
+                if type.kind == .correlation {
+                    let page = try await store.correlations(query, as: .owner)
+                    for correlation in page.correlations {
+                        members.formUnion(correlation.objects.map(\.id))
+                        output.append(Self.lines(correlation, format: format))
+                    }
+                    count += page.correlations.count
+                    next = page.next
+                } else if type.kind == .workout {
+                    let page = try await store.workouts(query, as: .owner)
+                    for workout in page.workouts {
+                        let ids = try await store.workoutSampleIDs(workout.id, as: .owner)
+                        output.append(
+                            Self.lines(
+                                workout, samples: ids.sorted { $0.key < $1.key }.flatMap(\.value), format: format))
+                    }
+                    count += page.workouts.count
+                    next = page.next
+                } else if type.aggregation == .series {
+                    let page = try await store.heartbeatSeries(query, as: .owner)
+                    for series in page.series { output.append(Self.lines(series, format: format)) }
+                    count += page.series.count
+                    next = page.next
+                } else {
+                    let page = try await store.samples(query, as: .owner)
+                    for sample in page.samples where !members.contains(sample.id) {
+                        output.append(Self.lines(sample, format: format))
+                        count += 1
+                    }
+                    next = page.next
+                }
+                try output.flushWhenFull()
+                progress?.show(count)
+                guard let next else { break }
+                query.cursor = next
+            }
+        }
+        try output.flush()
+        return count
+    }
+
+    /// The page `query` reads as columns, if there is a query.
+    private static func columns(_ query: SampleQuery?, of store: any HealthStoreEngine) async throws -> SampleColumns? {
+        guard let query else { return nil }
+        return try await store.sampleColumns(query, as: .owner)
+    }
+
+    /// How many correlations, workouts or heartbeat series one store query reads; each page is written before the
+    /// next is read.
     static let pageSize = 2_000
+
+    /// How many quantity and category samples one store query reads (as columns, ``SampleColumns``: about 44 bytes
+    /// a sample, two pages held at a time).
+    static let columnsPageSize = 65_536
 
     /// The CSV columns: those of `wearhouse samples --format csv`, and the metadata as one JSON object.
     static let csvHeader = "uuid,type,start,end,value,unit,source,source_version,device,device_name,subject,metadata\n"
@@ -543,6 +593,13 @@ final class PrivateFile {
     let temporary: String
     private var descriptor: Int32
     private var finished = false
+    /// Bytes written; where the range last handed to the disk (``writeBack()``) starts and ends.
+    private var written: Int64 = 0
+    private var handedFrom: Int64 = 0
+    private var handedTo: Int64 = 0
+
+    /// How many bytes are written between two hand-overs to the disk.
+    static let writeBackSize: Int64 = 8 << 20
 
     init(creating path: String) throws(Failure) {
         self.path = path
@@ -555,21 +612,44 @@ final class PrivateFile {
 
     func write(_ text: String) throws(Failure) {
         var text = text
-        let failure: Failure? = text.withUTF8 { bytes in
-            var written = 0
-            while written < bytes.count {
-                let result = Glibc.write(descriptor, bytes.baseAddress! + written, bytes.count - written)
-                if result > 0 {
-                    written += result
-                } else if result < 0, errno == EINTR {
-                    continue
-                } else {
-                    return Failure(message: "cannot write \(temporary): \(String(cString: strerror(errno)))")
-                }
+        var failure: Failure?
+        text.withUTF8 { bytes in
+            do throws(Failure) {
+                try write(UnsafeRawBufferPointer(bytes))
+            } catch {
+                failure = error
             }
-            return nil
         }
         if let failure { throw failure }
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws(Failure) {
+        guard let base = bytes.baseAddress else { return }
+        var done = 0
+        while done < bytes.count {
+            let result = Glibc.write(descriptor, base + done, bytes.count - done)
+            if result > 0 {
+                done += result
+            } else if result < 0, errno == EINTR {
+                continue
+            } else {
+                throw Failure(message: "cannot write \(temporary): \(String(cString: strerror(errno)))")
+            }
+        }
+        written += Int64(done)
+        if written - handedTo >= Self.writeBackSize { writeBack() }
+    }
+
+    /// Hands what was written since the last hand-over to the disk now, so that it is written while the export
+    /// goes on and ``finish()``'s `fsync` waits only for the end (an export of hundreds of megabytes took as long
+    /// again in that `fsync` when the kernel held it all): `POSIX_FADV_DONTNEED` starts the writeback of a range's
+    /// dirty pages and drops those already written, which keeps the export from filling the page cache too. Only
+    /// a hint: an error changes nothing (the `fsync` still decides).
+    private func writeBack() {
+        // The range handed over last time again (by now written: dropped), and what is new (written from now).
+        _ = posix_fadvise(descriptor, off_t(handedFrom), off_t(written - handedFrom), POSIX_FADV_DONTNEED)
+        handedFrom = handedTo
+        handedTo = written
     }
 
     /// Syncs the file and renames it to `path`.

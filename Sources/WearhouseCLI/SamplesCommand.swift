@@ -2,6 +2,7 @@ import Foundation
 import GATT
 import Health
 import SQLiteStore
+import StoreEngine
 
 /// `wearhouse samples --type T`: the stored samples of one type, as a table, JSON lines or CSV.
 struct SamplesCommand: Command {
@@ -14,7 +15,7 @@ struct SamplesCommand: Command {
         heartbeatSeries lists one line per series (beats, mean RR interval, gaps); json adds every beat.
         bloodPressure and food list correlations (json: their members under objects), workout the workouts
         (json: activity type, duration, totals, events and the ids of their samples).
-        Every matching sample is printed (json and csv as they are read, \(SamplesCommand.pageSize) at a time);
+        Every matching sample is printed (json and csv as they are read, \(ExportCommand.columnsPageSize) at a time);
         with --limit n only the first n, and stderr says when more match.
 
         EXAMPLES:
@@ -156,19 +157,25 @@ struct SamplesCommand: Command {
                     }
                 }
                 if format == .table { console.out(Self.render(listed, format: format)) }
-            } else {
+            } else if format == .table {
                 var listed: [QuantitySample] = []
                 cut = try await Self.pages(query, limit: limit, read: { try await store.samples($0, as: .owner) }) {
-                    page, first in
-                    if format == .table {
-                        listed += page.samples
-                    } else {
-                        console.out(Self.render(page.samples, format: format, header: first))
-                        printed += page.samples.count
-                        progress?.show(printed)
-                    }
+                    page, _ in listed += page.samples
                 }
-                if format == .table { console.out(Self.render(listed, format: format)) }
+                console.out(Self.render(listed, format: format))
+            } else {
+                // Column by column, into large writes.
+                let output = OutputBuffer { bytes throws(PrivateFile.Failure) in console.outBytes(bytes) }
+                var writer = SampleLineWriter.samples(format)
+                cut = try await Self.pages(
+                    query, limit: limit, pageSize: ExportCommand.columnsPageSize,
+                    read: { try await store.sampleColumns($0, as: .owner) }
+                ) { page, first in
+                    if first, format == .csv { output.append(ExportCommand.csvHeader) }
+                    printed += try writer.write(page, to: output)
+                    progress?.show(printed)
+                }
+                try output.flush()
             }
             progress?.end()
             if cut, let limit {
@@ -179,29 +186,41 @@ struct SamplesCommand: Command {
     }
 
     /// Reads `query` page by page (``pageSize`` at a time, at most `limit` in all), handing each page to `print`
-    /// with whether it is the first. Returns whether `limit` cut the listing short: more samples match after the
-    /// last one printed.
-    static func pages<Page: ListedPage>(
-        _ query: SampleQuery, limit: Int?, read: (SampleQuery) async throws -> Page,
-        print: (Page, Bool) async throws -> Void
+    /// with whether it is the first; each page is read (on the store's executor) while the one before it is printed.
+    /// Returns whether `limit` cut the listing short: more samples match after the last one printed.
+    static func pages<Page: ListedPage & Sendable>(
+        _ query: SampleQuery, limit: Int?, pageSize: Int = pageSize,
+        read: @escaping @Sendable (SampleQuery) async throws -> Page, print: (Page, Bool) async throws -> Void
     ) async throws -> Bool {
         var query = query
         var remaining = limit ?? Int.max
         var first = true
+        query.limit = min(remaining, pageSize)
+        var page = try await read(query)
         while true {
-            query.limit = min(remaining, pageSize)
-            let page = try await read(query)
+            remaining -= page.count
+            var following: SampleQuery?
+            if let next = page.next {
+                query.cursor = next
+                // Past the limit, one sample more tells whether the limit cut anything.
+                query.limit = remaining <= 0 ? 1 : min(remaining, pageSize)
+                following = query
+            }
+            async let upcoming = Self.page(following, read)
             try await print(page, first)
             first = false
-            remaining -= page.count
-            guard let next = page.next else { return false }
-            query.cursor = next
-            if remaining <= 0 {
-                // One sample past the limit tells whether the limit cut anything.
-                query.limit = 1
-                return try await read(query).count > 0
-            }
+            guard let next = try await upcoming else { return false }
+            if remaining <= 0 { return next.count > 0 }
+            page = next
         }
+    }
+
+    /// The page `query` reads, if there is a query.
+    private static func page<Page: Sendable>(
+        _ query: SampleQuery?, _ read: @Sendable (SampleQuery) async throws -> Page
+    ) async throws -> Page? {
+        guard let query else { return nil }
+        return try await read(query)
     }
 
     /// A sample's fields; a category sample's value is its integer and, with `valueName` (JSON, not CSV, whose
@@ -279,6 +298,8 @@ protocol ListedPage {
     var count: Int { get }
     var next: SampleCursor? { get }
 }
+
+extension SampleColumns: ListedPage {}
 
 extension SamplePage: ListedPage {
     var count: Int { samples.count }
