@@ -52,6 +52,20 @@ final class PostgresConnection {
         try check(result, sql: sql, expecting: [PGRES_COMMAND_OK, PGRES_TUPLES_OK])
     }
 
+    /// Runs one statement without parameters that PostgreSQL cannot prepare (`FETCH` from a cursor) and returns its
+    /// rows.
+    func rows(_ sql: String) throws(PostgresError) -> PostgresRows {
+        let result = pq.exec(handle, sql)
+        do {
+            try check(result, sql: sql, expecting: [PGRES_COMMAND_OK, PGRES_TUPLES_OK])
+        } catch {
+            pq.clear(result)
+            throw error
+        }
+        guard let result else { throw PostgresError(code: .unexpected, message: "no result", sql: sql) }
+        return PostgresRows(pq: pq, result: result)
+    }
+
     /// Runs `sql` as a prepared statement with `parameters` (text, `nil` for NULL) and returns its rows.
     @discardableResult
     func query(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> PostgresRows {

@@ -35,3 +35,12 @@ extension PostgresHealthStore {
         }
     }
 }
+
+@_spi(Benchmarks)
+extension PostgresHealthStore {
+    /// `VACUUM ANALYZE` of the whole database, so that a benchmark's queries after a bulk load run with the plans
+    /// and visibility map autovacuum would give them a little later.
+    public func vacuumAnalyze() throws {
+        try withConnection { try $0.run("VACUUM ANALYZE") }
+    }
+}

@@ -156,6 +156,9 @@ extension PostgresHealthStore {
                 """)
             for row in 0..<clashes.count {
                 let position = Int(clashes.int64(row, 0) - first)
+                guard staged.indices.contains(position) else {
+                    throw PostgresError(code: .unexpected, message: "a staged row of another batch came back")
+                }
                 let mine = staged[position]
                 if !clashes.isNull(row, 1) {
                     // The uuid names a stored sample: the same measurement, or a clash that rejects the batch.
@@ -180,12 +183,20 @@ extension PostgresHealthStore {
             let stored = reference[position]
             if stored.inserted {
                 outcomes[entry.index] = .inserted
-                if sample.type.aggregation == .discrete {
+                switch sample.type.aggregation {
+                case .discrete:
                     noteInserted(
                         RollupKey(
                             typeID: entry.typeID, sourceID: entry.sourceID, deviceID: entry.deviceID,
                             subjectID: entry.subjectID, bucket: Rollup.bucket(sample.start.milliseconds)),
                         start: sample.start.milliseconds, end: sample.end.milliseconds, value: sample.value)
+                case .cumulative:
+                    cumulativeChanges.inserted(
+                        typeID: entry.typeID, sourceID: entry.sourceID, deviceID: entry.deviceID,
+                        subjectID: entry.subjectID, start: sample.start.milliseconds, end: sample.end.milliseconds,
+                        value: sample.value, seq: entry.seq)
+                case .series, .category, .notAggregated:
+                    break
                 }
             } else {
                 outcomes[entry.index] =
@@ -207,12 +218,15 @@ extension PostgresHealthStore {
         return outcomes
     }
 
-    /// Fills the (empty) staging table with the staged samples.
+    /// Fills the staging table with the staged samples (emptied first when an earlier batch of the transaction
+    /// left its rows there).
     private func stage(
         _ connection: PostgresConnection, _ samples: [QuantitySample], _ staged: [Staged], writer: String
     )
         throws
     {
+        if stagingFilled { try connection.run("TRUNCATE staging") }
+        stagingFilled = true
         switch bulkMethod {
         case .copy:
             var buffer = CopyBuffer(capacity: staged.count * 120)
@@ -324,6 +338,7 @@ extension PostgresHealthStore {
         _ connection: PostgresConnection, _ sample: QuantitySample, _ ids: (Int64, Int64, Int64, Int64),
         writer: String, _ external: (String, Int64)?
     ) throws {
+        let seq = nextSequence()
         try connection.query(
             """
             INSERT INTO samples (type_id, start_ms, end_ms, source_id, device_id, subject_id, uuid, start_offset_s,
@@ -333,14 +348,21 @@ extension PostgresHealthStore {
             [
                 "\(ids.0)", "\(sample.start.milliseconds)", "\(sample.end.milliseconds)", "\(ids.1)", "\(ids.2)",
                 "\(ids.3)", sample.id.uuidString, "\(sample.startOffsetSeconds)", PostgresText.double(sample.value),
-                writer, external?.0, external.map { "\($0.1)" }, "\(nextSequence())", encodedMetadata(sample.metadata),
+                writer, external?.0, external.map { "\($0.1)" }, "\(seq)", encodedMetadata(sample.metadata),
             ])
-        if sample.type.aggregation == .discrete {
+        switch sample.type.aggregation {
+        case .discrete:
             noteInserted(
                 RollupKey(
                     typeID: ids.0, sourceID: ids.1, deviceID: ids.2, subjectID: ids.3,
                     bucket: Rollup.bucket(sample.start.milliseconds)),
                 start: sample.start.milliseconds, end: sample.end.milliseconds, value: sample.value)
+        case .cumulative:
+            cumulativeChanges.inserted(
+                typeID: ids.0, sourceID: ids.1, deviceID: ids.2, subjectID: ids.3, start: sample.start.milliseconds,
+                end: sample.end.milliseconds, value: sample.value, seq: seq)
+        case .series, .category, .notAggregated:
+            break
         }
         try noteSpan(connection, typeID: ids.0, span: sample.end.milliseconds - sample.start.milliseconds)
     }
@@ -348,13 +370,22 @@ extension PostgresHealthStore {
     /// Deletes one stored sample and leaves its tombstone.
     func remove(_ connection: PostgresConnection, uuid: UUID, typeID: Int64, writer: String, replacedBy: UUID?) throws {
         let deleted = try connection.query(
-            "DELETE FROM samples WHERE uuid = $1 RETURNING source_id, device_id, subject_id, start_ms",
+            "DELETE FROM samples WHERE uuid = $1 RETURNING source_id, device_id, subject_id, start_ms, end_ms",
             [uuid.uuidString])
-        if deleted.count > 0, HealthTypeCatalog.type(try typeIdentifier(connection, typeID))?.aggregation == .discrete {
-            staleRollups.insert(
-                RollupKey(
+        if deleted.count > 0 {
+            switch HealthTypeCatalog.type(try typeIdentifier(connection, typeID))?.aggregation {
+            case .discrete:
+                staleRollups.insert(
+                    RollupKey(
+                        typeID: typeID, sourceID: deleted.int64(0, 0), deviceID: deleted.int64(0, 1),
+                        subjectID: deleted.int64(0, 2), bucket: Rollup.bucket(deleted.int64(0, 3))))
+            case .cumulative:
+                cumulativeChanges.removed(
                     typeID: typeID, sourceID: deleted.int64(0, 0), deviceID: deleted.int64(0, 1),
-                    subjectID: deleted.int64(0, 2), bucket: Rollup.bucket(deleted.int64(0, 3))))
+                    subjectID: deleted.int64(0, 2), start: deleted.int64(0, 3), end: deleted.int64(0, 4))
+            default:
+                break
+            }
         }
         try tombstone(connection, uuid: uuid, typeID: typeID, writer: writer, replacedBy: replacedBy)
     }

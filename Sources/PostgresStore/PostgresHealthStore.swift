@@ -44,6 +44,14 @@ public actor PostgresHealthStore: HealthStore {
     /// Rollup changes of the running write transaction (see PostgresHealthStore+Rollups.swift).
     var pendingRollups: [RollupKey: RollupValue] = [:]
     var staleRollups: Set<RollupKey> = []
+    /// Whether the staging table holds an earlier batch of the running transaction (``saveAll(as:_:)``): its rows
+    /// go only at the commit (`ON COMMIT DELETE ROWS`), so the next batch empties it first.
+    var stagingFilled = false
+    /// Cumulative rollup changes of the running write transaction (PostgresHealthStore+CumulativeRollups.swift).
+    var cumulativeChanges = CumulativeRollupChanges()
+    /// How many quarter hours cumulative statistics took from the rollups, and how many they swept, since the
+    /// store opened (what the tests and benchmarks check the rollups against).
+    package internal(set) var cumulativeQuarters = (fromRollups: 0, swept: 0)
 
     /// How batches of quantity samples reach the staging table (both measured in BENCHMARKS.md).
     public enum BulkMethod: String, Sendable {
@@ -118,6 +126,7 @@ public actor PostgresHealthStore: HealthStore {
             try connection.run("BEGIN")
             do {
                 try connection.run(migration)
+                try PostgresSchema.finish(migrationTo: index + 1, on: connection)
                 try connection.query("UPDATE wearhouse_schema SET version = $1", ["\(index + 1)"])
                 try connection.run("COMMIT")
             } catch {
@@ -198,7 +207,10 @@ public actor PostgresHealthStore: HealthStore {
         if let open = transactionConnection { return try body(open) }
         return try withConnection { connection in
             transactionConnection = connection
-            defer { transactionConnection = nil }
+            defer {
+                transactionConnection = nil
+                stagingFilled = false
+            }
             try connection.run("BEGIN")
             do {
                 try connection.query(
@@ -220,6 +232,7 @@ public actor PostgresHealthStore: HealthStore {
                 typeSpans.removeAll()
                 pendingRollups.removeAll()
                 staleRollups.removeAll()
+                cumulativeChanges.removeAll()
                 throw error
             }
         }

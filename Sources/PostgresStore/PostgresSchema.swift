@@ -269,7 +269,35 @@ enum PostgresSchema {
         END;
         $merge$;
         """,
+        // 8: 15-minute rollups of cumulative types per stream (`CumulativeRollup`), as the SQLite engine keeps them
+        // (its migration 15): the pro-rated sum of each sample's portion in the quarter hour; the portions' span,
+        // covered length and flags packed in `shape` (`CumulativeRollupValue.shape(bucket:)`); the range of their
+        // sequence numbers. Samples longer than a day are counted per span in `cumulative_spans` instead. Filled
+        // from the samples already stored (``finish(migrationTo:on:)``).
+        """
+        CREATE TABLE cumulative_rollups (
+            type_id integer NOT NULL, bucket_ms bigint NOT NULL, source_id integer NOT NULL,
+            device_id integer NOT NULL, subject_id integer NOT NULL, sum double precision NOT NULL,
+            shape bigint NOT NULL, min_seq bigint NOT NULL, max_seq bigint NOT NULL,
+            PRIMARY KEY (type_id, bucket_ms, source_id, device_id, subject_id));
+        CREATE TABLE cumulative_spans (
+            type_id integer NOT NULL, start_ms bigint NOT NULL, end_ms bigint NOT NULL, count bigint NOT NULL,
+            PRIMARY KEY (type_id, start_ms, end_ms));
+        """,
     ]
+
+    /// What a migration needs beyond SQL, run in its transaction after its SQL: `version` is the version it takes
+    /// the store to.
+    static func finish(migrationTo version: Int, on connection: PostgresConnection) throws(PostgresError) {
+        guard version == 8 else { return }
+        do {
+            try PostgresHealthStore.buildCumulativeRollups(on: connection)
+        } catch let error as PostgresError {
+            throw error
+        } catch {
+            throw PostgresError(code: .unexpected, message: "building the cumulative rollups: \(error)")
+        }
+    }
 
     /// `WHEN 'heartRate' THEN 'count/min' ...` for every type of the catalog (migration 3 fills `types.unit`).
     static var unitCases: String {

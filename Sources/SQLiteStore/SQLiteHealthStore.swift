@@ -60,9 +60,7 @@ public actor SQLiteHealthStore: HealthStore {
     var pendingRollups: [RollupKey: RollupValue] = [:]
     var staleRollups: Set<RollupKey> = []
     /// Cumulative rollup changes of the running write transaction (see SQLiteHealthStore+CumulativeRollups.swift).
-    var pendingCumulative: [RollupKey: CumulativeRollupValue] = [:]
-    var staleCumulative: Set<RollupKey> = []
-    var pendingSpans: [CumulativeSpan: Int64] = [:]
+    var cumulativeChanges = CumulativeRollupChanges()
     /// How many quarter hours cumulative statistics took from the rollups, and how many they swept, since the
     /// store opened (what the tests and benchmarks check the rollups against).
     package internal(set) var cumulativeQuarters = (fromRollups: 0, swept: 0)
@@ -347,9 +345,7 @@ public actor SQLiteHealthStore: HealthStore {
             metadataIDs.removeAll()
             pendingRollups.removeAll()
             staleRollups.removeAll()
-            pendingCumulative.removeAll()
-            staleCumulative.removeAll()
-            pendingSpans.removeAll()
+            cumulativeChanges.removeAll()
             throw error
         }
     }
