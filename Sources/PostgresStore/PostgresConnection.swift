@@ -319,50 +319,72 @@ enum PostgresText {
     }
 }
 
-/// Rows in COPY's text format: tab-separated columns, `\N` for NULL, backslash escapes.
-struct CopyBuffer {
-    private(set) var bytes: [UInt8] = []
-    private var first = true
+/// Rows in COPY's binary format (`COPY ... FROM STDIN (FORMAT binary)`): the header, then per row its field count
+/// and each field as a length and its bytes in network order, then the trailer (``finished()``). Each value must
+/// have exactly its column's type: `integer` 4 bytes, `bigint` and `double precision` 8, `uuid` 16, `text` its
+/// UTF-8 bytes. Nothing is formatted or escaped, and a double goes over bit for bit.
+struct CopyBinaryBuffer {
+    private(set) var bytes: [UInt8]
 
     init(capacity: Int = 0) {
-        bytes.reserveCapacity(capacity)
+        bytes = []
+        bytes.reserveCapacity(19 + capacity + 2)
+        bytes += Array("PGCOPY\n".utf8) + [0xFF, 0x0D, 0x0A, 0x00]
+        append(UInt32(0))  // flags
+        append(UInt32(0))  // header extension length
     }
 
-    mutating func field(_ value: String?) {
-        separate()
+    private mutating func append(_ value: UInt32) {
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    private mutating func append(_ value: UInt64) {
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    /// Starts a row of `fields` fields.
+    mutating func row(fields: Int16) {
+        withUnsafeBytes(of: UInt16(bitPattern: fields).bigEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func int32(_ value: Int32) {
+        append(UInt32(4))
+        append(UInt32(bitPattern: value))
+    }
+
+    mutating func int64(_ value: Int64) {
+        append(UInt32(8))
+        append(UInt64(bitPattern: value))
+    }
+
+    mutating func double(_ value: Double) {
+        append(UInt32(8))
+        append(value.bitPattern)
+    }
+
+    mutating func uuid(_ value: UUID) {
+        append(UInt32(16))
+        withUnsafeBytes(of: value.uuid) { bytes.append(contentsOf: $0) }
+    }
+
+    /// A `text` value's UTF-8 bytes.
+    mutating func bytes(_ value: [UInt8]) {
+        append(UInt32(value.count))
+        bytes += value
+    }
+
+    /// A `text` value, or NULL.
+    mutating func text(_ value: String?) {
         guard let value else {
-            bytes.append(UInt8(ascii: "\\"))
-            bytes.append(UInt8(ascii: "N"))
+            append(UInt32(bitPattern: -1))
             return
         }
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-            case UInt8(ascii: "\t"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-            case UInt8(ascii: "\n"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-            case UInt8(ascii: "\r"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-            default: bytes.append(byte)
-            }
-        }
+        append(UInt32(value.utf8.count))
+        bytes += value.utf8
     }
 
-    /// A number (no escaping needed).
-    mutating func field(_ value: Int64) {
-        separate()
-        bytes += "\(value)".utf8
-    }
-
-    mutating func field(_ value: Double) {
-        separate()
-        bytes += "\(value)".utf8
-    }
-
-    mutating func endRow() {
-        bytes.append(UInt8(ascii: "\n"))
-        first = true
-    }
-
-    private mutating func separate() {
-        if first { first = false } else { bytes.append(UInt8(ascii: "\t")) }
+    /// The rows with the trailer.
+    func finished() -> [UInt8] {
+        bytes + [0xFF, 0xFF]
     }
 }
