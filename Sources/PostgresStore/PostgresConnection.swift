@@ -66,9 +66,13 @@ final class PostgresConnection {
         return PostgresRows(pq: pq, result: result)
     }
 
-    /// Runs `sql` as a prepared statement with `parameters` (text, `nil` for NULL) and returns its rows.
+    /// Runs `sql` as a prepared statement with `parameters` (text, `nil` for NULL) and returns its rows, in text
+    /// format, or with `binary` in binary format (read with ``PostgresRows/binaryInteger(_:_:)`` and
+    /// ``PostgresRows/binaryDouble(_:_:)``: no number is printed by the server and parsed here).
     @discardableResult
-    func query(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> PostgresRows {
+    func query(_ sql: String, _ parameters: [String?] = [], binary: Bool = false) throws(PostgresError)
+        -> PostgresRows
+    {
         let name: String
         if let known = prepared[sql] {
             name = known
@@ -80,7 +84,7 @@ final class PostgresConnection {
             prepared[sql] = name
         }
         let result = Self.withCStrings(parameters) { values in
-            pq.execPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0)
+            pq.execPrepared(handle, name, Int32(parameters.count), values, nil, nil, binary ? 1 : 0)
         }
         do {
             try check(result, sql: sql, expecting: [PGRES_COMMAND_OK, PGRES_TUPLES_OK])
@@ -240,6 +244,24 @@ final class PostgresRows {
     func double(_ row: Int, _ column: Int) -> Double {
         guard let value = pq.getvalue(result, Int32(row), Int32(column)) else { return 0 }
         return strtod(value, nil)
+    }
+
+    /// An `integer` or `bigint` value of a binary result (network order); 0 for NULL or another length.
+    func binaryInteger(_ row: Int, _ column: Int) -> Int64 {
+        guard let value = pq.getvalue(result, Int32(row), Int32(column)) else { return 0 }
+        switch pq.getlength(result, Int32(row), Int32(column)) {
+        case 8: return Int64(bigEndian: UnsafeRawPointer(value).loadUnaligned(as: Int64.self))
+        case 4: return Int64(Int32(bigEndian: UnsafeRawPointer(value).loadUnaligned(as: Int32.self)))
+        default: return 0
+        }
+    }
+
+    /// A `double precision` value of a binary result, bit for bit; 0 for NULL.
+    func binaryDouble(_ row: Int, _ column: Int) -> Double {
+        guard let value = pq.getvalue(result, Int32(row), Int32(column)),
+            pq.getlength(result, Int32(row), Int32(column)) == 8
+        else { return 0 }
+        return Double(bitPattern: UInt64(bigEndian: UnsafeRawPointer(value).loadUnaligned(as: UInt64.self)))
     }
 
     func optionalDouble(_ row: Int, _ column: Int) -> Double? {

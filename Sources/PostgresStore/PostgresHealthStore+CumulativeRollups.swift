@@ -232,14 +232,6 @@ extension PostgresHealthStore {
                     "r.subject_id IN (SELECT id FROM subjects WHERE name = ANY(?::text[]))",
                     [PostgresText.array(subjects)])
             }
-            let separate = answer.separate
-            let columns =
-                separate
-                ? "r.bucket_ms, r.source_id, r.device_id, r.sum"
-                : "r.bucket_ms, r.source_id, r.device_id, r.sum, r.subject_id, r.shape, r.min_seq, r.max_seq"
-            let rows = try connection.query(
-                "SELECT \(columns) FROM cumulative_rollups r WHERE \(conditions.sql) ORDER BY r.bucket_ms",
-                conditions.parameters)
             func provenance(_ origin: CumulativeRollupAnswer.Origin) throws -> Provenance {
                 let named = try connection.query(
                     "SELECT so.identifier, (SELECT key FROM devices WHERE id = $2) FROM sources so WHERE so.id = $1",
@@ -247,16 +239,39 @@ extension PostgresHealthStore {
                 guard named.count > 0 else { return Provenance(source: "", device: nil) }
                 return Provenance(source: named.text(0, 0) ?? "", device: named.text(0, 1))
             }
-            for row in 0..<rows.count {
-                let origin = CumulativeRollupAnswer.Origin(source: rows.int64(row, 1), device: rows.int64(row, 2))
-                if separate {
+            if answer.separate {
+                // By source, the server adds each stream's quarters up per query bucket (width_bucket over the
+                // bucket borders), leaving out the quarters the sweep answers.
+                let borders = query.buckets.map(\.start.milliseconds) + [answer.to]
+                let bordersParameter = conditions.parameter(PostgresText.array(borders))
+                conditions.add("r.bucket_ms <> ALL(?::bigint[])", [PostgresText.array(answer.sweptQuarterStarts)])
+                let rows = try connection.query(
+                    """
+                    SELECT width_bucket(r.bucket_ms, \(bordersParameter)::bigint[]) AS b, r.source_id, r.device_id,
+                        sum(r.sum)
+                    FROM cumulative_rollups r WHERE \(conditions.sql) GROUP BY b, r.source_id, r.device_id
+                    """, conditions.parameters, binary: true)
+                for row in 0..<rows.count {
                     try answer.add(
-                        quarter: rows.int64(row, 0), origin: origin, sum: rows.double(row, 3), provenance: provenance)
-                } else {
+                        bucket: Int(rows.binaryInteger(row, 0)) - 1,
+                        origin: CumulativeRollupAnswer.Origin(
+                            source: rows.binaryInteger(row, 1), device: rows.binaryInteger(row, 2)),
+                        sum: rows.binaryDouble(row, 3), provenance: provenance)
+                }
+            } else {
+                let rows = try connection.query(
+                    """
+                    SELECT r.bucket_ms, r.source_id, r.device_id, r.sum, r.subject_id, r.shape, r.min_seq, r.max_seq
+                    FROM cumulative_rollups r WHERE \(conditions.sql) ORDER BY r.bucket_ms
+                    """, conditions.parameters, binary: true)
+                for row in 0..<rows.count {
                     try answer.add(
-                        quarter: rows.int64(row, 0), origin: origin, sum: rows.double(row, 3),
-                        subjectID: rows.int64(row, 4), shape: rows.int64(row, 5), minSeq: rows.int64(row, 6),
-                        maxSeq: rows.int64(row, 7), provenance: provenance)
+                        quarter: rows.binaryInteger(row, 0),
+                        origin: CumulativeRollupAnswer.Origin(
+                            source: rows.binaryInteger(row, 1), device: rows.binaryInteger(row, 2)),
+                        sum: rows.binaryDouble(row, 3), subjectID: rows.binaryInteger(row, 4),
+                        shape: rows.binaryInteger(row, 5), minSeq: rows.binaryInteger(row, 6),
+                        maxSeq: rows.binaryInteger(row, 7), provenance: provenance)
                 }
             }
             answer.finishRows()

@@ -161,6 +161,20 @@ public struct CumulativeRollupAnswer {
         addStreamSum(sum, bucket: Int(bucketOf[at]), stream: try stream(origin, provenance))
     }
 
+    /// A sum of one stream over the quarters of query bucket `bucket` that are not swept (for an answer by source
+    /// that the engine's server added up: ``sweptQuarterStarts`` tells which to leave out).
+    public mutating func add(
+        bucket: Int, origin: Origin, sum: Double, provenance: (Origin) throws -> Provenance
+    ) rethrows {
+        guard bucket >= 0, bucket < streamSums.count else { return }
+        addStreamSum(sum, bucket: bucket, stream: try stream(origin, provenance))
+    }
+
+    /// The starts of the quarters marked for the sweep so far.
+    public var sweptQuarterStarts: [Int64] {
+        swept.indices.filter { swept[$0] }.map { from + Int64($0) * Rollup.milliseconds }
+    }
+
     /// After the last row.
     public mutating func finishRows() {
         decide()
