@@ -284,6 +284,16 @@ enum PostgresSchema {
             type_id integer NOT NULL, start_ms bigint NOT NULL, end_ms bigint NOT NULL, count bigint NOT NULL,
             PRIMARY KEY (type_id, start_ms, end_ms));
         """,
+        // 9: the natural key's index serves every range query by type and time. It was partial (only rows
+        // without a client id), so a query that did not say `external_uuid IS NULL` could not use it, and every
+        // range query (a day's samples, a page of an export, a swept statistic, a rollup rebuilt) read the whole
+        // table. The same uniqueness over every row: a client id's row carries it as the last column (an empty
+        // string for the rows without, which must differ in their natural key).
+        """
+        DROP INDEX samples_natural;
+        CREATE UNIQUE INDEX samples_natural
+            ON samples (type_id, start_ms, source_id, device_id, end_ms, coalesce(external_uuid, ''));
+        """,
     ]
 
     /// What a migration needs beyond SQL, run in its transaction after its SQL: `version` is the version it takes
