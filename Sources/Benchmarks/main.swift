@@ -28,6 +28,7 @@ let scenarios: [String: @Sendable (BenchSize) async throws -> BenchReport] = [
     "ingest": { try await IngestScenario.run(size: $0) },
     "merged": { try await MergedScenario.run(size: $0) },
     "postgres": { try await PostgresScenario.run(size: $0) },
+    "postgres-import": { try await PostgresImportScenario.run(size: $0) },
     "query": { try await QueryScenario.run(size: $0) },
     "replay": { try await ReplayScenario.run(size: $0) },
     "replay-rejects": { try await ReplayRejectsScenario.run(size: $0) },

@@ -52,9 +52,27 @@ final class PostgresConnection {
         try check(result, sql: sql, expecting: [PGRES_COMMAND_OK, PGRES_TUPLES_OK])
     }
 
-    /// Runs `sql` as a prepared statement with `parameters` (text, `nil` for NULL) and returns its rows.
+    /// Runs one statement without parameters that PostgreSQL cannot prepare (`FETCH` from a cursor) and returns its
+    /// rows.
+    func rows(_ sql: String) throws(PostgresError) -> PostgresRows {
+        let result = pq.exec(handle, sql)
+        do {
+            try check(result, sql: sql, expecting: [PGRES_COMMAND_OK, PGRES_TUPLES_OK])
+        } catch {
+            pq.clear(result)
+            throw error
+        }
+        guard let result else { throw PostgresError(code: .unexpected, message: "no result", sql: sql) }
+        return PostgresRows(pq: pq, result: result)
+    }
+
+    /// Runs `sql` as a prepared statement with `parameters` (text, `nil` for NULL) and returns its rows, in text
+    /// format, or with `binary` in binary format (read with ``PostgresRows/binaryInteger(_:_:)`` and
+    /// ``PostgresRows/binaryDouble(_:_:)``: no number is printed by the server and parsed here).
     @discardableResult
-    func query(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> PostgresRows {
+    func query(_ sql: String, _ parameters: [String?] = [], binary: Bool = false) throws(PostgresError)
+        -> PostgresRows
+    {
         let name: String
         if let known = prepared[sql] {
             name = known
@@ -66,7 +84,7 @@ final class PostgresConnection {
             prepared[sql] = name
         }
         let result = Self.withCStrings(parameters) { values in
-            pq.execPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0)
+            pq.execPrepared(handle, name, Int32(parameters.count), values, nil, nil, binary ? 1 : 0)
         }
         do {
             try check(result, sql: sql, expecting: [PGRES_COMMAND_OK, PGRES_TUPLES_OK])
@@ -228,6 +246,24 @@ final class PostgresRows {
         return strtod(value, nil)
     }
 
+    /// An `integer` or `bigint` value of a binary result (network order); 0 for NULL or another length.
+    func binaryInteger(_ row: Int, _ column: Int) -> Int64 {
+        guard let value = pq.getvalue(result, Int32(row), Int32(column)) else { return 0 }
+        switch pq.getlength(result, Int32(row), Int32(column)) {
+        case 8: return Int64(bigEndian: UnsafeRawPointer(value).loadUnaligned(as: Int64.self))
+        case 4: return Int64(Int32(bigEndian: UnsafeRawPointer(value).loadUnaligned(as: Int32.self)))
+        default: return 0
+        }
+    }
+
+    /// A `double precision` value of a binary result, bit for bit; 0 for NULL.
+    func binaryDouble(_ row: Int, _ column: Int) -> Double {
+        guard let value = pq.getvalue(result, Int32(row), Int32(column)),
+            pq.getlength(result, Int32(row), Int32(column)) == 8
+        else { return 0 }
+        return Double(bitPattern: UInt64(bigEndian: UnsafeRawPointer(value).loadUnaligned(as: UInt64.self)))
+    }
+
     func optionalDouble(_ row: Int, _ column: Int) -> Double? {
         isNull(row, column) ? nil : double(row, column)
     }
@@ -305,50 +341,72 @@ enum PostgresText {
     }
 }
 
-/// Rows in COPY's text format: tab-separated columns, `\N` for NULL, backslash escapes.
-struct CopyBuffer {
-    private(set) var bytes: [UInt8] = []
-    private var first = true
+/// Rows in COPY's binary format (`COPY ... FROM STDIN (FORMAT binary)`): the header, then per row its field count
+/// and each field as a length and its bytes in network order, then the trailer (``finished()``). Each value must
+/// have exactly its column's type: `integer` 4 bytes, `bigint` and `double precision` 8, `uuid` 16, `text` its
+/// UTF-8 bytes. Nothing is formatted or escaped, and a double goes over bit for bit.
+struct CopyBinaryBuffer {
+    private(set) var bytes: [UInt8]
 
     init(capacity: Int = 0) {
-        bytes.reserveCapacity(capacity)
+        bytes = []
+        bytes.reserveCapacity(19 + capacity + 2)
+        bytes += Array("PGCOPY\n".utf8) + [0xFF, 0x0D, 0x0A, 0x00]
+        append(UInt32(0))  // flags
+        append(UInt32(0))  // header extension length
     }
 
-    mutating func field(_ value: String?) {
-        separate()
+    private mutating func append(_ value: UInt32) {
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    private mutating func append(_ value: UInt64) {
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    /// Starts a row of `fields` fields.
+    mutating func row(fields: Int16) {
+        withUnsafeBytes(of: UInt16(bitPattern: fields).bigEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func int32(_ value: Int32) {
+        append(UInt32(4))
+        append(UInt32(bitPattern: value))
+    }
+
+    mutating func int64(_ value: Int64) {
+        append(UInt32(8))
+        append(UInt64(bitPattern: value))
+    }
+
+    mutating func double(_ value: Double) {
+        append(UInt32(8))
+        append(value.bitPattern)
+    }
+
+    mutating func uuid(_ value: UUID) {
+        append(UInt32(16))
+        withUnsafeBytes(of: value.uuid) { bytes.append(contentsOf: $0) }
+    }
+
+    /// A `text` value's UTF-8 bytes.
+    mutating func bytes(_ value: [UInt8]) {
+        append(UInt32(value.count))
+        bytes += value
+    }
+
+    /// A `text` value, or NULL.
+    mutating func text(_ value: String?) {
         guard let value else {
-            bytes.append(UInt8(ascii: "\\"))
-            bytes.append(UInt8(ascii: "N"))
+            append(UInt32(bitPattern: -1))
             return
         }
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-            case UInt8(ascii: "\t"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-            case UInt8(ascii: "\n"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-            case UInt8(ascii: "\r"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-            default: bytes.append(byte)
-            }
-        }
+        append(UInt32(value.utf8.count))
+        bytes += value.utf8
     }
 
-    /// A number (no escaping needed).
-    mutating func field(_ value: Int64) {
-        separate()
-        bytes += "\(value)".utf8
-    }
-
-    mutating func field(_ value: Double) {
-        separate()
-        bytes += "\(value)".utf8
-    }
-
-    mutating func endRow() {
-        bytes.append(UInt8(ascii: "\n"))
-        first = true
-    }
-
-    private mutating func separate() {
-        if first { first = false } else { bytes.append(UInt8(ascii: "\t")) }
+    /// The rows with the trailer.
+    func finished() -> [UInt8] {
+        bytes + [0xFF, 0xFF]
     }
 }

@@ -10,28 +10,35 @@ extension PostgresHealthStore {
     public func plainCopy(_ samples: [QuantitySample]) throws {
         try writeTransaction { connection in
             try connection.run("CREATE TABLE IF NOT EXISTS plain_samples (LIKE samples INCLUDING ALL)")
-            var buffer = CopyBuffer(capacity: samples.count * 120)
+            var buffer = CopyBinaryBuffer(capacity: samples.count * 130)
             let first = reserveSequence(samples.count)
+            let writer = Array("owner".utf8)
             for (index, sample) in samples.enumerated() {
-                buffer.field(try typeID(connection, sample.type.identifier))
-                buffer.field(sample.start.milliseconds)
-                buffer.field(sample.end.milliseconds)
-                buffer.field(try sourceID(connection, sample.source))
-                buffer.field(try deviceID(connection, sample.device))
-                buffer.field(try subjectID(connection, sample.subject))
-                buffer.field(sample.id.uuidString)
-                buffer.field(Int64(sample.startOffsetSeconds))
-                buffer.field(sample.value)
-                buffer.field("owner")
-                buffer.field(first + Int64(index))
-                buffer.field(encodedMetadata(sample.metadata))
-                buffer.endRow()
+                buffer.row(fields: 12)
+                buffer.int32(Int32(truncatingIfNeeded: try typeID(connection, sample.type.identifier)))
+                buffer.int64(sample.start.milliseconds)
+                buffer.int64(sample.end.milliseconds)
+                buffer.int32(Int32(truncatingIfNeeded: try sourceID(connection, sample.source)))
+                buffer.int32(Int32(truncatingIfNeeded: try deviceID(connection, sample.device)))
+                buffer.int32(Int32(truncatingIfNeeded: try subjectID(connection, sample.subject)))
+                buffer.uuid(sample.id)
+                buffer.int32(sample.startOffsetSeconds)
+                buffer.double(sample.value)
+                buffer.bytes(writer)
+                buffer.int64(first + Int64(index))
+                buffer.text(encodedMetadata(sample.metadata))
             }
             try connection.copy(
-                """
-                COPY plain_samples (type_id, start_ms, end_ms, source_id, device_id, subject_id, uuid, start_offset_s,
-                    value, writer, seq, metadata) FROM STDIN
-                """, data: buffer.bytes)
+                "COPY plain_samples (\(Self.stagedColumns)) FROM STDIN (FORMAT binary)", data: buffer.finished())
         }
+    }
+}
+
+@_spi(Benchmarks)
+extension PostgresHealthStore {
+    /// `VACUUM ANALYZE` of the whole database, so that a benchmark's queries after a bulk load run with the plans
+    /// and visibility map autovacuum would give them a little later.
+    public func vacuumAnalyze() throws {
+        try withConnection { try $0.run("VACUUM ANALYZE") }
     }
 }

@@ -11,19 +11,21 @@ extension PostgresHealthStore {
         var seq: Int64
     }
 
-    /// Saves a gateway batch in one write transaction: its samples (through the staging table, as
-    /// `save(_:as:)` of samples does), then its heartbeat series. Checked as those two saves check, in that order;
-    /// a failure anywhere, a heartbeat series' included, rolls back the whole batch.
+    /// Saves a gateway batch in one write transaction: its samples, stream by stream from their columns (as
+    /// `save(_:as:)` of samples saves them, with the same outcomes), then its heartbeat series. Checked as the
+    /// SQLite engine checks a batch; a failure anywhere, a heartbeat series' included, rolls back the whole batch.
     public func save(_ batch: SampleBatch, as caller: Caller) throws -> [WriteOutcome] {
         guard !batch.isEmpty else { return [] }
-        let samples = batch.samples
-        let types = try checkedTypes(samples)
-        try requireShare(caller, types)
-        if !batch.heartbeats.isEmpty { try checkHeartbeats(batch.heartbeats, firstIndex: samples.count, caller) }
+        let types = try checkedTypes(batch.quantities)
+        var shared: [HealthType] = []
+        for type in types where !shared.contains(where: { $0.identifier == type.identifier }) { shared.append(type) }
+        try requireShare(caller, shared)
+        let count = batch.quantityCount
+        if !batch.heartbeats.isEmpty { try checkHeartbeats(batch.heartbeats, firstIndex: count, caller) }
         return try writeTransaction { connection in
-            var outcomes = try samples.isEmpty ? [] : insertSamples(connection, samples, caller)
+            var outcomes = try count == 0 ? [] : insertSeries(connection, batch.quantities, types: types, caller)
             if !batch.heartbeats.isEmpty {
-                outcomes += try insertHeartbeats(connection, batch.heartbeats, firstIndex: samples.count, caller)
+                outcomes += try insertHeartbeats(connection, batch.heartbeats, firstIndex: count, caller)
             }
             if !batch.identified.isEmpty {
                 outcomes += try InvalidSampleError.offset(by: outcomes.count) { try save(batch.identified, as: caller) }
@@ -284,6 +286,8 @@ extension PostgresHealthStore {
     /// the staging table as a single batch is, its rollups written before the next.
     public func saveAll(as caller: Caller, _ next: @Sendable () throws -> SampleBatch?) throws -> [WriteOutcome: Int] {
         try writeTransaction { connection in
+            copiesUnderSavepoints = true
+            defer { copiesUnderSavepoints = false }
             var counts: [WriteOutcome: Int] = [:]
             while let batch = try next() {
                 for outcome in try save(batch, as: caller) { counts[outcome, default: 0] += 1 }

@@ -139,6 +139,10 @@ extension PostgresHealthStore {
                 try log(connection, caller, .statistics, type: query.type.identifier, count: 0, denied: false)
                 return try rollupStatistics(connection, query)
             }
+            if try canUseCumulativeRollups(connection, query, caller) {
+                try log(connection, caller, .statistics, type: query.type.identifier, count: 0, denied: false)
+                return try cumulativeRollupStatistics(connection, query)
+            }
             let rows = try rows(
                 connection, of: query.type, from: from, to: last.end, sources: query.sources,
                 devices: query.devices, subjects: query.subjects, caller: caller)

@@ -89,6 +89,7 @@ extension PostgresHealthStore {
                             typeID: typeID, sourceID: partial.int64(row, 0), deviceID: partial.int64(row, 1),
                             subjectID: partial.int64(row, 2), bucket: bucket))
                 }
+                try pruneCumulativeRollups(connection, typeID: typeID, cutoff: cutoff)
             }
             return try finish(removed)
         }

@@ -12,6 +12,7 @@ extension PostgresHealthStore {
 
     /// Applies the remembered changes in one statement each (called by ``writeTransaction(_:)`` before it commits).
     func flushRollups(_ connection: PostgresConnection) throws {
+        guard !pendingRollups.isEmpty || !staleRollups.isEmpty || !cumulativeChanges.isEmpty else { return }
         defer {
             pendingRollups.removeAll(keepingCapacity: true)
             staleRollups.removeAll(keepingCapacity: true)
@@ -47,6 +48,7 @@ extension PostgresHealthStore {
                 ])
         }
         for key in staleRollups { try recomputeRollup(connection, key) }
+        try flushCumulativeRollups(connection)
     }
 
     /// Rebuilds one quarter hour of one stream from the rows that are there now.

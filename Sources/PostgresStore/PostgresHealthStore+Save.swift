@@ -44,7 +44,23 @@ extension PostgresHealthStore {
                 try save(connection, sample, index: index, writer: writer)
             }
         } else {
-            outcomes = try saveBatch(connection, samples, writer: writer)
+            var rows: [SampleRow] = []
+            rows.reserveCapacity(samples.count)
+            var last: (sample: QuantitySample, ids: (Int64, Int64, Int64, Int64), metadata: String?)?
+            for sample in samples {
+                if let last, last.sample.sharesIDs(with: sample), last.sample.metadata == sample.metadata {
+                    rows.append(SampleRow(sample, ids: last.ids, metadata: last.metadata))
+                    continue
+                }
+                let ids = (
+                    try typeID(connection, sample.type.identifier), try sourceID(connection, sample.source),
+                    try deviceID(connection, sample.device), try subjectID(connection, sample.subject)
+                )
+                let metadata = encodedMetadata(sample.metadata)
+                last = (sample, ids, metadata)
+                rows.append(SampleRow(sample, ids: ids, metadata: metadata))
+            }
+            outcomes = try saveBatch(connection, rows, writer: writer)
         }
         var counts: [String: Int] = [:]
         for sample in samples { counts[sample.type.identifier, default: 0] += 1 }
@@ -54,24 +70,123 @@ extension PostgresHealthStore {
         return outcomes
     }
 
+    /// The streams of a gateway batch or an import, checked as the SQLite engine checks them (each stream's type
+    /// known and not a series, its metadata once, then every sample's times and value); returns each stream's type
+    /// as the catalog has it. A failure names the sample by its place among the batch's samples.
+    func checkedTypes(_ quantities: [QuantitySeries]) throws(InvalidSampleError) -> [HealthType] {
+        var catalogued: [HealthType] = []
+        var first = 0
+        for series in quantities {
+            guard let known = HealthTypeCatalog.type(series.type.identifier), known.aggregation != .series else {
+                throw InvalidSampleError(index: first, reason: "unknown type '\(series.type.identifier)'")
+            }
+            catalogued.append(known)
+            if !series.metadata.isEmpty, !series.isEmpty, let reason = series.sample(at: 0).invalidityReason(as: known)
+            {
+                throw InvalidSampleError(index: first, reason: reason)
+            }
+            for index in 0..<series.count {
+                if let reason = series.invalidityReason(at: index, as: known) {
+                    throw InvalidSampleError(index: first + index, reason: reason)
+                }
+            }
+            first += series.count
+        }
+        return catalogued
+    }
+
+    /// Stores checked streams (``checkedTypes(_:)-([QuantitySeries])``) inside the running write transaction, column
+    /// by column (no sample value is made: each stream's ids and metadata are looked up once), and logs the save,
+    /// per type. Streams with client ids go sample by sample (``insertSamples(_:_:_:)``).
+    func insertSeries(
+        _ connection: PostgresConnection, _ quantities: [QuantitySeries], types: [HealthType], _ caller: Caller
+    ) throws -> [WriteOutcome] {
+        if quantities.contains(where: { Self.externalID($0.metadata) != nil }) {
+            return try insertSamples(connection, quantities.flatMap(\.samples), caller)
+        }
+        var rows: [SampleRow] = []
+        rows.reserveCapacity(quantities.reduce(0) { $0 + $1.count })
+        var counts: [String: Int] = [:]
+        for (series, type) in zip(quantities, types) where !series.isEmpty {
+            counts[type.identifier, default: 0] += series.count
+            let ids = (
+                try typeID(connection, type.identifier), try sourceID(connection, series.source),
+                try deviceID(connection, series.device), try subjectID(connection, series.subject)
+            )
+            let metadata = encodedMetadata(series.metadata)
+            let deviceKey = series.device?.key
+            for index in 0..<series.count {
+                let start = series.starts[index]
+                let end = series.ends[index]
+                rows.append(
+                    SampleRow(
+                        typeID: ids.0, sourceID: ids.1, deviceID: ids.2, subjectID: ids.3, start: start, end: end,
+                        value: series.values[index],
+                        id: QuantitySample.derivedID(
+                            type: type.identifier, source: series.source.identifier, device: deviceKey,
+                            start: Instant(milliseconds: start), end: Instant(milliseconds: end)),
+                        offset: series.startOffsetSeconds, metadata: metadata, aggregation: type.aggregation))
+            }
+        }
+        let outcomes = try saveBatch(connection, rows, writer: caller.description)
+        for (type, count) in counts.sorted(by: { $0.key < $1.key }) {
+            try log(connection, caller, .save, type: type, count: count, denied: false)
+        }
+        return outcomes
+    }
+
     /// `(externalUUID, syncVersion)` from the metadata, when the sample carries a client id.
     static func externalID(_ sample: QuantitySample) -> (String, Int64)? {
-        guard !sample.metadata.isEmpty, case .string(let external)? = sample.metadata[MetadataKey.externalUUID] else {
+        externalID(sample.metadata)
+    }
+
+    static func externalID(_ metadata: [String: MetadataValue]) -> (String, Int64)? {
+        guard !metadata.isEmpty, case .string(let external)? = metadata[MetadataKey.externalUUID] else {
             return nil
         }
-        return (external, sample.metadata.syncVersion)
+        return (external, metadata.syncVersion)
     }
 
     // MARK: - Batches without client ids
 
-    /// A sample of the batch that goes to the staging table, with its ids.
-    private struct Staged {
-        var index: Int
+    /// A quantity sample of a batch as it goes into `samples`: its ids and columns, without the sample value.
+    struct SampleRow {
         var typeID: Int64
         var sourceID: Int64
         var deviceID: Int64
         var subjectID: Int64
-        var seq: Int64
+        var start: Int64
+        var end: Int64
+        var value: Double
+        var id: UUID
+        var offset: Int32
+        /// The encoded metadata (``encodedMetadata(_:)``).
+        var metadata: String?
+        var aggregation: HealthType.Aggregation
+
+        init(
+            typeID: Int64, sourceID: Int64, deviceID: Int64, subjectID: Int64, start: Int64, end: Int64,
+            value: Double, id: UUID, offset: Int32, metadata: String?, aggregation: HealthType.Aggregation
+        ) {
+            self.typeID = typeID
+            self.sourceID = sourceID
+            self.deviceID = deviceID
+            self.subjectID = subjectID
+            self.start = start
+            self.end = end
+            self.value = value
+            self.id = id
+            self.offset = offset
+            self.metadata = metadata
+            self.aggregation = aggregation
+        }
+
+        init(_ sample: QuantitySample, ids: (Int64, Int64, Int64, Int64), metadata: String?) {
+            self.init(
+                typeID: ids.0, sourceID: ids.1, deviceID: ids.2, subjectID: ids.3, start: sample.start.milliseconds,
+                end: sample.end.milliseconds, value: sample.value, id: sample.id, offset: sample.startOffsetSeconds,
+                metadata: metadata, aggregation: sample.type.aggregation)
+        }
     }
 
     private struct NaturalKey: Hashable {
@@ -82,67 +197,100 @@ extension PostgresHealthStore {
         var end: Int64
     }
 
-    /// The batch through the staging table: the first sample of each natural key (and of each uuid) is staged,
-    /// then inserted with `ON CONFLICT DO NOTHING`; what was not inserted is compared with the stored sample that
-    /// holds its uuid or its key. A later sample of the batch with the same key compares with the sample the first
-    /// one was compared with (itself, when it was inserted), as a write one by one would.
-    private func saveBatch(_ connection: PostgresConnection, _ samples: [QuantitySample], writer: String) throws
-        -> [WriteOutcome]
-    {
-        var outcomes = [WriteOutcome](repeating: .rejected, count: samples.count)
-        var staged: [Staged] = []
-        staged.reserveCapacity(samples.count)
-        var byKey: [NaturalKey: Int] = [:]  // position in `staged`
-        var byUUID: [UUID: Int] = [:]
-        var followers: [(index: Int, leader: Int)] = []
-        var last: (sample: QuantitySample, ids: (Int64, Int64, Int64, Int64))?
-        for (index, sample) in samples.enumerated() {
-            let ids: (Int64, Int64, Int64, Int64)
-            if let last, last.sample.sharesIDs(with: sample) {
-                ids = last.ids
-            } else {
-                ids = (
-                    try typeID(connection, sample.type.identifier), try sourceID(connection, sample.source),
-                    try deviceID(connection, sample.device), try subjectID(connection, sample.subject)
-                )
-                last = (sample, ids)
+    /// The rows of a batch: the first row of each natural key (and of each uuid) is staged, the others follow it
+    /// (`followers`: row and the position of its leader in `staged`). A stream that runs strictly forward in time,
+    /// of a type, source and device no other stream of the batch has, repeats neither, and is not hashed.
+    private static func leaders(_ rows: [SampleRow]) throws(InvalidSampleError) -> (
+        staged: [Int], followers: [(index: Int, leader: Int)]
+    ) {
+        struct Origin: Hashable {
+            var typeID: Int64
+            var sourceID: Int64
+            var deviceID: Int64
+        }
+        var origins: Set<Origin> = []
+        var unique = true
+        var previous: (origin: Origin, start: Int64, end: Int64)?
+        for row in rows {
+            let origin = Origin(typeID: row.typeID, sourceID: row.sourceID, deviceID: row.deviceID)
+            if let before = previous, before.origin == origin {
+                guard (before.start, before.end) < (row.start, row.end) else {
+                    unique = false
+                    break
+                }
+            } else if !origins.insert(origin).inserted {
+                unique = false
+                break
             }
+            previous = (origin, row.start, row.end)
+        }
+        if unique { return (Array(rows.indices), []) }
+
+        var staged: [Int] = []
+        staged.reserveCapacity(rows.count)
+        var byKey: [NaturalKey: Int] = [:]  // position in `staged`
+        byKey.reserveCapacity(rows.count)
+        var byUUID: [UUID: Int] = [:]
+        byUUID.reserveCapacity(rows.count)
+        var followers: [(index: Int, leader: Int)] = []
+        for (index, row) in rows.enumerated() {
             let key = NaturalKey(
-                typeID: ids.0, sourceID: ids.1, deviceID: ids.2, start: sample.start.milliseconds,
-                end: sample.end.milliseconds)
-            if let leader = byUUID[sample.id] {
-                let first = samples[staged[leader].index]
-                guard first.type.identifier == sample.type.identifier, first.start == sample.start,
-                    first.end == sample.end
-                else {
-                    throw InvalidSampleError(index: index, reason: "uuid \(sample.id) already names a different sample")
+                typeID: row.typeID, sourceID: row.sourceID, deviceID: row.deviceID, start: row.start, end: row.end)
+            if let leader = byUUID[row.id] {
+                let first = rows[staged[leader]]
+                guard first.typeID == row.typeID, first.start == row.start, first.end == row.end else {
+                    throw InvalidSampleError(index: index, reason: "uuid \(row.id) already names a different sample")
                 }
                 followers.append((index, leader))
             } else if let leader = byKey[key] {
                 followers.append((index, leader))
             } else {
                 byKey[key] = staged.count
-                byUUID[sample.id] = staged.count
-                staged.append(
-                    Staged(index: index, typeID: ids.0, sourceID: ids.1, deviceID: ids.2, subjectID: ids.3, seq: 0))
+                byUUID[row.id] = staged.count
+                staged.append(index)
             }
         }
+        return (staged, followers)
+    }
+
+    /// The batch, first straight into `samples` by COPY (``optimisticCopy``: a savepoint, rolled back when a row
+    /// is already stored), else through the staging table: staged, then inserted with `ON CONFLICT DO NOTHING`;
+    /// what was not inserted is compared with the stored sample that holds its uuid or its key. A later sample of
+    /// the batch with the same key compares with the sample the first one was compared with (itself, when it was
+    /// inserted), as a write one by one would.
+    private func saveBatch(_ connection: PostgresConnection, _ rows: [SampleRow], writer: String) throws
+        -> [WriteOutcome]
+    {
+        var outcomes = [WriteOutcome](repeating: .rejected, count: rows.count)
+        let (staged, followers) = try Self.leaders(rows)
         let first = reserveSequence(staged.count)
-        for position in staged.indices { staged[position].seq = first + Int64(position) }
-        try stage(connection, samples, staged, writer: writer)
-        let inserted = try connection.query(
-            """
-            INSERT INTO samples (type_id, start_ms, end_ms, source_id, device_id, subject_id, uuid, start_offset_s,
-                value, writer, seq, metadata)
-            SELECT type_id, start_ms, end_ms, source_id, device_id, subject_id, uuid, start_offset_s, value, writer,
-                seq, metadata
-            FROM staging
-            ON CONFLICT DO NOTHING
-            """
-        ).affected
+        var inserted = 0
+        if optimisticCopy, bulkMethod == .copy {
+            let data = Self.copyData(rows, staged, firstSequence: first, writer: writer)
+            if copiesUnderSavepoints {
+                if let copied = try Self.copyStraight(connection, data) {
+                    inserted = copied
+                } else {
+                    optimisticCopy = false
+                }
+            } else {
+                inserted = try Self.copyStraight(connection, data, savepoint: false) ?? 0
+            }
+        }
+        var reference = staged.map { (value: rows[$0].value, subjectID: rows[$0].subjectID, inserted: true) }
+        if inserted < staged.count {
+            try stage(connection, rows, staged, firstSequence: first, writer: writer)
+            inserted = try connection.query(
+                """
+                INSERT INTO samples (\(Self.stagedColumns)) SELECT \(Self.stagedColumns) FROM staging
+                ON CONFLICT DO NOTHING
+                """
+            ).affected
+            // Straight in again once a batch finds nothing stored.
+            optimisticCopy = inserted == staged.count
+        }
 
         // What each staged sample compares with: itself when inserted, else the stored sample.
-        var reference = staged.map { (value: samples[$0.index].value, subjectID: $0.subjectID, inserted: true) }
         if inserted < staged.count {
             let clashes = try connection.query(
                 """
@@ -156,16 +304,17 @@ extension PostgresHealthStore {
                 """)
             for row in 0..<clashes.count {
                 let position = Int(clashes.int64(row, 0) - first)
-                let mine = staged[position]
+                guard staged.indices.contains(position) else {
+                    throw PostgresError(code: .unexpected, message: "a staged row of another batch came back")
+                }
+                let mine = rows[staged[position]]
                 if !clashes.isNull(row, 1) {
                     // The uuid names a stored sample: the same measurement, or a clash that rejects the batch.
-                    guard clashes.int64(row, 1) == mine.typeID,
-                        clashes.int64(row, 2) == samples[mine.index].start.milliseconds,
-                        clashes.int64(row, 3) == samples[mine.index].end.milliseconds
+                    guard clashes.int64(row, 1) == mine.typeID, clashes.int64(row, 2) == mine.start,
+                        clashes.int64(row, 3) == mine.end
                     else {
                         throw InvalidSampleError(
-                            index: mine.index, reason: "uuid \(samples[mine.index].id) already names a different sample"
-                        )
+                            index: staged[position], reason: "uuid \(mine.id) already names a different sample")
                     }
                     reference[position] = (clashes.double(row, 4), clashes.int64(row, 5), false)
                 } else if !clashes.isNull(row, 6) {
@@ -175,90 +324,121 @@ extension PostgresHealthStore {
                 }
             }
         }
-        for (position, entry) in staged.enumerated() {
-            let sample = samples[entry.index]
+        var spans: [Int64: Int64] = [:]
+        for (position, index) in staged.enumerated() {
+            let row = rows[index]
             let stored = reference[position]
-            if stored.inserted {
-                outcomes[entry.index] = .inserted
-                if sample.type.aggregation == .discrete {
-                    noteInserted(
-                        RollupKey(
-                            typeID: entry.typeID, sourceID: entry.sourceID, deviceID: entry.deviceID,
-                            subjectID: entry.subjectID, bucket: Rollup.bucket(sample.start.milliseconds)),
-                        start: sample.start.milliseconds, end: sample.end.milliseconds, value: sample.value)
-                }
-            } else {
-                outcomes[entry.index] =
-                    stored.value == sample.value && stored.subjectID == entry.subjectID ? .duplicate : .conflict
+            guard stored.inserted else {
+                let same = stored.value == row.value && stored.subjectID == row.subjectID
+                outcomes[index] = same ? .duplicate : .conflict
+                continue
             }
+            outcomes[index] = .inserted
+            switch row.aggregation {
+            case .discrete:
+                noteInserted(
+                    RollupKey(
+                        typeID: row.typeID, sourceID: row.sourceID, deviceID: row.deviceID, subjectID: row.subjectID,
+                        bucket: Rollup.bucket(row.start)),
+                    start: row.start, end: row.end, value: row.value)
+            case .cumulative:
+                cumulativeChanges.inserted(
+                    typeID: row.typeID, sourceID: row.sourceID, deviceID: row.deviceID, subjectID: row.subjectID,
+                    start: row.start, end: row.end, value: row.value, seq: first + Int64(position))
+            case .series, .category, .notAggregated:
+                break
+            }
+            if row.end - row.start > spans[row.typeID] ?? -1 { spans[row.typeID] = row.end - row.start }
         }
         for (index, leader) in followers {
             let stored = reference[leader]
-            let subjectID = try subjectID(connection, samples[index].subject)
             outcomes[index] =
-                stored.value == samples[index].value && stored.subjectID == subjectID ? .duplicate : .conflict
-        }
-        var spans: [Int64: Int64] = [:]
-        for (position, entry) in staged.enumerated() where reference[position].inserted {
-            let sample = samples[entry.index]
-            spans[entry.typeID] = max(spans[entry.typeID] ?? 0, sample.end.milliseconds - sample.start.milliseconds)
+                stored.value == rows[index].value && stored.subjectID == rows[index].subjectID ? .duplicate : .conflict
         }
         for (typeID, span) in spans { try noteSpan(connection, typeID: typeID, span: span) }
         return outcomes
     }
 
-    /// Fills the (empty) staging table with the staged samples.
-    private func stage(
-        _ connection: PostgresConnection, _ samples: [QuantitySample], _ staged: [Staged], writer: String
-    )
-        throws
+    /// COPYs `data` straight into `samples` and returns the rows copied. When one of them is stored already (a
+    /// unique index refuses it): under a savepoint, it is rolled back and the answer is `nil`; without, the
+    /// transaction is aborted, and ``StoredRowMet`` says so.
+    private static func copyStraight(_ connection: PostgresConnection, _ data: [UInt8], savepoint: Bool = true) throws
+        -> Int?
     {
+        if savepoint { try connection.run("SAVEPOINT batch") }
+        do {
+            let copied = try connection.copy("COPY samples (\(stagedColumns)) FROM STDIN (FORMAT binary)", data: data)
+            if savepoint { try connection.run("RELEASE SAVEPOINT batch") }
+            return copied
+        } catch {
+            guard error.sqlState == "23505" else { throw error }  // unique_violation
+            guard savepoint else { throw StoredRowMet() }
+            try connection.run("ROLLBACK TO SAVEPOINT batch; RELEASE SAVEPOINT batch")
+            return nil
+        }
+    }
+
+    /// The columns of `samples` a batch fills, in the order of the staging table and of ``copyData(_:_:firstSequence:writer:)``.
+    static let stagedColumns = """
+        type_id, start_ms, end_ms, source_id, device_id, subject_id, uuid, start_offset_s, value, writer, seq, metadata
+        """
+
+    /// The staged rows in COPY's binary format (``stagedColumns``), the staged row at position p with sequence
+    /// number `firstSequence + p`.
+    private static func copyData(_ rows: [SampleRow], _ staged: [Int], firstSequence: Int64, writer: String)
+        -> [UInt8]
+    {
+        var buffer = CopyBinaryBuffer(capacity: staged.count * 130)
+        let writerBytes = Array(writer.utf8)
+        for (position, index) in staged.enumerated() {
+            let row = rows[index]
+            buffer.row(fields: 12)
+            buffer.int32(Int32(truncatingIfNeeded: row.typeID))
+            buffer.int64(row.start)
+            buffer.int64(row.end)
+            buffer.int32(Int32(truncatingIfNeeded: row.sourceID))
+            buffer.int32(Int32(truncatingIfNeeded: row.deviceID))
+            buffer.int32(Int32(truncatingIfNeeded: row.subjectID))
+            buffer.uuid(row.id)
+            buffer.int32(row.offset)
+            buffer.double(row.value)
+            buffer.bytes(writerBytes)
+            buffer.int64(firstSequence + Int64(position))
+            buffer.text(row.metadata)
+        }
+        return buffer.finished()
+    }
+
+    /// Fills the staging table with the staged rows (emptied first when an earlier batch of the transaction left
+    /// its rows there).
+    private func stage(
+        _ connection: PostgresConnection, _ rows: [SampleRow], _ staged: [Int], firstSequence: Int64, writer: String
+    ) throws {
+        if stagingFilled { try connection.run("TRUNCATE staging") }
+        stagingFilled = true
         switch bulkMethod {
         case .copy:
-            var buffer = CopyBuffer(capacity: staged.count * 120)
-            for entry in staged {
-                let sample = samples[entry.index]
-                buffer.field(Int64(entry.index))
-                buffer.field(entry.typeID)
-                buffer.field(sample.start.milliseconds)
-                buffer.field(sample.end.milliseconds)
-                buffer.field(entry.sourceID)
-                buffer.field(entry.deviceID)
-                buffer.field(entry.subjectID)
-                buffer.field(sample.id.uuidString)
-                buffer.field(Int64(sample.startOffsetSeconds))
-                buffer.field(sample.value)
-                buffer.field(writer)
-                buffer.field(entry.seq)
-                buffer.field(encodedMetadata(sample.metadata))
-                buffer.endRow()
-            }
             try connection.copy(
-                """
-                COPY staging (idx, type_id, start_ms, end_ms, source_id, device_id, subject_id, uuid, start_offset_s,
-                    value, writer, seq, metadata) FROM STDIN
-                """, data: buffer.bytes)
+                "COPY staging (\(Self.stagedColumns)) FROM STDIN (FORMAT binary)",
+                data: Self.copyData(rows, staged, firstSequence: firstSequence, writer: writer))
         case .arrays:
-            let metadata = staged.map { encodedMetadata(samples[$0.index].metadata) }
+            let chosen = staged.map { rows[$0] }
             try connection.query(
                 """
-                INSERT INTO staging (idx, type_id, start_ms, end_ms, source_id, device_id, subject_id, uuid,
-                    start_offset_s, value, writer, seq, metadata)
-                SELECT i, t, s, e, so, d, sj, u, o, v, $11, q, m
-                FROM unnest($1::integer[], $2::integer[], $3::bigint[], $4::bigint[], $5::integer[], $6::integer[],
-                    $7::integer[], $8::uuid[], $9::integer[], $10::float8[], $12::bigint[], $13::text[])
-                    AS x (i, t, s, e, so, d, sj, u, o, v, q, m)
+                INSERT INTO staging (\(Self.stagedColumns))
+                SELECT t, s, e, so, d, sj, u, o, v, $10, q, m
+                FROM unnest($1::integer[], $2::bigint[], $3::bigint[], $4::integer[], $5::integer[], $6::integer[],
+                    $7::uuid[], $8::integer[], $9::float8[], $11::bigint[], $12::text[])
+                    AS x (t, s, e, so, d, sj, u, o, v, q, m)
                 """,
                 [
-                    PostgresText.array(staged.map(\.index)), PostgresText.array(staged.map(\.typeID)),
-                    PostgresText.array(staged.map { samples[$0.index].start.milliseconds }),
-                    PostgresText.array(staged.map { samples[$0.index].end.milliseconds }),
-                    PostgresText.array(staged.map(\.sourceID)), PostgresText.array(staged.map(\.deviceID)),
-                    PostgresText.array(staged.map(\.subjectID)),
-                    "{" + staged.map { samples[$0.index].id.uuidString }.joined(separator: ",") + "}",
-                    PostgresText.array(staged.map { samples[$0.index].startOffsetSeconds }),
-                    PostgresText.array(staged.map { samples[$0.index].value }), writer,
-                    PostgresText.array(staged.map(\.seq)), PostgresText.nullableArray(metadata),
+                    PostgresText.array(chosen.map(\.typeID)), PostgresText.array(chosen.map(\.start)),
+                    PostgresText.array(chosen.map(\.end)), PostgresText.array(chosen.map(\.sourceID)),
+                    PostgresText.array(chosen.map(\.deviceID)), PostgresText.array(chosen.map(\.subjectID)),
+                    "{" + chosen.map(\.id.uuidString).joined(separator: ",") + "}",
+                    PostgresText.array(chosen.map(\.offset)), PostgresText.array(chosen.map(\.value)), writer,
+                    PostgresText.array(staged.indices.map { firstSequence + Int64($0) }),
+                    PostgresText.nullableArray(chosen.map(\.metadata)),
                 ])
         }
     }
@@ -324,6 +504,7 @@ extension PostgresHealthStore {
         _ connection: PostgresConnection, _ sample: QuantitySample, _ ids: (Int64, Int64, Int64, Int64),
         writer: String, _ external: (String, Int64)?
     ) throws {
+        let seq = nextSequence()
         try connection.query(
             """
             INSERT INTO samples (type_id, start_ms, end_ms, source_id, device_id, subject_id, uuid, start_offset_s,
@@ -333,14 +514,21 @@ extension PostgresHealthStore {
             [
                 "\(ids.0)", "\(sample.start.milliseconds)", "\(sample.end.milliseconds)", "\(ids.1)", "\(ids.2)",
                 "\(ids.3)", sample.id.uuidString, "\(sample.startOffsetSeconds)", PostgresText.double(sample.value),
-                writer, external?.0, external.map { "\($0.1)" }, "\(nextSequence())", encodedMetadata(sample.metadata),
+                writer, external?.0, external.map { "\($0.1)" }, "\(seq)", encodedMetadata(sample.metadata),
             ])
-        if sample.type.aggregation == .discrete {
+        switch sample.type.aggregation {
+        case .discrete:
             noteInserted(
                 RollupKey(
                     typeID: ids.0, sourceID: ids.1, deviceID: ids.2, subjectID: ids.3,
                     bucket: Rollup.bucket(sample.start.milliseconds)),
                 start: sample.start.milliseconds, end: sample.end.milliseconds, value: sample.value)
+        case .cumulative:
+            cumulativeChanges.inserted(
+                typeID: ids.0, sourceID: ids.1, deviceID: ids.2, subjectID: ids.3, start: sample.start.milliseconds,
+                end: sample.end.milliseconds, value: sample.value, seq: seq)
+        case .series, .category, .notAggregated:
+            break
         }
         try noteSpan(connection, typeID: ids.0, span: sample.end.milliseconds - sample.start.milliseconds)
     }
@@ -348,13 +536,22 @@ extension PostgresHealthStore {
     /// Deletes one stored sample and leaves its tombstone.
     func remove(_ connection: PostgresConnection, uuid: UUID, typeID: Int64, writer: String, replacedBy: UUID?) throws {
         let deleted = try connection.query(
-            "DELETE FROM samples WHERE uuid = $1 RETURNING source_id, device_id, subject_id, start_ms",
+            "DELETE FROM samples WHERE uuid = $1 RETURNING source_id, device_id, subject_id, start_ms, end_ms",
             [uuid.uuidString])
-        if deleted.count > 0, HealthTypeCatalog.type(try typeIdentifier(connection, typeID))?.aggregation == .discrete {
-            staleRollups.insert(
-                RollupKey(
+        if deleted.count > 0 {
+            switch HealthTypeCatalog.type(try typeIdentifier(connection, typeID))?.aggregation {
+            case .discrete:
+                staleRollups.insert(
+                    RollupKey(
+                        typeID: typeID, sourceID: deleted.int64(0, 0), deviceID: deleted.int64(0, 1),
+                        subjectID: deleted.int64(0, 2), bucket: Rollup.bucket(deleted.int64(0, 3))))
+            case .cumulative:
+                cumulativeChanges.removed(
                     typeID: typeID, sourceID: deleted.int64(0, 0), deviceID: deleted.int64(0, 1),
-                    subjectID: deleted.int64(0, 2), bucket: Rollup.bucket(deleted.int64(0, 3))))
+                    subjectID: deleted.int64(0, 2), start: deleted.int64(0, 3), end: deleted.int64(0, 4))
+            default:
+                break
+            }
         }
         try tombstone(connection, uuid: uuid, typeID: typeID, writer: writer, replacedBy: replacedBy)
     }

@@ -12,8 +12,9 @@ internal import StoreEngine
 /// - Every call runs on the store's own serial executor (libpq blocks), never on the cooperative pool.
 /// - Write transactions take one advisory lock first, so writers (gateways in other processes included) are
 ///   serialized: write-order numbers then only ever become visible in order, which is what change anchors need.
-/// - Statements are prepared once per connection; batches of quantity samples go through COPY into a temporary
-///   staging table and one `INSERT ... SELECT ... ON CONFLICT DO NOTHING` (BENCHMARKS.md, "postgres").
+/// - Statements are prepared once per connection; batches of quantity samples are COPYed (binary) straight into
+///   `samples` under a savepoint, and when one of their rows is stored already, through a temporary staging table
+///   and one `INSERT ... SELECT ... ON CONFLICT DO NOTHING` (BENCHMARKS.md, "postgres" and "postgres-import").
 /// - When the server goes away the call fails with ``PostgresError`` (``PostgresError/isConnectionFailure``);
 ///   the next call connects again, after a backoff while the server stays unreachable. The gateway's writer keeps
 ///   and retries failed batches, and since writes are idempotent, a batch whose commit was lost with the
@@ -44,6 +45,21 @@ public actor PostgresHealthStore: HealthStore {
     /// Rollup changes of the running write transaction (see PostgresHealthStore+Rollups.swift).
     var pendingRollups: [RollupKey: RollupValue] = [:]
     var staleRollups: Set<RollupKey> = []
+    /// Whether the staging table holds an earlier batch of the running transaction (``saveAll(as:_:)``): its rows
+    /// go only at the commit (`ON COMMIT DELETE ROWS`), so the next batch empties it first.
+    var stagingFilled = false
+    /// Whether the next batch is COPYed straight into `samples` rather than through the staging table: off after a
+    /// batch that met a stored row, on again after one that met none.
+    var optimisticCopy = true
+    /// Whether such a COPY runs under a savepoint, rolled back when it meets a stored row (in ``saveAll(as:_:)``,
+    /// whose batches cannot be asked for again); otherwise that aborts the transaction, which
+    /// ``writeTransaction(_:)`` runs again (a gateway's batch: one transaction, no subtransaction).
+    var copiesUnderSavepoints = false
+    /// Cumulative rollup changes of the running write transaction (PostgresHealthStore+CumulativeRollups.swift).
+    var cumulativeChanges = CumulativeRollupChanges()
+    /// How many quarter hours cumulative statistics took from the rollups, and how many they swept, since the
+    /// store opened (what the tests and benchmarks check the rollups against).
+    package internal(set) var cumulativeQuarters = (fromRollups: 0, swept: 0)
 
     /// How batches of quantity samples reach the staging table (both measured in BENCHMARKS.md).
     public enum BulkMethod: String, Sendable {
@@ -81,7 +97,7 @@ public actor PostgresHealthStore: HealthStore {
         try connection.run(
             """
             CREATE TEMPORARY TABLE IF NOT EXISTS staging (
-                idx integer NOT NULL, type_id integer NOT NULL, start_ms bigint NOT NULL, end_ms bigint NOT NULL,
+                type_id integer NOT NULL, start_ms bigint NOT NULL, end_ms bigint NOT NULL,
                 source_id integer NOT NULL, device_id integer NOT NULL, subject_id integer NOT NULL, uuid uuid NOT NULL,
                 start_offset_s integer NOT NULL, value double precision NOT NULL, writer text NOT NULL,
                 seq bigint NOT NULL, metadata text) ON COMMIT DELETE ROWS
@@ -118,6 +134,7 @@ public actor PostgresHealthStore: HealthStore {
             try connection.run("BEGIN")
             do {
                 try connection.run(migration)
+                try PostgresSchema.finish(migrationTo: index + 1, on: connection)
                 try connection.query("UPDATE wearhouse_schema SET version = $1", ["\(index + 1)"])
                 try connection.run("COMMIT")
             } catch {
@@ -193,12 +210,31 @@ public actor PostgresHealthStore: HealthStore {
     ///
     /// Inside a running write transaction (``saveAll(as:_:)``), `body` joins it: the outer one commits or rolls
     /// back.
+    ///
+    /// A batch COPYed straight into `samples` that meets a stored row (``StoredRowMet``) aborts the transaction:
+    /// it is rolled back and `body` runs once more, its batches through the staging table.
     @discardableResult
     func writeTransaction<Result>(_ body: (PostgresConnection) throws -> Result) throws -> Result {
         if let open = transactionConnection { return try body(open) }
-        return try withConnection { connection in
+        do {
+            return try transaction(body)
+        } catch is StoredRowMet {
+            optimisticCopy = false
+            return try transaction(body)
+        }
+    }
+
+    /// A batch COPYed straight into `samples` met a row stored already (a unique index refused it), which aborted
+    /// the transaction (``writeTransaction(_:)`` runs it again).
+    struct StoredRowMet: Error {}
+
+    private func transaction<Result>(_ body: (PostgresConnection) throws -> Result) throws -> Result {
+        try withConnection { connection in
             transactionConnection = connection
-            defer { transactionConnection = nil }
+            defer {
+                transactionConnection = nil
+                stagingFilled = false
+            }
             try connection.run("BEGIN")
             do {
                 try connection.query(
@@ -220,6 +256,7 @@ public actor PostgresHealthStore: HealthStore {
                 typeSpans.removeAll()
                 pendingRollups.removeAll()
                 staleRollups.removeAll()
+                cumulativeChanges.removeAll()
                 throw error
             }
         }

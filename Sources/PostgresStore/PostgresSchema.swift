@@ -269,7 +269,45 @@ enum PostgresSchema {
         END;
         $merge$;
         """,
+        // 8: 15-minute rollups of cumulative types per stream (`CumulativeRollup`), as the SQLite engine keeps them
+        // (its migration 15): the pro-rated sum of each sample's portion in the quarter hour; the portions' span,
+        // covered length and flags packed in `shape` (`CumulativeRollupValue.shape(bucket:)`); the range of their
+        // sequence numbers. Samples longer than a day are counted per span in `cumulative_spans` instead. Filled
+        // from the samples already stored (``finish(migrationTo:on:)``).
+        """
+        CREATE TABLE cumulative_rollups (
+            type_id integer NOT NULL, bucket_ms bigint NOT NULL, source_id integer NOT NULL,
+            device_id integer NOT NULL, subject_id integer NOT NULL, sum double precision NOT NULL,
+            shape bigint NOT NULL, min_seq bigint NOT NULL, max_seq bigint NOT NULL,
+            PRIMARY KEY (type_id, bucket_ms, source_id, device_id, subject_id));
+        CREATE TABLE cumulative_spans (
+            type_id integer NOT NULL, start_ms bigint NOT NULL, end_ms bigint NOT NULL, count bigint NOT NULL,
+            PRIMARY KEY (type_id, start_ms, end_ms));
+        """,
+        // 9: the natural key's index serves every range query by type and time. It was partial (only rows
+        // without a client id), so a query that did not say `external_uuid IS NULL` could not use it, and every
+        // range query (a day's samples, a page of an export, a swept statistic, a rollup rebuilt) read the whole
+        // table. The same uniqueness over every row: a client id's row carries it as the last column (an empty
+        // string for the rows without, which must differ in their natural key).
+        """
+        DROP INDEX samples_natural;
+        CREATE UNIQUE INDEX samples_natural
+            ON samples (type_id, start_ms, source_id, device_id, end_ms, coalesce(external_uuid, ''));
+        """,
     ]
+
+    /// What a migration needs beyond SQL, run in its transaction after its SQL: `version` is the version it takes
+    /// the store to.
+    static func finish(migrationTo version: Int, on connection: PostgresConnection) throws(PostgresError) {
+        guard version == 8 else { return }
+        do {
+            try PostgresHealthStore.buildCumulativeRollups(on: connection)
+        } catch let error as PostgresError {
+            throw error
+        } catch {
+            throw PostgresError(code: .unexpected, message: "building the cumulative rollups: \(error)")
+        }
+    }
 
     /// `WHEN 'heartRate' THEN 'count/min' ...` for every type of the catalog (migration 3 fills `types.unit`).
     static var unitCases: String {

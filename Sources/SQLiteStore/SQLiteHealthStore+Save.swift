@@ -300,7 +300,7 @@ extension SQLiteHealthStore {
                 typeID: typeID, sourceID: sourceID, deviceID: deviceID, subjectID: subjectID,
                 start: sample.start.milliseconds, end: sample.end.milliseconds, value: sample.value)
         case .cumulative:
-            noteCumulativeInserted(
+            cumulativeChanges.inserted(
                 typeID: typeID, sourceID: sourceID, deviceID: deviceID, subjectID: subjectID,
                 start: sample.start.milliseconds, end: sample.end.milliseconds, value: sample.value, seq: sequence)
         case .series, .category, .notAggregated:
@@ -321,7 +321,7 @@ extension SQLiteHealthStore {
                         typeID: typeID, sourceID: lookup.int64(0), deviceID: lookup.int64(1),
                         subjectID: lookup.int64(2), start: lookup.int64(3))
                 } else {
-                    noteCumulativeRemoved(
+                    cumulativeChanges.removed(
                         typeID: typeID, sourceID: lookup.int64(0), deviceID: lookup.int64(1),
                         subjectID: lookup.int64(2), start: lookup.int64(3), end: lookup.int64(4))
                 }

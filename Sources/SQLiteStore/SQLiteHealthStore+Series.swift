@@ -176,7 +176,7 @@ extension SQLiteHealthStore {
             }
             accepted.append(SeriesChunkCodec.Point(start: start, duration: end - start, value: value, seq: seq))
             if key.cumulative {
-                noteCumulativeInserted(
+                cumulativeChanges.inserted(
                     typeID: key.typeID, sourceID: key.sourceID, deviceID: key.deviceID, subjectID: key.subjectID,
                     start: start, end: end, value: value, seq: seq)
             }
@@ -500,7 +500,7 @@ extension SQLiteHealthStore {
                 typeID: chunk.key.typeID, sourceID: chunk.key.sourceID, deviceID: chunk.key.deviceID,
                 subjectID: chunk.key.subjectID, start: found.sample.start.milliseconds)
         case .cumulative:
-            noteCumulativeRemoved(
+            cumulativeChanges.removed(
                 typeID: chunk.key.typeID, sourceID: chunk.key.sourceID, deviceID: chunk.key.deviceID,
                 subjectID: chunk.key.subjectID, start: found.sample.start.milliseconds,
                 end: found.sample.end.milliseconds)

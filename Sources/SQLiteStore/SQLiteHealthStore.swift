@@ -62,9 +62,7 @@ public actor SQLiteHealthStore: HealthStore {
     /// Day rollups to rebuild from their quarter hours (retention removed some of the day's quarter hours).
     var staleDayRollups: Set<RollupKey> = []
     /// Cumulative rollup changes of the running write transaction (see SQLiteHealthStore+CumulativeRollups.swift).
-    var pendingCumulative: [RollupKey: CumulativeRollupValue] = [:]
-    var staleCumulative: Set<RollupKey> = []
-    var pendingSpans: [CumulativeSpan: Int64] = [:]
+    var cumulativeChanges = CumulativeRollupChanges()
     /// How many quarter hours cumulative statistics took from the rollups, and how many they swept, since the
     /// store opened (what the tests and benchmarks check the rollups against).
     package internal(set) var cumulativeQuarters = (fromRollups: 0, swept: 0)
@@ -350,9 +348,7 @@ public actor SQLiteHealthStore: HealthStore {
             pendingRollups.removeAll()
             staleRollups.removeAll()
             staleDayRollups.removeAll()
-            pendingCumulative.removeAll()
-            staleCumulative.removeAll()
-            pendingSpans.removeAll()
+            cumulativeChanges.removeAll()
             throw error
         }
     }

@@ -1,6 +1,8 @@
 import Foundation
 import Health
+import StoreEngine
 import Support
+import Synchronization
 import TestSupport
 import Testing
 
@@ -194,6 +196,57 @@ extension StoreConformanceTests {
             source: Self.gateway, metadata: ["x": .quantity(.infinity, unit: "ms")])
         await #expect(throws: InvalidSampleError.self) { try await store.save([series], as: .owner) }
         #expect(try await store.samples(SampleQuery(type: .heartRate), as: .owner).samples.isEmpty)
+    }
+
+    /// `saveAll` (one transaction for every batch, as `import-samples` writes) gives each batch the outcomes it
+    /// would have on its own, when later batches repeat, contradict and interleave with earlier ones: on PostgreSQL
+    /// every batch goes through the same staging table inside that transaction.
+    @Test(arguments: Engine.allCases) func saveAllCountsEachBatchAsItsOwnSave(_ engine: Engine) async throws {
+        let (together, first) = try makeStore(engine)
+        defer { first.remove() }
+        let (apart, second) = try makeStore(engine)
+        defer { second.remove() }
+        var batches: [SampleBatch] = []
+        var earlier: [QuantitySample] = []
+        for round in 0..<5 {
+            var samples: [QuantitySample] = []
+            for index in 0..<50 {
+                let start = Int64(1_700_000_000_000) + Int64(round * 50 + index) * 60_000
+                samples.append(
+                    QuantitySample(
+                        type: index % 2 == 0 ? .stepCount : .heartRate, start: Instant(milliseconds: start),
+                        end: Instant(milliseconds: index % 2 == 0 ? start + 60_000 : start), value: Double(index),
+                        source: Self.gateway, device: Self.strap, subject: "alice"))
+            }
+            // Every earlier batch's samples again: most the same (duplicates), every seventh changed (conflicts).
+            for (index, old) in earlier.enumerated() {
+                var again = old
+                if index % 7 == 0 { again.value += 1 }
+                samples.append(again)
+            }
+            earlier += samples.prefix(50)
+            batches.append(SampleBatch(samples))
+        }
+        let handed = batches
+        let counter = Mutex(0)
+        let counts = try await together.saveAll(as: .owner) {
+            counter.withLock { next in
+                defer { next += 1 }
+                return next < handed.count ? handed[next] : nil
+            }
+        }
+        var expected: [WriteOutcome: Int] = [:]
+        for batch in batches {
+            for outcome in try await apart.save(batch, as: .owner) { expected[outcome, default: 0] += 1 }
+        }
+        #expect(counts == expected)
+        #expect(expected[.inserted] == 250 && (expected[.conflict] ?? 0) > 0 && (expected[.duplicate] ?? 0) > 0)
+        for type in [HealthType.stepCount, .heartRate] {
+            let query = SampleQuery(type: type)
+            #expect(
+                try await together.samples(query, as: .owner).samples
+                    == (try await apart.samples(query, as: .owner)).samples)
+        }
     }
 
     static func withoutID(_ sample: QuantitySample) -> QuantitySample {

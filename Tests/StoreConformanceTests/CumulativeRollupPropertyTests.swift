@@ -2,16 +2,19 @@ import Foundation
 import Health
 import StoreEngine
 import Support
+import TestSupport
 import Testing
 
+@testable import PostgresStore
 @testable import SQLiteStore
 
 /// Cumulative statistics answered from the quarter-hour rollups (`docs/store-semantics.md`, item 13) are the
 /// sweep's answers: random samples from overlapping sources, devices and subjects (instants, zeros, samples
 /// across quarter borders and longer than a day), saved in batches and as series, deleted, merged under random
 /// priorities, in buckets of every width and in zones with half- and quarter-hour offsets and summer time, give
-/// the same sums and sources with and without `exact`. Seeded: the seed is printed, and
-/// `WEARHOUSE_PROPERTY_SEED=<n>` runs that one again.
+/// the same sums and sources with and without `exact`, on both engines; retention prunes half the samples, and a
+/// store from before the rollups gets them built. Seeded: the seed is printed, and `WEARHOUSE_PROPERTY_SEED=<n>`
+/// runs that one again.
 @Suite struct CumulativeRollupPropertyTests {
     static let day0: Int64 = 1_743_206_400  // 2025-03-29T00:00Z, before Berlin's switch to summer time
     static let sources = ["org.wearhouse.gateway", "com.example.watch", "com.example.phone"]
@@ -84,9 +87,9 @@ import Testing
 
     /// Both answers, bucket by bucket; the first difference is reported with the query.
     static func compare(
-        _ store: SQLiteHealthStore, _ query: StatisticsQuery, seed: UInt64, round: Int
+        _ store: any HealthStoreEngine, _ query: StatisticsQuery, seed: UInt64, round: Int
     ) async throws {
-        #expect(try await store.canUseCumulativeRollups(query, .owner))
+        #expect(CumulativeRollupAnswer.fits(query))
         let fast = try await store.statistics(query, as: .owner)
         var exactQuery = query
         exactQuery.exact = true
@@ -101,22 +104,19 @@ import Testing
         }
     }
 
-    @Test func rollupAnswersAreTheSweepsAnswers() async throws {
+    @Test(arguments: Engine.allCases) func rollupAnswersAreTheSweepsAnswers(_ engine: Engine) async throws {
         let seed =
             ProcessInfo.processInfo.environment["WEARHOUSE_PROPERTY_SEED"].flatMap { UInt64($0) }
             ?? UInt64.random(in: 1...UInt64(UInt32.max))
-        print("CumulativeRollupPropertyTests: seed \(seed) (WEARHOUSE_PROPERTY_SEED=\(seed) runs it again)")
-        try await Self.run(seed: seed)
+        print("CumulativeRollupPropertyTests (\(engine)): seed \(seed) (WEARHOUSE_PROPERTY_SEED=\(seed) runs it again)")
+        try await Self.run(engine, seed: seed)
     }
 
-    static func run(seed: UInt64) async throws {
+    static func run(_ engine: Engine, seed: UInt64) async throws {
         var random = SplitMix64(seed: seed)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "wearhouse-tests-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let now = Instant(seconds: day0 + 5 * 86_400)
-        let store = try SQLiteHealthStore(path: directory.appendingPathComponent("health.db").path, now: { now })
+        let (store, storage) = try makeStore(engine, now: { now })
+        defer { storage.remove() }
         var saved: [UUID] = []
         for round in 0..<12 {
             let batch = (0..<Int(20 + random.next() % 60)).map { _ in sample(&random) }
@@ -160,22 +160,18 @@ import Testing
             }
         }
         // Both ways were taken: quarters from the rollups, and quarters swept.
-        let quarters = await store.cumulativeQuarters
-        print("CumulativeRollupPropertyTests: \(quarters.fromRollups) quarters from rollups, \(quarters.swept) swept")
+        let quarters = await quarterCounts(store)
+        print(
+            "CumulativeRollupPropertyTests (\(engine)): \(quarters.fromRollups) quarters from rollups, "
+                + "\(quarters.swept) swept")
         #expect(quarters.fromRollups > 0 && quarters.swept > 0)
 
-        // A store from before the rollups (schema 14) gets them built from its samples when it opens: the same
-        // rows the saves and deletes kept up to date.
-        let path = directory.appendingPathComponent("health.db").path
-        let kept = try rollupRows(path)
-        do {
-            let old = try SQLiteConnection(path: path)
-            try old.execute(
-                "DROP TABLE cumulative_rollups; DROP TABLE cumulative_spans; DROP TABLE day_rollups; PRAGMA user_version = 14"
-            )
-        }
-        let reopened = try SQLiteHealthStore(path: path)
-        let built = try rollupRows(path)
+        // A store from before the rollups gets them built from its samples when it opens: the same rows the saves,
+        // deletes and the prune kept up to date.
+        let kept = try rollupRows(storage)
+        try forgetRollups(storage)
+        let reopened = try storage.reopen()
+        let built = try rollupRows(storage)
         #expect(kept.count == built.count)
         for (a, b) in zip(kept, built) {
             // Saves mark a quarter unclean when a portion lands between others (they cannot tell overlap from a
@@ -189,14 +185,18 @@ import Testing
         try await compare(reopened, StatisticsQuery(type: .stepCount, buckets: week), seed: seed, round: -1)
     }
 
+    /// The quarters the store's cumulative statistics took from rollups and swept since it opened.
+    static func quarterCounts(_ store: any HealthStoreEngine) async -> (fromRollups: Int, swept: Int) {
+        if let sqlite = store as? SQLiteHealthStore { return await sqlite.cumulativeQuarters }
+        if let postgres = store as? PostgresHealthStore { return await postgres.cumulativeQuarters }
+        return (0, 0)
+    }
+
     /// A range longer than the rollups answer (a few bytes a quarter hour) is swept: one bucket over most of the
     /// supported years takes no memory for its quarters, and gives the sweep's answer.
-    @Test func aRangeOverThirtyYearsIsSwept() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "wearhouse-tests-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let store = try SQLiteHealthStore(path: directory.appendingPathComponent("health.db").path)
+    @Test(arguments: Engine.allCases) func aRangeOverThirtyYearsIsSwept(_ engine: Engine) async throws {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
         var random = SplitMix64(seed: 7)
         _ = try await store.save((0..<200).map { _ in Self.sample(&random) }, as: .owner)
         let first = try LocalDateTime(year: 1, month: 1, day: 1, hour: 0, minute: 0, second: 0, millisecond: 0)
@@ -205,7 +205,7 @@ import Testing
             start: Instant(milliseconds: first.naiveMilliseconds), end: Instant(milliseconds: last.naiveMilliseconds),
             startOffsetSeconds: 0, endOffsetSeconds: 0, localStart: first, localEnd: last)
         let query = StatisticsQuery(type: .stepCount, buckets: [whole])
-        #expect(try await !store.canUseCumulativeRollups(query, .owner))
+        #expect(!CumulativeRollupAnswer.fits(query))
         var exact = query
         exact.exact = true
         let answer = try await store.statistics(query, as: .owner)
@@ -213,29 +213,66 @@ import Testing
         #expect((answer.first?.sum ?? 0) > 0)
     }
 
-    /// Every cumulative rollup and span row of the store at `path`, in key order: the key, span, length and
-    /// positive flag as one string, the sum, and the clean flag.
-    static func rollupRows(_ path: String) throws -> [(key: String, sum: Double, clean: Bool)] {
-        let connection = try SQLiteConnection(path: path)
+    /// The SQL of `rollupRows`: every cumulative rollup row in key order, the key, span, length and positive flag
+    /// as the first eight columns, then the sum and the clean flag; then every span row.
+    static let rollupSQL = """
+        SELECT type_id, bucket_ms, source_id, device_id, subject_id, min_seq, max_seq, shape & ~(CAST(1 AS BIGINT) << 60),
+            sum, shape >> 60 & 1
+        FROM cumulative_rollups ORDER BY type_id, bucket_ms, source_id, device_id, subject_id
+        """
+    static let spanSQL =
+        "SELECT type_id, start_ms, end_ms, count FROM cumulative_spans ORDER BY type_id, start_ms, end_ms"
+
+    /// Every cumulative rollup and span row of the store: the key, span, length and positive flag as one string,
+    /// the sum, and the clean flag.
+    static func rollupRows(_ storage: Storage) throws -> [(key: String, sum: Double, clean: Bool)] {
         var rows: [(key: String, sum: Double, clean: Bool)] = []
-        let rollups = try connection.prepare(
-            """
-            SELECT type_id, bucket_ms, source_id, device_id, subject_id, min_seq, max_seq, shape & ~(1 << 60),
-                sum, shape >> 60 & 1
-            FROM cumulative_rollups ORDER BY type_id, bucket_ms, source_id, device_id, subject_id
-            """)
-        while try rollups.step() {
-            rows.append(
-                (
-                    (0..<8).map { String(rollups.int64($0)) }.joined(separator: " "), rollups.double(8),
-                    rollups.int64(9) == 1
-                ))
-        }
-        let spans = try connection.prepare(
-            "SELECT type_id, start_ms, end_ms, count FROM cumulative_spans ORDER BY type_id, start_ms, end_ms")
-        while try spans.step() {
-            rows.append(("span " + (0..<4).map { String(spans.int64($0)) }.joined(separator: " "), 0, true))
+        switch storage.engine {
+        case .sqlite:
+            let connection = try SQLiteConnection(path: storage.location)
+            let rollups = try connection.prepare(rollupSQL)
+            while try rollups.step() {
+                rows.append(
+                    (
+                        (0..<8).map { String(rollups.int64($0)) }.joined(separator: " "), rollups.double(8),
+                        rollups.int64(9) == 1
+                    ))
+            }
+            let spans = try connection.prepare(spanSQL)
+            while try spans.step() {
+                rows.append(("span " + (0..<4).map { String(spans.int64($0)) }.joined(separator: " "), 0, true))
+            }
+        case .postgresql:
+            for line in try psql(storage, rollupSQL).split(separator: "\n") {
+                let fields = line.split(separator: "|").map(String.init)
+                try #require(fields.count == 10, "a rollup row: \(line)")
+                rows.append((fields.prefix(8).joined(separator: " "), Double(fields[8]) ?? .nan, fields[9] == "1"))
+            }
+            for line in try psql(storage, spanSQL).split(separator: "\n") {
+                rows.append(("span " + line.split(separator: "|").joined(separator: " "), 0, true))
+            }
         }
         return rows
+    }
+
+    /// Takes the store back to the schema before the cumulative rollups (their tables dropped).
+    static func forgetRollups(_ storage: Storage) throws {
+        let drop = "DROP TABLE cumulative_rollups; DROP TABLE cumulative_spans;"
+        switch storage.engine {
+        case .sqlite:
+            let version = try #require(SQLiteSchema.migrations.firstIndex { $0.contains("cumulative_rollups") })
+            let connection = try SQLiteConnection(path: storage.location)
+            // The day rollups came after the cumulative ones (and are built from the quarter-hour rollups).
+            try connection.execute(drop + " DROP TABLE day_rollups; PRAGMA user_version = \(version)")
+        case .postgresql:
+            let version = try #require(PostgresSchema.migrations.firstIndex { $0.contains("cumulative_rollups") })
+            try psql(storage, drop + " UPDATE wearhouse_schema SET version = \(version)")
+        }
+    }
+
+    @discardableResult
+    static func psql(_ storage: Storage, _ sql: String) throws -> String {
+        let database = String(storage.location.split(separator: "=").last ?? "")
+        return try PostgresServer.shared().psql(sql, database: database)
     }
 }
