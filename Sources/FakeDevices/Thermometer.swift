@@ -51,7 +51,7 @@ public struct Thermometer: SimulatedPeripheral {
         let base = generator.uniform(36.5...37.1)
         curve = SmoothCurve(generator: &generator, base: base, amplitude: 0.3, periods: [1800, 600], range: 35...42)
         let sites: [TemperatureType] = [.armpit, .ear, .mouth, .tympanum]
-        temperatureType = sites[Int(generator.next() % UInt64(sites.count))]
+        temperatureType = generator.pick(sites)
         self.generator = generator
         interval = script.summaryInterval
         step = min(Self.settlingStep, script.summaryInterval / (Self.intermediateSteps + 1))

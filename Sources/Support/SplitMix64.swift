@@ -24,6 +24,13 @@ public struct SplitMix64: RandomNumberGenerator, Hashable, Sendable {
         Double(next() >> 11) * 0x1p-53
     }
 
+    /// One of `items`, each as likely (`items` must not be empty): what every simulation and property test picks
+    /// with, so that a seed gives the same choices everywhere.
+    public mutating func pick<Element>(_ items: [Element]) -> Element {
+        precondition(!items.isEmpty, "SplitMix64.pick: nothing to pick from")
+        return items[Int(next() % UInt64(items.count))]
+    }
+
     /// A double in `range`.
     public mutating func uniform(_ range: ClosedRange<Double>) -> Double {
         range.lowerBound + unit() * (range.upperBound - range.lowerBound)

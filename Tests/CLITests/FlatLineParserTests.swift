@@ -287,21 +287,12 @@ import Testing
         #expect(generalOnly > count / 20, "\(generalOnly) for the general reader alone")
     }
 
-    static func pick<T>(_ choices: [T], _ random: inout SplitMix64) -> T {
-        choices[Int(random.next() % UInt64(choices.count))]
-    }
-
     static func randomSpace(_ random: inout SplitMix64) -> String {
         switch random.next() % 64 {
-        case 0: return pick(["\u{0C}", "\u{A0}", "\u{FEFF}", "\u{0}"], &random)  // no JSON space
-        case 1..<16: return pick([" ", "\t", "\r", "  ", " \t ", "\n"], &random)
+        case 0: return random.pick(["\u{0C}", "\u{A0}", "\u{FEFF}", "\u{0}"])  // no JSON space
+        case 1..<16: return random.pick([" ", "\t", "\r", "  ", " \t ", "\n"])
         default: return ""
         }
-    }
-
-    /// Mostly (three times in four) one of `usual`, else one of `unusual`.
-    static func pick<T>(_ usual: [T], else unusual: [T], _ random: inout SplitMix64) -> T {
-        random.next() % 4 != 0 ? pick(usual, &random) : pick(unusual, &random)
     }
 
     static func randomDigits(_ count: Int, _ random: inout SplitMix64) -> String {
@@ -312,7 +303,7 @@ import Testing
     static func randomTime(_ random: inout SplitMix64) -> String {
         let clean = random.next() % 4 != 0
         func part(_ usual: [String], _ unusual: [String]) -> String {
-            clean || random.next() % 3 != 0 ? pick(usual, &random) : pick(unusual, &random)
+            clean || random.next() % 3 != 0 ? random.pick(usual) : random.pick(unusual)
         }
         let year = part(["2025", "1970", "2024", "2000"], ["1969", "0001", "9999", "0000", "25"])
         let month = part(["03", "02", "12", "01"], ["13", "00", "1"])
@@ -338,8 +329,8 @@ import Testing
             let whole = String(random.next() % 1_000_000 >> (random.next() % 20))
             let fraction = randomDigits(Int(random.next() % 20) + 1, &random)
             return (random.next() % 4 == 0 ? "-" : "") + whole + "." + fraction
-        case 5: return pick(["-0", "-0.0", "0", "0.0", "1e2", "1E-2", "1.5e+3", "-", "01", "1.", ".5", "+1"], &random)
-        case 6: return pick(["null", "true", "\"60\"", "[60]", "{}", "nul", "6 0"], &random)
+        case 5: return random.pick(["-0", "-0.0", "0", "0.0", "1e2", "1E-2", "1.5e+3", "-", "01", "1.", ".5", "+1"])
+        case 6: return random.pick(["null", "true", "\"60\"", "[60]", "{}", "nul", "6 0"])
         case 7: return String(random.next()) + String(random.next() % 1000)
         default: return String(Double(random.next() % 100_000) / 100)
         }
@@ -347,17 +338,17 @@ import Testing
 
     static func randomLine(_ random: inout SplitMix64) -> String {
         // A type with its unit mostly, else one the fast path leaves (or no type at all).
-        let (type, unit) = pick(
+        let (type, unit) = random.pick(
             [("heartRate", "count/min"), ("stepCount", "count"), ("bodyMass", "kg"), ("activeEnergyBurned", "kcal")],
             else: [
                 ("sleepAnalysis", ""), ("heartbeatSeries", "ms"), ("bloodPressure", "mmHg"), ("HeartRate", "count/min"),
                 ("Type", "count"), ("", ""), ("unknownType", "count"), ("heart\\u0052ate", "count/min"),
                 ("heartRate", "count/s"), ("bodyMass", "g"), ("bodyMass", "lb"), ("stepCount", ""),
                 ("heartRate", "Count/min"), ("heartRate", "count\\/min"),
-            ], &random)
-        let source = pick(
+            ])
+        let source = random.pick(
             ["org.example.app", "", "default.source", "a", "b", "x\u{7F}", "with space"],
-            else: ["caf\u{E9}", "a\\u0062", "a\u{01}", String(repeating: "s", count: 257), "tab\there"], &random)
+            else: ["caf\u{E9}", "a\\u0062", "a\u{01}", String(repeating: "s", count: 257), "tab\there"])
         var fields: [(String, String)] = []
         fields.append(("type", "\"\(type)\""))
         if random.next() % 12 != 0 { fields.append(("start", "\"\(randomTime(&random))\"")) }
@@ -369,12 +360,12 @@ import Testing
         if random.next() % 2 == 0 { fields.append(("source", random.next() % 6 == 0 ? "null" : "\"\(source)\"")) }
         if random.next() % 12 == 0 {
             fields.append(
-                pick(
+                random.pick(
                     [
                         ("subject", "\"alice\""), ("metadata", "null"), ("device", "null"), ("uuid", "null"),
                         ("Type", "\"heartRate\""), ("value", "61"), ("source", "\"again\""),
                         ("source_version", "\"1\""),
-                    ], &random))
+                    ]))
         }
         // Shuffled: any order of keys.
         for index in fields.indices.reversed() where index > 0 {
@@ -398,8 +389,8 @@ import Testing
             let position = Int(random.next() % UInt64(bytes.count))
             switch random.next() % 3 {
             case 0: bytes.remove(at: position)
-            case 1: bytes[position] = pick(special, &random)
-            default: bytes.insert(pick(special, &random), at: position)
+            case 1: bytes[position] = random.pick(special)
+            default: bytes.insert(random.pick(special), at: position)
             }
         }
         return bytes
@@ -529,5 +520,12 @@ import Testing
         let badMixed = try run("bad-mixed", bad)
         #expect(badMixed[0] == "65" && badMixed[2].contains("lines.ndjson:12001: "), "\(badMixed[2])")
         #expect(badMixed == (try run("bad-general", generalOnly(bad))))
+    }
+}
+
+extension SplitMix64 {
+    /// Mostly (three times in four) one of `usual`, else one of `unusual`.
+    fileprivate mutating func pick<T>(_ usual: [T], else unusual: [T]) -> T {
+        next() % 4 != 0 ? pick(usual) : pick(unusual)
     }
 }

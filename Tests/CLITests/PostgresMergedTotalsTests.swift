@@ -24,7 +24,7 @@ import Testing
             let start = first + Int(random.next() % (11 * 86_400 / 60)) * 60
             let length = random.next() % 5 == 0 ? 0 : Int(random.next() % 180 + 1) * 60
             let value = random.next() % 10 == 0 ? 0 : Int(random.next() % 2_000)
-            let provenance = sources[Int(random.next() % UInt64(sources.count))]
+            let provenance = random.pick(sources)
             var fields = [
                 "\"type\":\"stepCount\"", "\"start\":\"\(isoUTC(start))\"", "\"end\":\"\(isoUTC(start + length))\"",
                 "\"value\":\(value)", "\"source\":\"\(provenance.source)\"",

@@ -190,7 +190,7 @@ import Testing
         "back\\slash", "urn:uuid:x", "null", "2025-03-30T10:00:00.000Z",
     ]
 
-    static func text(_ random: inout SplitMix64) -> String { texts[Int(random.next() % UInt64(texts.count))] }
+    static func text(_ random: inout SplitMix64) -> String { random.pick(texts) }
 
     static func maybeText(_ random: inout SplitMix64) -> String? {
         random.next() % 3 == 0 ? nil : text(&random)
@@ -202,7 +202,7 @@ import Testing
             "note", MetadataKey.wasUserEntered, MetadataKey.bodyTemperatureSensorLocation, "k,\"", "depth", "when",
         ]
         for _ in 0..<Int(random.next() % 4) {
-            let key = keys[Int(random.next() % UInt64(keys.count))]
+            let key = random.pick(keys)
             switch random.next() % 6 {
             case 0: metadata[key] = .string(text(&random))
             case 1: metadata[key] = .number((random.unit() - 0.5) * 1_000)
@@ -227,8 +227,8 @@ import Testing
                 softwareVersion: maybeText(&random), serialNumber: maybeText(&random),
                 localIdentifier: maybeText(&random))
         return QuantitySeries(
-            type: types[Int(random.next() % UInt64(types.count))],
-            startOffsetSeconds: offsets[Int(random.next() % UInt64(offsets.count))],
+            type: random.pick(types),
+            startOffsetSeconds: random.pick(offsets),
             source: Source(identifier: text(&random), version: maybeText(&random)), device: device,
             subject: maybeText(&random), metadata: metadata(&random))
     }
@@ -251,7 +251,7 @@ import Testing
         var samples: [QuantitySample] = []
         var time: Int64 = 1_743_292_800_000 + Int64(random.next() % 1_000_000)
         for _ in 0..<Int(random.next() % 300) {
-            let stream = streams[Int(random.next() % UInt64(streams.count))]
+            let stream = random.pick(streams)
             switch random.next() % 20 {
             case 0: time = Int64(random.next() % 253_402_300_799_999)
             case 1: time = [-62_135_596_800_000, 253_402_300_799_999, -62_167_219_200_001][Int(random.next() % 3)]

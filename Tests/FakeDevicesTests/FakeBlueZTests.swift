@@ -145,8 +145,13 @@ import Testing
             let location = try await fixture.characteristicPath(reads[0].0, of: Self.strapPath)
             let bytes = try await fixture.call(location, "org.bluez.GattCharacteristic1", "ReadValue", [.vardict([:])])
             #expect(try BodySensorLocation(decoding: bytes.first?.bytesValue ?? []) == .chest)
-            // Not connected: Failed "Not connected".
+            // Not connected: Failed "Not connected". The link drops after Disconnect's reply, as in 5.66: the read
+            // goes once Connected=false was sent.
+            fixture.log.clear()
             try await fixture.call(Self.strapPath, "org.bluez.Device1", "Disconnect")
+            _ = try await fixture.log.wait("Connected=false") {
+                $0.contains { $0.changes("Connected", to: .boolean(false)) }
+            }
             await #expect(throws: DBusError.self) {
                 try await fixture.call(location, "org.bluez.GattCharacteristic1", "ReadValue", [.vardict([:])])
             }

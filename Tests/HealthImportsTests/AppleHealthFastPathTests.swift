@@ -124,13 +124,13 @@ import Testing
         let records = lines.indices.filter { lines[$0].hasPrefix(" <Record ") }
         guard !records.isEmpty else { return lines.joined(separator: "\n") }
         for _ in 0..<(1 + Int(random.next() % 3)) {
-            let index = records[Int(random.next() % UInt64(records.count))]
+            let index = random.pick(records)
             var line = String(lines[index])
             let values = Self.attributeValues(line)
             switch random.next() % 6 {
             case 0, 1:  // an odd value for an attribute
                 if let value = values.randomElement(using: &random) {
-                    let odd = oddValues[Int(random.next() % UInt64(oddValues.count))]
+                    let odd = random.pick(oddValues)
                     line.replaceSubrange(value.value, with: odd)
                 }
             case 2:  // one character of a value changed
@@ -139,7 +139,7 @@ import Testing
                     let offset = Int(random.next() % UInt64(line[value.value].count))
                     let at = line.index(value.value.lowerBound, offsetBy: offset)
                     line.replaceSubrange(
-                        at...at, with: String(characters[Int(random.next() % UInt64(characters.count))]))
+                        at...at, with: String(random.pick(characters)))
                 }
             case 3:  // an attribute left out
                 if let value = values.randomElement(using: &random) { line.removeSubrange(value.whole) }
@@ -150,7 +150,7 @@ import Testing
                         with: ["Unit", "value2", "startdate", "device", "type"].randomElement(using: &random) ?? "x")
                 }
             default:  // a metadata entry added
-                let (key, value) = oddEntries[Int(random.next() % UInt64(oddEntries.count))]
+                let (key, value) = random.pick(oddEntries)
                 let entry = "  <MetadataEntry key=\"\(key)\" value=\"\(value)\"/>"
                 if line.hasSuffix("/>") {
                     line = String(line.dropLast(2)) + ">\n" + entry + "\n </Record>"

@@ -271,8 +271,8 @@ import Testing
         var random = SplitMix64(seed: 0x5EED_0001)
         var exact = 0
         for _ in 0..<2000 {
-            let (pools, build) = shapes[Int(random.next() % UInt64(shapes.count))]
-            func pick() -> String { build(pools.map { $0[Int(random.next() % UInt64($0.count))] }) }
+            let (pools, build) = random.pick(shapes)
+            func pick() -> String { build(pools.map { random.pick($0) }) }
             let a = try HealthUnit(pick())
             let b = try HealthUnit(pick())
             let c = try HealthUnit(pick())
@@ -305,8 +305,8 @@ import Testing
             let i = Int(random.next() % UInt64(groups.count))
             var j = Int(random.next() % UInt64(groups.count))
             if i == j { j = (j + 1) % groups.count }
-            let a = try HealthUnit(groups[i][Int(random.next() % UInt64(groups[i].count))])
-            let b = try HealthUnit(groups[j][Int(random.next() % UInt64(groups[j].count))])
+            let a = try HealthUnit(random.pick(groups[i]))
+            let b = try HealthUnit(random.pick(groups[j]))
             if i == 4 && j == 6 || i == 6 && j == 4 {
                 // count/s and count/min share a dimension across these two groups.
                 continue

@@ -362,8 +362,8 @@ import Testing
         var random = SplitMix64(seed: 0xB0C4E7)
         let start2010 = try instant("2010-01-01T00:00:00Z").milliseconds
         for _ in 0..<300 {
-            let zone = zones[Int(random.next() % UInt64(zones.count))]
-            let interval = try StatisticsInterval(parsing: intervals[Int(random.next() % UInt64(intervals.count))])
+            let zone = random.pick(zones)
+            let interval = try StatisticsInterval(parsing: random.pick(intervals))
             let from = Instant(milliseconds: start2010 + Int64(random.next() % (16 * 365 * 86_400_000)))
             let longest: UInt64 = interval.isCalendar ? 40 * 86_400_000 : 3 * 86_400_000
             let span = Int64(random.next() % longest) + 1

@@ -2,6 +2,7 @@ import Foundation
 import Health
 import StoreEngine
 import Support
+import TestSupport
 import Testing
 
 @testable import SQLiteStore
@@ -20,16 +21,6 @@ import Testing
     ]
     static let subjects: [String?] = [nil, "alice", "bob"]
     static let zones = ["UTC", "Europe/Berlin", "Asia/Kolkata", "Asia/Kathmandu", "America/St_Johns"]
-
-    static func pick<T>(_ items: [T], _ random: inout SplitMix64) -> T {
-        items[Int(random.next() % UInt64(items.count))]
-    }
-
-    static func someOf<T>(_ items: [T], _ random: inout SplitMix64) -> [T]? {
-        guard random.next() % 3 == 0 else { return nil }
-        let chosen = items.filter { _ in random.next() % 2 == 0 }
-        return chosen.isEmpty ? [items[0]] : chosen
-    }
 
     /// Sample times are drawn without repeats, so that "the most recent" of a bucket is one sample whichever way
     /// the bucket is summed.
@@ -50,16 +41,16 @@ import Testing
         let length = random.next() % 4 == 0 ? Int64(random.next() % 5_000) : 0
         return QuantitySample(
             type: .heartRate, start: Instant(milliseconds: start), end: Instant(milliseconds: start + length),
-            value: Double(40 + random.next() % 1_500) / 10, source: Source(identifier: pick(sources, &random)),
-            device: pick(devices, &random), subject: pick(subjects, &random))
+            value: Double(40 + random.next() % 1_500) / 10, source: Source(identifier: random.pick(sources)),
+            device: random.pick(devices), subject: random.pick(subjects))
     }
 
     /// A 1 Hz run of one source and device (what a strap sends), saved as a series; it may cross midnight.
     static func stream(_ random: inout SplitMix64, _ times: inout Times) -> [QuantitySample] {
         let first = times.fresh(&random, within: 9)
-        let source = Source(identifier: pick(sources, &random))
-        let device = pick(devices, &random)
-        let subject = pick(subjects, &random)
+        let source = Source(identifier: random.pick(sources))
+        let device = random.pick(devices)
+        let subject = random.pick(subjects)
         return (0..<Int(60 + random.next() % 3_000)).compactMap { second in
             let start = first + Int64(second) * 1_000
             guard times.used.insert(start).inserted else { return nil }
@@ -97,14 +88,14 @@ import Testing
     }
 
     static func query(_ random: inout SplitMix64) throws -> StatisticsQuery {
-        let interval = pick(["15m", "1h", "6h", "1d", "1d", "2d", "1w", "1w"], &random)
-        let zone = pick(zones, &random)
+        let interval = random.pick(["15m", "1h", "6h", "1d", "1d", "2d", "1w", "1w"])
+        let zone = random.pick(zones)
         let from = day0 + Int64(random.next() % 4) * 86_400 - 86_400
         let buckets = try StatisticsBuckets(interval: StatisticsInterval(parsing: interval), timeZoneIdentifier: zone)
             .buckets(from: Instant(seconds: from), to: Instant(seconds: from + Int64(2 + random.next() % 10) * 86_400))
         return StatisticsQuery(
-            type: .heartRate, buckets: buckets, sources: someOf(sources, &random),
-            devices: someOf(["A0:01", "C7:02"], &random), subjects: someOf(["alice", "bob"], &random),
+            type: .heartRate, buckets: buckets, sources: random.someOf(sources),
+            devices: random.someOf(["A0:01", "C7:02"]), subjects: random.someOf(["alice", "bob"]),
             separateBySource: random.next() % 3 == 0)
     }
 
@@ -133,7 +124,7 @@ import Testing
             saved += batch.map(\.id)
             if random.next() % 2 == 0 { _ = try await store.save(stream(&random, &times), as: .owner) }
             if random.next() % 2 == 0, !saved.isEmpty {
-                let doomed = (0..<Int(1 + random.next() % 20)).map { _ in pick(saved, &random) }
+                let doomed = (0..<Int(1 + random.next() % 20)).map { _ in random.pick(saved) }
                 _ = try await store.delete(doomed, as: .owner)
             }
             for _ in 0..<8 { try await compare(store, try query(&random), seed: seed, round: round) }

@@ -64,19 +64,9 @@ import Testing
         }
     }
 
-    static func pick<T>(_ items: [T], _ random: inout SplitMix64) -> T {
-        items[Int(random.next() % UInt64(items.count))]
-    }
-
-    static func someOf<T>(_ items: [T], _ random: inout SplitMix64) -> [T]? {
-        guard random.next() % 3 == 0 else { return nil }
-        let chosen = items.filter { _ in random.next() % 2 == 0 }
-        return chosen.isEmpty ? [items[0]] : chosen
-    }
-
     /// A random sample of a random type; values sometimes out of range (the batch is then refused on both).
     static func sample(_ random: inout SplitMix64, source: Source) -> QuantitySample {
-        let type = pick(types, &random)
+        let type = random.pick(types)
         let start = Int64(random.next() % 2_880) * 60
         let length: Int64 =
             switch type {
@@ -94,7 +84,7 @@ import Testing
         if random.next() % 200 == 0 { value = -1 }
         return QuantitySample(
             type: type, start: Instant(seconds: day0 + start), end: Instant(seconds: day0 + start + length),
-            value: value, source: source, device: pick(devices, &random), subject: pick(subjects, &random))
+            value: value, source: source, device: random.pick(devices), subject: random.pick(subjects))
     }
 
     static func series(_ random: inout SplitMix64) -> HeartbeatSeriesSample {
@@ -109,7 +99,7 @@ import Testing
         return HeartbeatSeriesSample(
             start: Instant(seconds: day0 + minute * 60),
             end: Instant(milliseconds: (day0 + minute * 60) * 1_000 + Int64(offset.rounded(.up)) + 1),
-            beats: beats, source: sources[0], device: pick(devices, &random), subject: pick(subjects, &random))
+            beats: beats, source: sources[0], device: random.pick(devices), subject: random.pick(subjects))
     }
 
     /// A blood pressure at a random minute; sometimes with a diastolic above its systolic or out of range.
@@ -118,8 +108,8 @@ import Testing
         let systolic = Double(90 + random.next() % 60)
         let diastolic = random.next() % 30 == 0 ? 400 : Double(50 + random.next() % 40)
         return Correlation.bloodPressure(
-            systolic: systolic, diastolic: diastolic, at: time, source: source, device: pick(devices, &random),
-            subject: pick(subjects, &random))
+            systolic: systolic, diastolic: diastolic, at: time, source: source, device: random.pick(devices),
+            subject: random.pick(subjects))
     }
 
     /// A workout of up to two hours with a few events inside it and totals or not.
@@ -128,32 +118,32 @@ import Testing
         let end = start + Int64(10 + random.next() % 110) * 60
         let events = (0..<Int(random.next() % 4)).map { index in
             WorkoutEvent(
-                pick([.pause, .resume, .lap, .marker], &random), start: Instant(seconds: start + Int64(index + 1) * 60))
+                random.pick([.pause, .resume, .lap, .marker]), start: Instant(seconds: start + Int64(index + 1) * 60))
         }
         return Workout(
-            activityType: pick([.running, .walking, .cycling, .swimming], &random), start: Instant(seconds: start),
+            activityType: random.pick([.running, .walking, .cycling, .swimming]), start: Instant(seconds: start),
             end: Instant(seconds: end), totalEnergyBurned: random.next() % 2 == 0 ? nil : Double(random.next() % 900),
             totalDistance: random.next() % 2 == 0 ? nil : Double(random.next() % 20_000), events: events,
-            source: source, device: pick(devices, &random), subject: pick(subjects, &random))
+            source: source, device: random.pick(devices), subject: random.pick(subjects))
     }
 
     static func caller(_ random: inout SplitMix64) -> Caller {
-        random.next() % 3 == 0 ? .owner : .app(pick(apps, &random))
+        random.next() % 3 == 0 ? .owner : .app(random.pick(apps))
     }
 
     static func query(_ type: HealthType, _ random: inout SplitMix64) -> SampleQuery {
         let from = random.next() % 2 == 0 ? nil : Instant(seconds: day0 + Int64(random.next() % 2_880) * 60)
         let to = from.map { Instant(seconds: $0.milliseconds / 1_000 + Int64(1 + random.next() % 1_440) * 60) }
         var sort: [SampleSortDescriptor] = [
-            SampleSortDescriptor(pick([.start, .end], &random), ascending: random.next() % 2 == 0)
+            SampleSortDescriptor(random.pick([.start, .end]), ascending: random.next() % 2 == 0)
         ]
         if random.next() % 2 == 0 {
             sort.append(SampleSortDescriptor(sort[0].key == .start ? .end : .start, ascending: random.next() % 2 == 0))
         }
         return SampleQuery(
             type: type, from: from, to: to, strictStart: random.next() % 4 == 0, strictEnd: random.next() % 4 == 0,
-            sources: someOf(sources.map(\.identifier), &random),
-            devices: someOf(devices.compactMap { $0?.key }, &random), subjects: someOf(["alice", "bob"], &random),
+            sources: random.someOf(sources.map(\.identifier)),
+            devices: random.someOf(devices.compactMap { $0?.key }), subjects: random.someOf(["alice", "bob"]),
             sort: sort, limit: random.next() % 2 == 0 ? nil : Int(1 + random.next() % 40))
     }
 
@@ -168,7 +158,7 @@ import Testing
             case 0, 1, 2:
                 let caller = caller(&random)
                 let source: Source =
-                    if case .app(let app) = caller { Source(identifier: app) } else { pick(sources, &random) }
+                    if case .app(let app) = caller { Source(identifier: app) } else { random.pick(sources) }
                 let batch = (0..<(1 + Int(random.next() % 60))).map { _ in sample(&random, source: source) }
                 ids += batch.map(\.id)
                 steps.append(.save(batch, caller))
@@ -177,22 +167,22 @@ import Testing
                 ids += batch.map(\.id)
                 steps.append(.saveSeries(batch))
             case 4, 5:
-                steps.append(.query(query(pick(types, &random), &random), caller(&random)))
+                steps.append(.query(query(random.pick(types), &random), caller(&random)))
             case 6:
                 steps.append(.querySeries(query(.heartbeatSeries, &random)))
             case 7:
-                let type = pick(types, &random)
-                let interval = pick(["15m", "1h", "1d"], &random)
-                let zone = pick(["UTC", "Europe/Berlin"], &random)
+                let type = random.pick(types)
+                let interval = random.pick(["15m", "1h", "1d"])
+                let zone = random.pick(["UTC", "Europe/Berlin"])
                 let buckets = try StatisticsBuckets(
                     interval: StatisticsInterval(parsing: interval), timeZoneIdentifier: zone
                 ).buckets(from: Instant(seconds: day0), to: Instant(seconds: day0 + 2 * 86_400))
                 let unranked: CumulativeMerge.UnrankedPolicy? =
-                    random.next() % 3 == 0 ? pick(CumulativeMerge.UnrankedPolicy.allCases, &random) : nil
+                    random.next() % 3 == 0 ? random.pick(CumulativeMerge.UnrankedPolicy.allCases) : nil
                 steps.append(
                     .statistics(
                         StatisticsQuery(
-                            type: type, buckets: buckets, subjects: someOf(["alice", "bob"], &random),
+                            type: type, buckets: buckets, subjects: random.someOf(["alice", "bob"]),
                             separateBySource: random.next() % 3 == 0, unranked: unranked,
                             exact: random.next() % 2 == 0), caller(&random)))
             case 8:
@@ -205,22 +195,22 @@ import Testing
                 let priority =
                     random.next() % 4 == 0
                     ? nil
-                    : SourcePriority(order: order, unranked: pick(CumulativeMerge.UnrankedPolicy.allCases, &random))
+                    : SourcePriority(order: order, unranked: random.pick(CumulativeMerge.UnrankedPolicy.allCases))
                 steps.append(.priority(random.next() % 3 == 0 ? nil : .stepCount, priority))
             case 9:
-                let type = pick(HealthTypeCatalog.types(of: .characteristic), &random)
+                let type = random.pick(HealthTypeCatalog.types(of: .characteristic))
                 let value: Characteristics.Value? =
                     switch type.identifier {
                     case "dateOfBirth":
                         .date(try LocalDateTime(year: 1950 + Int(random.next() % 60), month: 3, day: 7))
                     default: random.next() % 5 == 0 ? nil : .enumerated(Int(1 + random.next() % 4))
                     }
-                steps.append(.characteristic(type, value, pick(subjects, &random)))
-                steps.append(.readCharacteristics(pick(subjects, &random), caller(&random)))
+                steps.append(.characteristic(type, value, random.pick(subjects)))
+                steps.append(.readCharacteristics(random.pick(subjects), caller(&random)))
             case 11:
                 let caller = caller(&random)
                 let source: Source =
-                    if case .app(let app) = caller { Source(identifier: app) } else { pick(sources, &random) }
+                    if case .app(let app) = caller { Source(identifier: app) } else { random.pick(sources) }
                 if random.next() % 2 == 0 {
                     let batch = (0..<(1 + Int(random.next() % 4))).map { _ in correlation(&random, source: source) }
                     ids += batch.map(\.id) + batch.flatMap { $0.objects.map(\.id) }
@@ -234,20 +224,20 @@ import Testing
             case 12:
                 guard !workouts.isEmpty, !ids.isEmpty else { continue }
                 // Mostly the owner, who may add to any workout, and few ids, so that most of them name a sample.
-                let chosen = (0..<(1 + Int(random.next() % 2))).map { _ in pick(ids, &random) }
+                let chosen = (0..<(1 + Int(random.next() % 2))).map { _ in random.pick(ids) }
                 let adder: Caller = random.next() % 3 == 0 ? caller(&random) : .owner
-                let target = pick(workouts, &random)
+                let target = random.pick(workouts)
                 steps.append(.addToWorkout(chosen, target, adder))
                 steps.append(.workoutSamples(target, caller(&random)))
             case 13:
-                steps.append(.queryObjects(query(pick([.bloodPressure, .workout], &random), &random), caller(&random)))
+                steps.append(.queryObjects(query(random.pick([.bloodPressure, .workout]), &random), caller(&random)))
             case 10:
                 guard !ids.isEmpty else { continue }
-                let chosen = (0..<(1 + Int(random.next() % 8))).map { _ in pick(ids, &random) }
+                let chosen = (0..<(1 + Int(random.next() % 8))).map { _ in random.pick(ids) }
                 steps.append(.delete(chosen, caller(&random)))
             default:
                 let kinds = types + [.heartbeatSeries, .bloodPressure, .workout, .bloodPressureSystolic]
-                steps.append(.changes(pick(kinds, &random), caller(&random)))
+                steps.append(.changes(random.pick(kinds), caller(&random)))
             }
         }
         return steps

@@ -24,16 +24,6 @@ import Testing
     static let subjects: [String?] = [nil, "alice", "bob"]
     static let zones = ["UTC", "Europe/Berlin", "Asia/Kolkata", "Asia/Kathmandu", "America/St_Johns"]
 
-    static func pick<T>(_ items: [T], _ random: inout SplitMix64) -> T {
-        items[Int(random.next() % UInt64(items.count))]
-    }
-
-    static func someOf<T>(_ items: [T], _ random: inout SplitMix64) -> [T]? {
-        guard random.next() % 3 == 0 else { return nil }
-        let chosen = items.filter { _ in random.next() % 2 == 0 }
-        return chosen.isEmpty ? [items[0]] : chosen
-    }
-
     /// A step sample somewhere in four days: mostly minutes long, some instants, some hours, some over a day.
     static func sample(_ random: inout SplitMix64) -> QuantitySample {
         let start = day0 * 1_000 + Int64(random.next() % (4 * 86_400)) * 1_000 + Int64(random.next() % 3) * 250
@@ -47,16 +37,16 @@ import Testing
         let value = random.next() % 10 == 0 ? 0 : Double(random.next() % 3_000) / 4
         return QuantitySample(
             type: .stepCount, start: Instant(milliseconds: start), end: Instant(milliseconds: start + length),
-            value: value, source: Source(identifier: pick(sources, &random)), device: pick(devices, &random),
-            subject: pick(subjects, &random))
+            value: value, source: Source(identifier: random.pick(sources)), device: random.pick(devices),
+            subject: random.pick(subjects))
     }
 
     /// A minute-by-minute stream of one source and device (what a footpod or a watch writes), saved as a series.
     static func stream(_ random: inout SplitMix64) -> [QuantitySample] {
         let first = day0 + Int64(random.next() % (3 * 1_440)) * 60
-        let source = Source(identifier: pick(sources, &random))
-        let device = pick(devices, &random)
-        let subject = pick(subjects, &random)
+        let source = Source(identifier: random.pick(sources))
+        let device = random.pick(devices)
+        let subject = random.pick(subjects)
         return (0..<Int(30 + random.next() % 300)).map { minute in
             let start = first + Int64(minute) * 60
             return QuantitySample(
@@ -124,13 +114,13 @@ import Testing
             saved += batch.map(\.id)
             if random.next() % 2 == 0 { _ = try await store.save(stream(&random), as: .owner) }
             if random.next() % 3 == 0, !saved.isEmpty {
-                let doomed = (0..<Int(1 + random.next() % 10)).map { _ in pick(saved, &random) }
+                let doomed = (0..<Int(1 + random.next() % 10)).map { _ in random.pick(saved) }
                 _ = try await store.delete(doomed, as: .owner)
             }
             if random.next() % 3 == 0 { try await store.setPriority(of: .stepCount, priority(&random)) }
             for _ in 0..<6 {
-                let interval = pick(["15m", "30m", "1h", "6h", "1d", "1w"], &random)
-                let zone = pick(zones, &random)
+                let interval = random.pick(["15m", "30m", "1h", "6h", "1d", "1w"])
+                let zone = random.pick(zones)
                 let from = day0 + Int64(random.next() % 3) * 86_400 - 86_400
                 let buckets = try StatisticsBuckets(
                     interval: StatisticsInterval(parsing: interval), timeZoneIdentifier: zone
@@ -138,8 +128,8 @@ import Testing
                     from: Instant(seconds: from), to: Instant(seconds: from + Int64(1 + random.next() % 5) * 86_400))
                 let override = random.next() % 4 == 0 ? priority(&random) : nil
                 let query = StatisticsQuery(
-                    type: .stepCount, buckets: buckets, sources: someOf(sources, &random),
-                    devices: someOf(["A0:01", "C7:02"], &random), subjects: someOf(["alice", "bob"], &random),
+                    type: .stepCount, buckets: buckets, sources: random.someOf(sources),
+                    devices: random.someOf(["A0:01", "C7:02"]), subjects: random.someOf(["alice", "bob"]),
                     separateBySource: random.next() % 3 == 0, priority: override?.order,
                     unranked: override?.unranked)
                 try await compare(store, query, seed: seed, round: round)

@@ -19,7 +19,7 @@ extension StoreConformanceTests {
         let subjects: [String?] = ["alice", "bob", nil]
         let metadata: [[String: MetadataValue]] = [[:], ["note": .string("a, \"b\"")], ["laps": .number(3)]]
         let base: Int64 = 1_743_292_800_000
-        func pick<T>(_ items: [T]) -> T { items[Int(random.next() % UInt64(items.count))] }
+        func pick<T>(_ items: [T]) -> T { random.pick(items) }
         func sample(source: Source? = nil, external: Bool = false) -> QuantitySample {
             let start = base + Int64(random.next() % 400) * 30_000
             let span = random.next() % 2 == 0 ? 0 : Int64(1 + random.next() % 4) * 30_000

@@ -1040,7 +1040,7 @@ private final class Generator {
     func workouts() throws {
         for day in 0..<days where day % 7 != 6 {
             var random = random(70, day)
-            let (activity, outdoor) = Self.activities[Int(random.next() % UInt64(Self.activities.count))]
+            let (activity, outdoor) = random.pick(Self.activities)
             let start = dayStart(day) + 17 * 3_600 + Int64(random.next() % 3_600)
             let minutes = 20 + Int(random.next() % 60)
             let end = start + Int64(minutes) * 60

@@ -20,7 +20,7 @@ import Testing
         init(seed: UInt64) { random = SplitMix64(seed: seed) }
 
         mutating func chance(_ percent: UInt64) -> Bool { random.next() % 100 < percent }
-        mutating func pick<T>(_ choices: [T]) -> T { choices[Int(random.next() % UInt64(choices.count))] }
+        mutating func pick<T>(_ choices: [T]) -> T { random.pick(choices) }
 
         mutating func space() -> String {
             chance(85) ? "" : pick([" ", "  ", "\t", "\r", " \t ", "\n"])
