@@ -419,31 +419,3 @@ struct FitnessMachineState: Sendable {
     var machineDistance = CumulativeCounter(width: 24, rollsOver: true)
     var machineEnergy = CumulativeCounter(width: 16)
 }
-
-/// Saves a batch's workouts after the batch, then adds their samples; a sample the store does not have (it was
-/// refused) is left out of its workout rather than failing it. Returns an outcome per workout.
-func saveWorkouts(_ entries: [SampleBatch.WorkoutEntry], in store: any HealthStore) async throws -> [WriteOutcome] {
-    var outcomes: [WriteOutcome] = []
-    for entry in entries {
-        let outcome: WriteOutcome
-        do {
-            outcome = try await store.save([entry.workout], as: .owner).first ?? .rejected
-        } catch is InvalidSampleError {
-            outcomes.append(.rejected)
-            continue
-        }
-        outcomes.append(outcome)
-        var ids = entry.sampleIDs
-        while !ids.isEmpty {
-            do {
-                _ = try await store.add(ids, to: entry.workout.id, as: .owner)
-                break
-            } catch let missing as InvalidSampleError {
-                // Both engines name a missing sample "no sample <id>"; anything else (no such workout) ends it.
-                guard missing.reason.hasPrefix("no sample"), ids.indices.contains(missing.index) else { break }
-                ids.remove(at: missing.index)
-            }
-        }
-    }
-    return outcomes
-}

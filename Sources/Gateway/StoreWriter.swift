@@ -380,9 +380,8 @@ public struct HealthStoreSink: SampleSink {
         self.store = store
     }
 
+    /// Writes the batch in one transaction, its workouts included (``SampleBatch/workouts``).
     public func write(_ batch: SampleBatch) async throws -> [WriteOutcome] {
-        let outcomes = try await store.save(batch, as: .owner)
-        guard !batch.workouts.isEmpty else { return outcomes }
-        return outcomes + (try await saveWorkouts(batch.workouts, in: store))
+        try await store.save(batch, as: .owner)
     }
 }

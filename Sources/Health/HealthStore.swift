@@ -24,10 +24,11 @@ public protocol HealthStore: Sendable {
     /// the first write stands. Series have no `externalUUID` versions: such metadata is kept, not interpreted.
     func save(_ series: [HeartbeatSeriesSample], as caller: Caller) async throws -> [WriteOutcome]
 
-    /// Saves a batch of streams, heartbeat series, samples with their own ids and correlations under the same
-    /// rules. Outcomes (and the index of an ``InvalidSampleError``) follow ``SampleBatch/samples``,
-    /// ``SampleBatch/heartbeats``, ``SampleBatch/identified``, then ``SampleBatch/correlations``. The whole batch is
-    /// one transaction: when it fails, nothing of it is stored. An engine that keeps streams column by column
+    /// Saves a batch of streams, heartbeat series, samples with their own ids, correlations and workouts under the
+    /// same rules. Outcomes (and the index of an ``InvalidSampleError``) follow ``SampleBatch/samples``,
+    /// ``SampleBatch/heartbeats``, ``SampleBatch/identified``, ``SampleBatch/correlations``, then
+    /// ``SampleBatch/workouts`` (each given its stored samples). The whole batch is one transaction: when it fails,
+    /// nothing of it is stored. An engine that keeps streams column by column
     /// saves them without making a sample value per sample.
     func save(_ batch: SampleBatch, as caller: Caller) async throws -> [WriteOutcome]
 

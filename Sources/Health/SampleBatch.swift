@@ -26,9 +26,11 @@ public struct SampleBatch: Sendable {
     /// Correlations with their members, saved as `save([Correlation])` saves them, last, in the batch's
     /// transaction: a correlation is never stored without the samples it came with.
     public var correlations: [Correlation] = []
-    /// Workouts a sample builder closed (a fitness machine's session), each with the ids of its samples. Not part
-    /// of ``count`` or of the store's outcomes for the batch: the gateway's sink saves them after the batch, then
-    /// adds the samples to them (``HealthStore/add(_:to:as:)``).
+    /// Workouts a sample builder closed (a fitness machine's session), each with the ids of its samples: saved in
+    /// the batch's transaction after everything else, as `save([Workout])` saves them, each given those of its
+    /// samples that are stored (a sample refused on its own is left out of its workout, not the workout). Not part
+    /// of ``count``; the store's outcomes for the batch end with one per workout, and an ``InvalidSampleError``
+    /// names workout `i` as ``count`` + `i`.
     public var workouts: [WorkoutEntry] = []
     /// The tag of each stream in ``quantities`` (nil for streams added without one).
     private var tags: [StreamTag?] = []
@@ -193,15 +195,27 @@ extension SampleBatch {
                     reason: reason))
             return false
         }
+        kept.workouts = workouts.filter { entry in
+            guard let reason = entry.workout.invalidityReason else { return true }
+            rejected.append(
+                Rejection(
+                    type: HealthType.workout.identifier, startMilliseconds: entry.workout.start.milliseconds,
+                    reason: reason))
+            return false
+        }
         return (kept, rejected)
     }
 
-    /// The batch without the sample, series or correlation at `index` (``samples``, ``heartbeats``,
-    /// ``identified``, then ``correlations``, as a store's ``InvalidSampleError`` counts), and what it was; `nil`
-    /// when `index` is outside the batch.
+    /// The batch without the sample, series, correlation or workout at `index` (``samples``, ``heartbeats``,
+    /// ``identified``, ``correlations``, then ``workouts``, as a store's ``InvalidSampleError`` counts), and what it
+    /// was; `nil` when `index` is outside the batch.
     public func removing(index: Int) -> (kept: SampleBatch, type: String, startMilliseconds: Int64)? {
-        guard index >= 0, index < count else { return nil }
+        guard index >= 0, index < count + workouts.count else { return nil }
         var kept = self
+        if index >= count {
+            let entry = kept.workouts.remove(at: index - count)
+            return (kept, HealthType.workout.identifier, entry.workout.start.milliseconds)
+        }
         let identifiedStart = quantityCount + heartbeats.count
         if index >= identifiedStart + identified.count {
             let correlation = kept.correlations.remove(at: index - identifiedStart - identified.count)

@@ -12,7 +12,8 @@ extension PostgresHealthStore {
     }
 
     /// Saves a gateway batch in one write transaction: its samples, stream by stream from their columns (as
-    /// `save(_:as:)` of samples saves them, with the same outcomes), then its heartbeat series. Checked as the
+    /// `save(_:as:)` of samples saves them, with the same outcomes), then its heartbeat series, samples with ids,
+    /// correlations and workouts. Checked as the
     /// SQLite engine checks a batch; a failure anywhere, a heartbeat series' included, rolls back the whole batch.
     public func save(_ batch: SampleBatch, as caller: Caller) throws -> [WriteOutcome] {
         guard !batch.isEmpty else { return [] }
@@ -33,6 +34,11 @@ extension PostgresHealthStore {
             if !batch.correlations.isEmpty {
                 outcomes += try InvalidSampleError.offset(by: outcomes.count) {
                     try save(batch.correlations, as: caller)
+                }
+            }
+            if !batch.workouts.isEmpty {
+                outcomes += try InvalidSampleError.offset(by: outcomes.count) {
+                    try save(batch.workouts, as: caller)
                 }
             }
             return outcomes

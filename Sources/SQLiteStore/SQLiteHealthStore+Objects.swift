@@ -197,6 +197,24 @@ extension SQLiteHealthStore {
         }
     }
 
+    /// A batch's workouts, inside its transaction (``SampleBatch/workouts``): saved as `save([Workout])` saves them
+    /// (errors name a workout by its place), then each but a conflicting one given those of its samples that are
+    /// stored and readable by `caller`.
+    func save(_ entries: [SampleBatch.WorkoutEntry], as caller: Caller) throws -> [WriteOutcome] {
+        let outcomes = try save(entries.map(\.workout), as: caller)
+        try writeTransaction {
+            var added = 0
+            for (entry, outcome) in zip(entries, outcomes) where outcome != .conflict {
+                for id in entry.sampleIDs {
+                    guard let sample = try readableSample(id, caller) else { continue }
+                    if try insertMember(of: entry.workout.id, sample) { added += 1 }
+                }
+            }
+            if added > 0 { try log(caller, .save, type: HealthType.workout.identifier, count: added, denied: false) }
+        }
+        return outcomes
+    }
+
     public func workouts(_ query: SampleQuery, as caller: Caller) throws -> WorkoutPage {
         defer { connection.resetCachedStatements() }
         guard query.type.kind == .workout else {

@@ -147,6 +147,11 @@ extension SQLiteHealthStore {
                     try save(batch.correlations, as: caller)
                 }
             }
+            if !batch.workouts.isEmpty {
+                outcomes += try InvalidSampleError.offset(by: outcomes.count) {
+                    try save(batch.workouts, as: caller)
+                }
+            }
             return outcomes
         }
     }

@@ -51,6 +51,35 @@ import Testing
         #expect(batch.quantities.map(\.count) == [2, 1, 1])
         #expect(batch.samples == samples)
     }
+
+    /// The writer narrows a refused batch by the index the store names: workouts come after everything else, and an
+    /// invalid one is left out in the writer's first pass like an invalid sample.
+    @Test func workoutsAreNamedAfterTheSamplesAndLeftOutWhenInvalid() throws {
+        var batch = SampleBatch()
+        var stream = Self.stream(.activeEnergyBurned)
+        stream.append(start: 0, end: 60_000, value: 5)
+        stream.append(start: 60_000, end: 120_000, value: -1)  // negative energy: invalid
+        batch.append(stream)
+        let ride = Workout(
+            activityType: .cycling, start: Instant(milliseconds: 0), end: Instant(milliseconds: 120_000),
+            totalEnergyBurned: 5, totalDistance: nil, events: [], source: Self.source, device: Self.device,
+            subject: "alice")
+        var backwards = ride
+        backwards.end = Instant(milliseconds: -1)
+        batch.workouts = [
+            SampleBatch.WorkoutEntry(ride, sampleIDs: []), SampleBatch.WorkoutEntry(backwards, sampleIDs: []),
+        ]
+        #expect(batch.count == 2)
+
+        let (kept, type, start) = try #require(batch.removing(index: 3))
+        #expect(type == "workout" && start == 0 && kept.workouts.map(\.workout) == [ride])
+        #expect(kept.quantityCount == 2)
+        #expect(batch.removing(index: 4) == nil)
+
+        let (valid, rejected) = batch.removingInvalid()
+        #expect(valid.quantityCount == 1 && valid.workouts.map(\.workout) == [ride])
+        #expect(rejected.map(\.type) == ["activeEnergyBurned", "workout"])
+    }
 }
 
 extension QuantitySeries {

@@ -255,3 +255,46 @@ extension StoreConformanceTests {
         return copy
     }
 }
+
+extension StoreConformanceTests {
+    /// A batch's workouts are saved in its transaction: each with the batch's samples it names that were stored (an
+    /// id of nothing stored is left out, not the workout), their outcomes after the samples'; an invalid workout
+    /// refuses the whole batch, named by its place after the samples.
+    @Test(arguments: Engine.allCases) func aBatchSavesItsWorkoutsWithTheirSamples(_ engine: Engine) async throws {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
+        let start: Int64 = 1_700_000_000_000
+        var stream = QuantitySeries(
+            type: .activeEnergyBurned, startOffsetSeconds: 0, source: Self.gateway, device: Self.strap, subject: nil)
+        for minute in 0..<3 {
+            stream.append(start: start + Int64(minute) * 60_000, end: start + Int64(minute + 1) * 60_000, value: 5)
+        }
+        let ride = Workout(
+            activityType: .cycling, start: Instant(milliseconds: start), end: Instant(milliseconds: start + 180_000),
+            totalEnergyBurned: 15, totalDistance: nil, events: [], source: Self.gateway, device: Self.strap,
+            subject: nil)
+        var batch = SampleBatch()
+        batch.append(stream)
+        let ids = stream.samples.map(\.id)
+        batch.workouts = [SampleBatch.WorkoutEntry(ride, sampleIDs: ids + [UUID()])]
+
+        // An invalid workout (ending before it starts) refuses everything, named after the batch's samples.
+        var refused = batch
+        var backwards = ride
+        backwards.end = Instant(milliseconds: start - 1)
+        refused.workouts = [SampleBatch.WorkoutEntry(backwards, sampleIDs: ids)]
+        let error = await #expect(throws: InvalidSampleError.self) { try await store.save(refused, as: .owner) }
+        #expect(error?.index == 3)
+        #expect(try await store.samples(SampleQuery(type: .activeEnergyBurned), as: .owner).samples.isEmpty)
+
+        let outcomes = try await store.save(batch, as: .owner)
+        #expect(outcomes == [.inserted, .inserted, .inserted, .inserted])
+        let stored = try await store.workouts(SampleQuery(type: .workout), as: .owner).workouts
+        #expect(stored.map(\.id) == [ride.id])
+        let members = try await store.workoutSampleIDs(ride.id, as: .owner)
+        #expect(Set(members["activeEnergyBurned"] ?? []) == Set(ids))
+        // Again: duplicates, and no member twice.
+        #expect(try await store.save(batch, as: .owner) == [.duplicate, .duplicate, .duplicate, .duplicate])
+        #expect(try await store.workoutSampleIDs(ride.id, as: .owner)["activeEnergyBurned"]?.count == 3)
+    }
+}
