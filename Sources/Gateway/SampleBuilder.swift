@@ -91,8 +91,8 @@ public struct SampleBuilder: Sendable {
     var pamsSession: UInt32?
     var watchSteps = CumulativeCounter(width: 32)
     var glucose = GlucoseState()
-    /// The last notification's characteristic, instant and value (see ``instant(of:_:receivedAt:)``).
-    private var lastArrival: (characteristic: BluetoothUUID, at: Instant, value: [UInt8])?
+    /// The instant and value of each characteristic's last notification (see ``instant(of:_:receivedAt:)``).
+    private var lastArrivals: [BluetoothUUID: (at: Instant, value: [UInt8])] = [:]
     /// The previous RSC notification: when, and its cadence (for the step estimate).
     var lastRSC: (at: Instant, cadence: UInt8)?
     /// Bike trainers, power meters, treadmills and rowers (`SampleBuilder+FitnessMachines.swift`).
@@ -210,21 +210,24 @@ public struct SampleBuilder: Sendable {
     }
 
     /// The instant of a notification: its arrival on the timeline, except that a different value of the same
-    /// characteristic arriving in the same millisecond as the one before (or earlier) is placed a millisecond
-    /// after it. Notifications held up (a busy host, a stalled link) arrive in bursts; samples at one instant
-    /// would be one sample, and the rest lost as conflicts. The same value again in that millisecond is taken
-    /// for a repeat (BLE notifications carry no sequence number) and takes the same instant, so it is stored once.
+    /// characteristic arriving in the same millisecond as its last one (or earlier) is placed a millisecond after
+    /// it, whatever other characteristics arrived in between. Notifications held up (a busy host, a stalled link)
+    /// arrive in bursts; samples at one instant would be one sample, and the rest lost as conflicts. The same
+    /// value again in that millisecond is taken for a repeat and takes the same instant, so it is stored once (and
+    /// counted as a duplicate): bluetoothd's notification callback runs once per notify session, so another
+    /// program subscribed to the same characteristic can double every notification (docs/bluez.md, R11). The
+    /// price: a burst holding the same reading twice in a row keeps it once.
     /// A pulse oximeter's continuous reading arriving on a whole second moves a millisecond on: its spot-checks
     /// are placed at their whole-second stamps, and the two would be one sample of the same device and type.
     mutating func instant(of characteristic: BluetoothUUID, _ value: [UInt8], receivedAt: Timestamp) -> Instant {
         var at = timeline.instant(of: receivedAt)
-        if let last = lastArrival, last.characteristic == characteristic, at <= last.at {
+        if let last = lastArrivals[characteristic], at <= last.at {
             at = last.value == value ? last.at : Instant(milliseconds: last.at.milliseconds + 1)
         }
         if characteristic == .plxContinuousMeasurement, at.milliseconds % 1000 == 0 {
             at = Instant(milliseconds: at.milliseconds + 1)
         }
-        lastArrival = (characteristic, at, value)
+        lastArrivals[characteristic] = (at, value)
         return at
     }
 

@@ -42,6 +42,13 @@ import Testing
             .sorted { ($0["start"] as? String ?? "") < ($1["start"] as? String ?? "") }
     }
 
+    /// `values` with each run of equal values given once.
+    static func runs(_ values: [Double]) -> [Double] {
+        var runs: [Double] = []
+        for value in values where runs.last != value { runs.append(value) }
+        return runs
+    }
+
     static func values(_ type: String, store: String) throws -> [Double] {
         try samples(type, store: store).compactMap { $0["value"] as? Double }
     }
@@ -110,7 +117,20 @@ import Testing
         }
         // (No closures inside the macros' arguments: see Tests/Package/closure_audit.py.)
         var sent: [Double] = []
-        for reading in readings { sent.append(try WeightMeasurement(decoding: reading).kilograms ?? -1) }
+        // Readings stamped by the unset clock (a day slow): taken before the gateway set it, each stored corrected.
+        // How many there are depends on when the binary got to the clock, which a loaded machine moves.
+        var slow = 0
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC") ?? .current
+        for reading in readings {
+            let measurement = try WeightMeasurement(decoding: reading)
+            sent.append(measurement.kilograms ?? -1)
+            guard let stamp = measurement.timeStamp else { continue }
+            let components = DateComponents(
+                year: Int(stamp.year), month: Int(stamp.month), day: Int(stamp.day), hour: Int(stamp.hours),
+                minute: Int(stamp.minutes), second: Int(stamp.seconds))
+            if let date = utc.date(from: components), date.timeIntervalSince1970 < Double(now - 3_600) { slow += 1 }
+        }
         let weights = try samples("bodyMass", store: store)
         let earliest = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(now - 5)))
         var stored: [Double] = []
@@ -123,7 +143,7 @@ import Testing
         }
         #expect(stored == sent)
         #expect(early == 0, "\(weights)")
-        #expect(corrected >= 1)
+        #expect(corrected == slow, "\(weights)")
         let fakeScale = try #require(await fake.peripheral(at: scale) as? BathroomScale)
         #expect(fakeScale.clockSettings.count == 1)
 
@@ -166,7 +186,10 @@ import Testing
             Double(try CyclingPowerMeasurement(decoding: $0).instantaneousPower)
         }
         let watts = try values("cyclingPower", store: store)
-        #expect(watts == power, "stored \(watts), sent \(power)")
+        // The same power twice in a row may reach the gateway within one millisecond when the fake catches up on a
+        // loaded machine: it is then stored once, as a repeat (docs/bluez.md, R11).
+        #expect(Self.runs(watts) == Self.runs(power), "stored \(watts), sent \(power)")
+        #expect(watts.count <= power.count)
         let totals = try await delivered(fake, treadmill, .treadmillData).compactMap {
             try TreadmillData(decoding: $0).totalDistance
         }
