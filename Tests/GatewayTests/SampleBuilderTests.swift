@@ -254,13 +254,15 @@ struct SampleBuilderTests {
     }
 
     /// A burst of notifications delivered within one millisecond keeps every distinct value (a millisecond apart);
-    /// the same value again in that millisecond is a repeat and keeps the instant (stored once).
+    /// the same value again in that millisecond is a repeat and keeps the instant (stored once). Another
+    /// characteristic's notifications in between change nothing.
     @Test func aBurstWithinOneMillisecondKeepsEveryDistinctValue() {
         var builder = SampleBuilder(context: Self.context)
         var samples: [QuantitySample] = []
         for (rate, seconds) in [(70, 5.0), (71, 5.0002), (71, 5.0004), (72, 5.0006), (73, 6.0)] {
             samples +=
                 builder.add(Self.notification(.heartRateMeasurement, Self.hrm(UInt16(rate)), at: seconds)).samples
+            _ = builder.add(Self.notification(.batteryLevel, [90], at: seconds))
         }
         let start = samples[0].start.milliseconds
         #expect(samples.map(\.value) == [70, 71, 71, 72, 73])
