@@ -115,3 +115,30 @@ extension Dictionary where Key == String, Value == MetadataValue {
         }?.key
     }
 }
+
+extension QuantitySeries {
+    /// Each stream's type as the catalog has it, after checking the streams as every engine's batch save does:
+    /// the type known and not a series, the stream's metadata once, then every sample's times and value. A failure
+    /// names the sample by its place among all the streams' samples.
+    public static func catalogued(_ streams: [QuantitySeries]) throws(InvalidSampleError) -> [HealthType] {
+        var catalogued: [HealthType] = []
+        var first = 0
+        for series in streams {
+            guard let known = HealthTypeCatalog.type(series.type.identifier), known.aggregation != .series else {
+                throw InvalidSampleError(index: first, reason: "unknown type '\(series.type.identifier)'")
+            }
+            catalogued.append(known)
+            if !series.metadata.isEmpty, !series.isEmpty, let reason = series.sample(at: 0).invalidityReason(as: known)
+            {
+                throw InvalidSampleError(index: first, reason: reason)
+            }
+            for index in 0..<series.count {
+                if let reason = series.invalidityReason(at: index, as: known) {
+                    throw InvalidSampleError(index: first + index, reason: reason)
+                }
+            }
+            first += series.count
+        }
+        return catalogued
+    }
+}

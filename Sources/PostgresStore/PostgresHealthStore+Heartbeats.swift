@@ -17,7 +17,7 @@ extension PostgresHealthStore {
     /// SQLite engine checks a batch; a failure anywhere, a heartbeat series' included, rolls back the whole batch.
     public func save(_ batch: SampleBatch, as caller: Caller) throws -> [WriteOutcome] {
         guard !batch.isEmpty else { return [] }
-        let types = try checkedTypes(batch.quantities)
+        let types = try QuantitySeries.catalogued(batch.quantities)
         var shared: [HealthType] = []
         for type in types where !shared.contains(where: { $0.identifier == type.identifier }) { shared.append(type) }
         try requireShare(caller, shared)

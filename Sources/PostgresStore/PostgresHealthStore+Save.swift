@@ -70,32 +70,7 @@ extension PostgresHealthStore {
         return outcomes
     }
 
-    /// The streams of a gateway batch or an import, checked as the SQLite engine checks them (each stream's type
-    /// known and not a series, its metadata once, then every sample's times and value); returns each stream's type
-    /// as the catalog has it. A failure names the sample by its place among the batch's samples.
-    func checkedTypes(_ quantities: [QuantitySeries]) throws(InvalidSampleError) -> [HealthType] {
-        var catalogued: [HealthType] = []
-        var first = 0
-        for series in quantities {
-            guard let known = HealthTypeCatalog.type(series.type.identifier), known.aggregation != .series else {
-                throw InvalidSampleError(index: first, reason: "unknown type '\(series.type.identifier)'")
-            }
-            catalogued.append(known)
-            if !series.metadata.isEmpty, !series.isEmpty, let reason = series.sample(at: 0).invalidityReason(as: known)
-            {
-                throw InvalidSampleError(index: first, reason: reason)
-            }
-            for index in 0..<series.count {
-                if let reason = series.invalidityReason(at: index, as: known) {
-                    throw InvalidSampleError(index: first + index, reason: reason)
-                }
-            }
-            first += series.count
-        }
-        return catalogued
-    }
-
-    /// Stores checked streams (``checkedTypes(_:)-([QuantitySeries])``) inside the running write transaction, column
+    /// Stores checked streams (``QuantitySeries/catalogued(_:)``) inside the running write transaction, column
     /// by column (no sample value is made: each stream's ids and metadata are looked up once), and logs the save,
     /// per type. Streams with client ids go sample by sample (``insertSamples(_:_:_:)``).
     func insertSeries(

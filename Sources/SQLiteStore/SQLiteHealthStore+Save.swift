@@ -86,28 +86,13 @@ extension SQLiteHealthStore {
     /// go into chunks straight from the columns, and no sample id is made.
     public func save(_ batch: SampleBatch, as caller: Caller) throws -> [WriteOutcome] {
         defer { connection.resetCachedStatements() }
+        let catalogued = try QuantitySeries.catalogued(batch.quantities)  // each stream's type as the catalog has it
         var types: [HealthType] = []
-        var catalogued: [HealthType] = []  // each stream's type as the catalog has it
-        var first = 0
-        for series in batch.quantities {
-            guard let known = HealthTypeCatalog.type(series.type.identifier), known.aggregation != .series else {
-                throw InvalidSampleError(index: first, reason: "unknown type '\(series.type.identifier)'")
-            }
-            catalogued.append(known)
-            if !series.metadata.isEmpty, !series.isEmpty, let reason = series.sample(at: 0).invalidityReason(as: known)
-            {
-                throw InvalidSampleError(index: first, reason: reason)
-            }
-            for index in 0..<series.count {
-                if let reason = series.invalidityReason(at: index, as: known) {
-                    throw InvalidSampleError(index: first + index, reason: reason)
-                }
-            }
-            if !types.contains(where: { $0.identifier == known.identifier }) { types.append(known) }
-            first += series.count
+        for known in catalogued where !types.contains(where: { $0.identifier == known.identifier }) {
+            types.append(known)
         }
         for type in types { try requireShare(caller, type) }
-        if !batch.heartbeats.isEmpty { try checkHeartbeats(batch.heartbeats, firstIndex: first, caller) }
+        if !batch.heartbeats.isEmpty { try checkHeartbeats(batch.heartbeats, firstIndex: batch.quantityCount, caller) }
         return try writeTransaction {
             var outcomes = [WriteOutcome](repeating: .rejected, count: batch.quantityCount)
             // Write order follows the batch's samples, as in save([QuantitySample]).
