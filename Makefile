@@ -241,8 +241,14 @@ demo: deps
 	$(SWIFT) build --product wearhouse
 	rm -rf .build/demo
 	.build/debug/wearhouse demo --dir .build/demo
-	@echo; echo "The Health app on the demo store: .build/debug/wearhouse web --store .build/demo/health.db"
-	@echo "The binary for the lines above: $(CURDIR)/.build/debug/wearhouse (\`make install\` puts wearhouse on the PATH)"
+	@echo; echo "The binary for the lines above: $(CURDIR)/.build/debug/wearhouse (\`make install\` puts wearhouse on the PATH)"
+	@# On a terminal the Health app then serves the demo store until Ctrl-C; run from a script, the command is printed.
+	@if [ -t 0 ] && [ -t 1 ]; then \
+	    echo; echo "The Health app on the demo store: open the address below in a browser (Ctrl-C stops it)."; \
+	    .build/debug/wearhouse web --store .build/demo/health.db; \
+	else \
+	    echo "The Health app on the demo store: .build/debug/wearhouse web --store .build/demo/health.db"; \
+	fi
 
 # Where the system files go. With PREFIX=/usr (a package), the distribution's directories; otherwise (the default
 # /usr/local) the unit goes where systemd looks for the administrator's units, and the rest under /etc, because
