@@ -3,10 +3,10 @@ public import Health
 
 /// The samples of an Apple Health export, read element by element as the store asks for them
 /// (docs/apple-health-import.md): ``next()`` returns batches of at most ``batchSamples`` quantity and category
-/// samples and heartbeat series (for ``HealthStoreEngine/saveAll(as:_:)``: all batches in one transaction), and
-/// then ``nextObjects(limit:)`` the correlations and workouts, which are saved after the samples, a few at a time;
-/// the owner's characteristics are held, and what the model cannot hold is counted by element and type with its
-/// reason (``notImported``).
+/// samples and heartbeat series, and about ``batchStreams`` streams (for ``HealthStoreEngine/saveAll(as:_:)``: all
+/// batches in one transaction), and then ``nextObjects(limit:)`` the correlations and workouts, which are saved
+/// after the samples, a few at a time; the owner's characteristics are held, and what the model cannot hold is
+/// counted by element and type with its reason (``notImported``).
 ///
 /// Correlations and workouts are recorded into a temporary file as they are met (``XMLRecording``) and read
 /// from it after the samples, so that memory holds neither, whatever their number. With ``holdsObjects`` (the
@@ -20,6 +20,10 @@ public import Health
 /// (the compiler cannot see that through the threads).
 public final class AppleHealthReader: @unchecked Sendable {
     public static let batchSamples = 10_000
+    /// A batch ends too once it holds this many streams (``QuantitySeries``): records that each make a stream of
+    /// their own (a sync identifier in their metadata) would otherwise put 10,000 whole streams in memory at once,
+    /// a few batches of them between the threads (16 MB of a 1 GB export's peak, BENCHMARKS.md, "apple-health").
+    public static let batchStreams = 1_000
     /// Correlations and workouts imported from one export, at most.
     public static let maximumObjects = 200_000
     static let maximumNameBytes = 256
@@ -114,7 +118,9 @@ public final class AppleHealthReader: @unchecked Sendable {
     /// read throws ``XMLReadError`` (and the import stores nothing); an element the model cannot take is counted in
     /// ``notImported`` instead.
     public func next() throws(XMLReadError) -> SampleBatch? {
-        while !finished, batchSamples + batchSeries.count < Self.batchSamples {
+        while !finished, batchSamples + batchSeries.count < Self.batchSamples,
+            batch.quantities.count < Self.batchStreams
+        {
             guard let event = try xml.next() else {
                 finished = true
                 countOtherFiles()
