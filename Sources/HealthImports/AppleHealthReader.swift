@@ -21,8 +21,9 @@ public import Health
 public final class AppleHealthReader: @unchecked Sendable {
     public static let batchSamples = 10_000
     /// A batch ends too once it holds this many streams (``QuantitySeries``): records that each make a stream of
-    /// their own (a sync identifier in their metadata) would otherwise put 10,000 whole streams in memory at once,
-    /// a few batches of them between the threads (16 MB of a 1 GB export's peak, BENCHMARKS.md, "apple-health").
+    /// their own (metadata that differs from record to record) would otherwise put 10,000 whole streams in memory
+    /// at once, a few batches of them between the threads (16 MB of a 1 GB export's peak, BENCHMARKS.md,
+    /// "apple-health").
     public static let batchStreams = 1_000
     /// Correlations and workouts imported from one export, at most.
     public static let maximumObjects = 200_000
