@@ -89,6 +89,15 @@ enum AppleHealthScenario {
             ])
     }
 
+    /// Writes the generated export of about `megabytes` MB into `folder` (`export.xml`, `workout-routes/`), for
+    /// measuring an import by hand; returns what was written, in words.
+    static func writeExport(megabytes: Int64, to folder: String) throws -> String {
+        let days = try AppleHealthExportGenerator.days(forBytes: megabytes * 1_000_000)
+        let written = try AppleHealthExportGenerator.write(days: days, to: URL(fileURLWithPath: folder))
+        return "\(folder)/export.xml: \(written.bytes) bytes, \(days) days, \(written.records) records, "
+            + "\(written.stored) samples, series, correlations and workouts to store"
+    }
+
     /// Throws unless `output` is an import summary that stored everything `written` holds.
     static func check(_ output: Data, _ written: AppleHealthExportGenerator.Written, _ file: String) throws {
         let text = String(decoding: output, as: UTF8.self)

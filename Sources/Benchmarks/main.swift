@@ -1,6 +1,10 @@
 // The benchmark harness behind `make bench`. Built in release mode; not part of the product.
 //
 //   wearhouse-bench [--quick | --smoke] [--out DIR] [SCENARIO...]
+//   wearhouse-bench apple-health-export MEGABYTES DIR
+//
+// The second form only writes the apple-health scenario's generated export of about MEGABYTES (DIR/export.xml
+// and DIR/workout-routes/), for measuring and profiling an import by hand (BENCHMARKS.md, "apple-health").
 //
 // `--smoke` (the smallest sizes, one round) is what `make test` runs from the debug build, to show that every
 // scenario and its peers still run; its figures measure nothing (BenchSize.swift).
@@ -18,6 +22,20 @@ var outputDirectory = size == .smoke ? ".bench/smoke" : ".bench"
 if let index = arguments.firstIndex(of: "--out"), index + 1 < arguments.count {
     outputDirectory = arguments[index + 1]
     arguments.removeSubrange(index...(index + 1))
+}
+
+if arguments.first == "apple-health-export" {
+    guard arguments.count == 3, let megabytes = Int64(arguments[1]), megabytes > 0 else {
+        FileHandle.standardError.write(Data("Usage: Benchmarks apple-health-export MEGABYTES DIR\n".utf8))
+        exit(64)
+    }
+    do {
+        print(try AppleHealthScenario.writeExport(megabytes: megabytes, to: arguments[2]))
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+        exit(70)
+    }
 }
 
 let scenarios: [String: @Sendable (BenchSize) async throws -> BenchReport] = [

@@ -56,8 +56,8 @@ public final class AppleHealthExport {
         }
     }
 
-    /// A pull reader of `export.xml`, and how many of its bytes it has read so far.
-    func mainReader() throws(XMLReadError) -> (XMLPullReader, () -> Int64) {
+    /// A pull reader of `export.xml`.
+    func mainReader() throws(XMLReadError) -> XMLPullReader {
         switch origin {
         case .zip(let archive, let main, _):
             return try reader(ofEntry: main, in: archive, name: "export.xml")
@@ -74,11 +74,11 @@ public final class AppleHealthExport {
         switch origin {
         case .zip(let archive, _, let prefix):
             guard let entry = archive.entry(named: prefix + relative) else { return nil }
-            return try reader(ofEntry: entry, in: archive, name: relative).0
+            return try reader(ofEntry: entry, in: archive, name: relative)
         case .directory(let directory, _):
             let full = directory + "/" + relative
             guard FileManager.default.fileExists(atPath: full) else { return nil }
-            return try reader(ofFile: full).0
+            return try reader(ofFile: full)
         }
     }
 
@@ -109,7 +109,7 @@ public final class AppleHealthExport {
     }
 
     private func reader(ofEntry entry: ZipArchive.Entry, in archive: ZipArchive, name: String) throws(XMLReadError)
-        -> (XMLPullReader, () -> Int64)
+        -> XMLPullReader
     {
         let stream: ZipEntryStream
         do {
@@ -117,26 +117,23 @@ public final class AppleHealthExport {
         } catch {
             throw XMLReadError(line: 0, message: error.message, isRead: true)
         }
-        let reader = try XMLPullReader(name: name) { buffer in try stream.read(into: buffer) }
-        return (reader, { stream.bytesRead })
+        return try XMLPullReader(name: name) { buffer in try stream.read(into: buffer) }
     }
 
-    private func reader(ofFile path: String) throws(XMLReadError) -> (XMLPullReader, () -> Int64) {
+    private func reader(ofFile path: String) throws(XMLReadError) -> XMLPullReader {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw XMLReadError(
                 line: 0, message: "cannot read \(path): \(String(cString: strerror(errno)))", isRead: true)
         }
         let file = FileDescriptorInput(descriptor: descriptor)
-        let reader = try XMLPullReader(name: path) { buffer in try file.read(into: buffer) }
-        return (reader, { file.bytesRead })
+        return try XMLPullReader(name: path) { buffer in try file.read(into: buffer) }
     }
 }
 
 /// A file read through its descriptor, closed when released.
 final class FileDescriptorInput {
     let descriptor: Int32
-    private(set) var bytesRead: Int64 = 0
 
     init(descriptor: Int32) { self.descriptor = descriptor }
 
@@ -149,7 +146,6 @@ final class FileDescriptorInput {
             guard count >= 0 else {
                 throw XMLReadError(line: 0, message: String(cString: strerror(errno)), isRead: true)
             }
-            bytesRead += Int64(count)
             return count
         }
     }

@@ -22,13 +22,13 @@ struct MetadataBytes {
     }
 
     /// Adds the entry of a `<MetadataEntry>`'s attributes.
-    mutating func append(_ attributes: AttributeBytes) {
+    mutating func append(_ attributes: ElementAttributes) {
         let keyStart = storage.count
-        if let key = attributes.value("key") { storage.append(contentsOf: attributes.storage[key]) }
+        if let key = attributes.value("key") { storage.append(contentsOf: attributes.bytes.storage[key]) }
         let keyEnd = storage.count
         storage.append(0)
         let valueStart = storage.count
-        if let value = attributes.value("value") { storage.append(contentsOf: attributes.storage[value]) }
+        if let value = attributes.value("value") { storage.append(contentsOf: attributes.bytes.storage[value]) }
         entries.append(Entry(key: keyStart..<keyEnd, value: valueStart..<storage.count))
         storage.append(0)
     }
@@ -53,7 +53,25 @@ struct MetadataBytes {
 /// general path reads it, decides and words the reason. The samples are the general path's, field for field
 /// (Tests/HealthImportsTests/AppleHealthFastPathTests.swift holds the two equal on generated and mutated exports);
 /// their id is a placeholder, since a batch names its samples by their natural key.
+///
+/// A sample comes as a ``Point`` (its times, offset and value) of the fast path's current ``stream``: the type,
+/// source, device and metadata it kept last, numbered anew whenever one of them changes, so that the reader adds
+/// a point of the stream it is filling as three numbers, and makes the whole sample (``sample(_:)``) only for the
+/// first point of a stream.
 struct AppleHealthFastPath {
+    /// A sample of the current ``stream``.
+    struct Point {
+        var start: Int64
+        var end: Int64
+        var offset: Int32
+        var value: Double
+    }
+
+    /// The number of the current type, source, device and metadata: another whenever one of them changes.
+    private(set) var stream = 0
+    /// The current type's identifier.
+    var typeIdentifier: String { type?.identifier ?? "" }
+
     /// The id every fast sample carries: a version 4 UUID, which a batch drops (not the derived form, so no
     /// validity rule looks at it).
     static let placeholderID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0x40, 0, 0x80, 0, 0, 0, 0, 0, 0, 0))
@@ -96,28 +114,41 @@ struct AppleHealthFastPath {
     private var categoryValue: Int?
 
     /// The metadata of recent records by their entries' bytes (a few kinds alternate within a type).
-    private var metadataCache: [(bytes: [UInt8], metadata: [String: MetadataValue])] = []
+    private var metadataCache: [(bytes: [UInt8], metadata: [String: MetadataValue], valid: Bool)] = []
     private var metadataNext = 0
     static let metadataCacheSize = 8
+    /// The metadata of the last sample: which of the cache's (-1: none), as found (``stream`` changes with it).
+    private var metadata: [String: MetadataValue] = [:]
+    private var metadataSlot = -1
 
     /// The sample of a record with these attributes and metadata entries, or that its type is not in the catalog,
     /// or that the general path is to read it. Counts a creation date and a converted value on `reader` as the
     /// general path does.
-    mutating func sample(_ attributes: AttributeBytes, _ metadata: MetadataBytes, reader: AppleHealthReader)
+    mutating func sample(_ attributes: ElementAttributes, _ metadata: MetadataBytes, reader: AppleHealthReader)
         -> Outcome
     {
-        attributes.storage.withUnsafeBufferPointer { storage in
+        attributes.bytes.storage.withUnsafeBufferPointer { storage in
             let fields = fields(attributes, storage)
-            if let sample = sample(storage, fields, metadata, reader: reader) { return .sample(sample) }
+            if let point = sample(storage, fields, metadata, reader: reader) { return .sample(point) }
             // A type the catalog lacks: the general path's reason, under the general path's name for it.
             if fields[.type] != nil, typeSeen, type == nil { return .notInCatalog(typeName) }
             return .general
         }
     }
 
+    /// The whole sample of `point`, of the current stream (its id a placeholder); `nil` before the first.
+    func sample(_ point: Point) -> QuantitySample? {
+        guard let type, let source else { return nil }
+        return QuantitySample(
+            id: Self.placeholderID, type: type, start: Instant(milliseconds: point.start),
+            end: Instant(milliseconds: point.end), startOffsetSeconds: point.offset, value: point.value,
+            source: source, device: device, metadata: metadata)
+    }
+
     /// What the fast path made of a record.
     enum Outcome {
-        case sample(QuantitySample)
+        /// A sample of the current ``stream``.
+        case sample(Point)
         /// Of a type the catalog lacks (``AppleHealthReader``'s reason: "this type is not in the type catalog"),
         /// under this name (`Record HKQuantityTypeIdentifierWalkingSpeed`).
         case notInCatalog(String)
@@ -125,13 +156,13 @@ struct AppleHealthFastPath {
         case general
     }
 
-    private func fields(_ attributes: AttributeBytes, _ storage: UnsafeBufferPointer<UInt8>) -> Fields {
+    private func fields(_ attributes: ElementAttributes, _ storage: UnsafeBufferPointer<UInt8>) -> Fields {
         var fields = Fields()
         guard let base = storage.baseAddress else { return fields }
         func equal(_ range: Range<Int>, _ name: StaticString) -> Bool {
             range.count == name.utf8CodeUnitCount && memcmp(base + range.lowerBound, name.utf8Start, range.count) == 0
         }
-        for entry in attributes.entries {
+        for entry in attributes.bytes.entries[attributes.entries] {
             let name = entry.name
             let field: Field? =
                 switch name.count {
@@ -163,7 +194,7 @@ struct AppleHealthFastPath {
     private mutating func sample(
         _ storage: UnsafeBufferPointer<UInt8>, _ fields: Fields, _ metadataBytes: MetadataBytes,
         reader: AppleHealthReader
-    ) -> QuantitySample? {
+    ) -> Point? {
         // The type.
         guard let typeRange = fields[.type] else { return nil }
         if !typeSeen || !Self.same(typeBytes, storage, typeRange) {
@@ -172,6 +203,7 @@ struct AppleHealthFastPath {
             type = AppleHealthMapping.type(text)
             typeName = "Record \(text.prefix(96))"
             typeSeen = true
+            stream += 1
         }
         guard let type, type.isSampleType else { return nil }
 
@@ -231,21 +263,17 @@ struct AppleHealthFastPath {
         guard span <= (type.aggregation == .cumulative ? 7 * 86_400_000 : 86_400_000) else { return nil }
 
         // Source, device and metadata.
-        guard let source = source(storage, fields, reader), let device = device(storage, fields, reader) else {
-            return nil
-        }
-        guard let metadata = metadata(metadataBytes, reader) else { return nil }
+        guard source(storage, fields, reader) != nil, device(storage, fields, reader) != nil else { return nil }
+        guard let metadataValid = metadata(metadataBytes, reader) else { return nil }
         if QuantitySample.invalidityReason(
             start: start.milliseconds, end: end.milliseconds, value: value, as: type) != nil
-            || metadata.invalidityReason != nil
+            || !metadataValid
         {
             return nil
         }
         if fields[.creationDate] != nil { reader.creationDates += 1 }
         if converted { reader.converted[type.identifier, default: 0] += 1 }
-        return QuantitySample(
-            id: Self.placeholderID, type: type, start: start, end: end, startOffsetSeconds: offset, value: value,
-            source: source, device: device, metadata: metadata)
+        return Point(start: start.milliseconds, end: end.milliseconds, offset: offset, value: value)
     }
 
     /// The source of `sourceName` and `sourceVersion`: the last record's when their bytes are the same, else the
@@ -273,6 +301,7 @@ struct AppleHealthFastPath {
         else { return nil }
         sourceBytes = scratch
         source = found
+        stream += 1
         return found
     }
 
@@ -282,9 +311,19 @@ struct AppleHealthFastPath {
     private mutating func device(_ storage: UnsafeBufferPointer<UInt8>, _ fields: Fields, _ reader: AppleHealthReader)
         -> Device??
     {
-        guard let range = fields[.device] else { return .some(nil) }
-        let key = Self.deviceKey(storage, range)
         scratch.removeAll(keepingCapacity: true)
+        guard let range = fields[.device] else {
+            // None (0xFD, a byte no UTF-8 text holds, as the key).
+            scratch.append(0xFD)
+            if !deviceSeen || scratch != deviceBytes {
+                deviceBytes = scratch
+                device = nil
+                deviceSeen = true
+                stream += 1
+            }
+            return .some(nil)
+        }
+        let key = Self.deviceKey(storage, range)
         scratch.append(key == range ? 0xFE : 0xFF)
         scratch.append(contentsOf: storage[key])
         if deviceSeen, scratch == deviceBytes { return .some(device) }
@@ -292,6 +331,7 @@ struct AppleHealthFastPath {
         deviceBytes = scratch
         device = found
         deviceSeen = true
+        stream += 1
         return .some(found)
     }
 
@@ -313,18 +353,38 @@ struct AppleHealthFastPath {
         return index + 1..<range.upperBound
     }
 
-    /// The metadata of these entries: a recent record's with the same bytes, else the general path's.
-    private mutating func metadata(_ entries: MetadataBytes, _ reader: AppleHealthReader) -> [String: MetadataValue]? {
-        if entries.isEmpty { return [:] }
+    /// Makes the metadata of these entries the current one (a recent record's with the same bytes, else the
+    /// general path's): whether it is valid, `nil` when the general path refuses it.
+    private mutating func metadata(_ entries: MetadataBytes, _ reader: AppleHealthReader) -> Bool? {
+        if entries.isEmpty {
+            use([:], slot: -1)
+            return true
+        }
         let bytes = entries.storage
-        for cached in metadataCache where cached.bytes == bytes { return cached.metadata }
+        for (slot, cached) in metadataCache.enumerated() where cached.bytes == bytes {
+            use(cached.metadata, slot: slot)
+            return cached.valid
+        }
         guard let found = try? reader.metadata(entries.pairs) else { return nil }
+        let slot: Int
         if metadataCache.count < Self.metadataCacheSize {
-            metadataCache.append((bytes, found))
+            slot = metadataCache.count
+            metadataCache.append((bytes, found, found.invalidityReason == nil))
         } else {
-            metadataCache[metadataNext] = (bytes, found)
+            slot = metadataNext
+            metadataCache[slot] = (bytes, found, found.invalidityReason == nil)
             metadataNext = (metadataNext + 1) % Self.metadataCacheSize
         }
-        return found
+        // A slot refilled holds other metadata: another stream, whatever its number.
+        metadataSlot = -2
+        use(found, slot: slot)
+        return metadataCache[slot].valid
+    }
+
+    private mutating func use(_ found: [String: MetadataValue], slot: Int) {
+        guard slot != metadataSlot else { return }
+        metadata = found
+        metadataSlot = slot
+        stream += 1
     }
 }

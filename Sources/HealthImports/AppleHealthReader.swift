@@ -3,19 +3,29 @@ public import Health
 
 /// The samples of an Apple Health export, read element by element as the store asks for them
 /// (docs/apple-health-import.md): ``next()`` returns batches of at most ``batchSamples`` quantity and category
-/// samples and heartbeat series (for ``HealthStoreEngine/saveAll(as:_:)``: all batches in one transaction), while
-/// correlations, workouts and the owner's characteristics are held for after the samples, and what the model
-/// cannot hold is counted by element and type with its reason (``notImported``).
+/// samples and heartbeat series, and about ``batchStreams`` streams (for ``HealthStoreEngine/saveAll(as:_:)``: all
+/// batches in one transaction), and then ``nextObjects(limit:)`` the correlations and workouts, which are saved
+/// after the samples, a few at a time; the owner's characteristics are held, and what the model cannot hold is
+/// counted by element and type with its reason (``notImported``).
+///
+/// Correlations and workouts are recorded into a temporary file as they are met (``XMLRecording``) and read
+/// from it after the samples, so that memory holds neither, whatever their number. With ``holdsObjects`` (the
+/// default) ``next()`` reads them all at its end into ``correlations`` and ``workouts``, as the tests compare
+/// them; the import leaves it off and asks ``nextObjects(limit:)`` for them in turn.
 ///
 /// Every sample gets the id its natural key derives (type, source, device, start, end), so importing the export
 /// again, or a newer export that holds it, names the same samples and stores nothing twice.
 ///
-/// The store's write transaction calls ``next()`` on its own executor, one call after the other, and the command
-/// reads the rest only after the save returned: one user at a time, which the compiler cannot see through the
-/// store's executor.
+/// One thread at a time uses a reader: the caller's, or those ``readingAhead(_:)`` starts, which hand it over
+/// (the compiler cannot see that through the threads).
 public final class AppleHealthReader: @unchecked Sendable {
     public static let batchSamples = 10_000
-    /// Correlations and workouts held until the samples are saved: at most this many in one export.
+    /// A batch ends too once it holds this many streams (``QuantitySeries``): records that each make a stream of
+    /// their own (metadata that differs from record to record) would otherwise put 10,000 whole streams in memory
+    /// at once, a few batches of them between the threads (16 MB of a 1 GB export's peak, BENCHMARKS.md,
+    /// "apple-health").
+    public static let batchStreams = 1_000
+    /// Correlations and workouts imported from one export, at most.
     public static let maximumObjects = 200_000
     static let maximumNameBytes = 256
     static let maximumMetadataKeys = 64
@@ -30,8 +40,8 @@ public final class AppleHealthReader: @unchecked Sendable {
     }
 
     private let export: AppleHealthExport
-    private let xml: XMLPullReader
-    private let bytesRead: () -> Int64
+    /// The export's XML; after the samples, the recording of its correlations and workouts.
+    private var xml: XMLPullReader
     private let defaultSource: String
     private let progress: (@Sendable (Double) -> Void)?
     private var shownPercent = -1
@@ -43,8 +53,16 @@ public final class AppleHealthReader: @unchecked Sendable {
     private var deviceCache: [String: Device?] = [:]
     private var unitCache: [String: HealthUnit] = [:]
 
+    /// Whether ``next()`` reads every correlation and workout into ``correlations`` and ``workouts`` at its end;
+    /// if not, ``nextObjects(limit:)`` hands them out.
+    public var holdsObjects = true
     public private(set) var correlations: [Correlation] = []
     public private(set) var workouts: [Workout] = []
+    /// The correlations and workouts met while reading the samples, and whether they are being read back.
+    private var recording: XMLRecording?
+    private var replaying = false
+    /// Correlations and workouts read so far (of at most ``maximumObjects``).
+    private var objectsRead = 0
     public private(set) var characteristics: [(type: HealthType, value: Characteristics.Value)] = []
     /// What went to the store, by type identifier (samples, heartbeat series, correlations, workouts,
     /// characteristics), as read; the store's outcomes say which were new.
@@ -72,19 +90,27 @@ public final class AppleHealthReader: @unchecked Sendable {
     /// Records the fast path took.
     public private(set) var fastRecords = 0
     private var fast = AppleHealthFastPath()
-    /// The attributes and metadata of the record being read, kept from record to record.
-    private var recordAttributes = AttributeBytes()
-    private var entryAttributes = AttributeBytes()
+    /// The metadata of the record being read, kept from record to record.
     private var recordMetadata = MetadataBytes()
     /// Route locations counted onto their workouts (the model keeps no location series).
     public private(set) var routeLocations = 0
     public private(set) var routeFiles = 0
 
+    /// The batch being made: its streams so far, the last one still open (``run``), as `SampleBatch(samples)`
+    /// groups consecutive samples that share every field but times and value.
+    private var batch = SampleBatch()
+    private var run: QuantitySeries?
+    /// The fast path's stream (``AppleHealthFastPath/stream``) and offset when the open stream is the fast
+    /// path's: a record of the same stream is added to it as three numbers, nothing compared.
+    private var runStream: (stream: Int, offset: Int32)?
+    private var batchSamples = 0
+    private var batchSeries: [HeartbeatSeriesSample] = []
+
     public init(export: AppleHealthExport, defaultSource: String, progress: (@Sendable (Double) -> Void)?)
         throws(XMLReadError)
     {
         self.export = export
-        (xml, bytesRead) = try export.mainReader()
+        xml = try export.mainReader()
         self.defaultSource = defaultSource
         self.progress = progress
     }
@@ -93,12 +119,18 @@ public final class AppleHealthReader: @unchecked Sendable {
     /// read throws ``XMLReadError`` (and the import stores nothing); an element the model cannot take is counted in
     /// ``notImported`` instead.
     public func next() throws(XMLReadError) -> SampleBatch? {
-        var samples: [QuantitySample] = []
-        var series: [HeartbeatSeriesSample] = []
-        while !finished, samples.count + series.count < Self.batchSamples {
+        while !finished, batchSamples + batchSeries.count < Self.batchSamples,
+            batch.quantities.count < Self.batchStreams
+        {
             guard let event = try xml.next() else {
                 finished = true
                 countOtherFiles()
+                if holdsObjects {
+                    while let objects = try nextObjects(limit: Self.maximumObjects) {
+                        correlations += objects.correlations
+                        workouts += objects.workouts
+                    }
+                }
                 break
             }
             guard case .start(let name, let depth) = event else { continue }
@@ -114,20 +146,19 @@ public final class AppleHealthReader: @unchecked Sendable {
             }
             let line = xml.line
             if name == "Record" {
-                try xml.attributes(into: &recordAttributes)
+                let recordAttributes = try xml.elementAttributes()
                 let children = try readRecordChildren(depth: depth)
                 if usesFastPath, children.beats.isEmpty, children.problem == nil {
                     switch fast.sample(recordAttributes, recordMetadata, reader: self) {
-                    case .sample(let sample):
-                        samples.append(sample)
-                        count(sample.type.identifier)
+                    case .sample(let point) where add(point):
+                        count(fast.typeIdentifier)
                         fastRecords += 1
                         continue
                     case .notInCatalog(let what):
                         skip(what, "this type is not in the type catalog", line)
                         fastRecords += 1
                         continue
-                    case .general:
+                    case .sample, .general:
                         break
                     }
                 }
@@ -136,7 +167,7 @@ public final class AppleHealthReader: @unchecked Sendable {
                     attributes, metadata: recordMetadata.pairs, beats: children.beats, problem: children.problem)
                 switch record.sample {
                 case .success(let sample):
-                    samples.append(sample)
+                    add(sample)
                     count(sample.type.identifier)
                 case .failure(let failure):
                     skip("Record \(attributes["type"]?.prefix(96) ?? "without a type")", failure.description, line)
@@ -147,7 +178,7 @@ public final class AppleHealthReader: @unchecked Sendable {
                 if let beats = record.series {
                     switch beats {
                     case .success(let one):
-                        series.append(one)
+                        batchSeries.append(one)
                         count(HealthType.heartbeatSeries.identifier)
                     case .failure(let failure):
                         skip("HeartRateVariabilityMetadataList", failure.description, line)
@@ -156,12 +187,14 @@ public final class AppleHealthReader: @unchecked Sendable {
                 }
                 continue
             }
+            if name == "Correlation" || name == "Workout" {
+                // Read after the samples (nextObjects), from a recording.
+                if recording == nil { recording = try XMLRecording() }
+                try recording?.record(xml, startedAt: depth)
+                continue
+            }
             let attributes = try xml.attributes()
             switch name {
-            case "Correlation":
-                try readCorrelation(attributes, depth: depth, line: line)
-            case "Workout":
-                try readWorkout(attributes, depth: depth, line: line)
             case "Me":
                 readMe(attributes, line: line)
                 try xml.skip(depth: depth)
@@ -173,7 +206,7 @@ public final class AppleHealthReader: @unchecked Sendable {
             case "ActivitySummary":
                 do throws(MappingError) {
                     for goal in try activityGoals(attributes) {
-                        samples.append(goal)
+                        add(goal)
                         count(goal.type.identifier)
                     }
                 } catch {
@@ -191,15 +224,131 @@ public final class AppleHealthReader: @unchecked Sendable {
                 try xml.skip(depth: depth)
             }
         }
-        if let progress, export.size > 0 {
-            let percent = Int(min(bytesRead() * 100 / export.size, 100))
+        if let progress, export.size > 0, !replaying {
+            let percent = Int(min(max(xml.bytesRead, 0) * 100 / export.size, 100))
             if percent != shownPercent {
                 shownPercent = percent
                 progress(Double(percent) / 100)
             }
         }
-        guard !samples.isEmpty || !series.isEmpty else { return nil }
-        return SampleBatch(samples, heartbeats: series)
+        if let run { batch.append(run) }
+        batch.heartbeats = batchSeries
+        defer {
+            batch = SampleBatch()
+            run = nil
+            runStream = nil
+            batchSamples = 0
+            batchSeries = []
+        }
+        guard !batch.isEmpty else { return nil }
+        return batch
+    }
+
+    /// Adds a sample to the batch: to the open stream when it belongs there, else as a new one.
+    private func add(_ sample: QuantitySample) {
+        batchSamples += 1
+        if run?.holds(sample) == true {
+            run?.append(start: sample.start.milliseconds, end: sample.end.milliseconds, value: sample.value)
+            return
+        }
+        if let run { batch.append(run) }
+        run = QuantitySeries(sample)
+        runStream = nil
+    }
+
+    /// Adds the fast path's sample, as three numbers when the open stream is the fast path's same stream;
+    /// `false` (nothing added) when the fast path has no whole sample for it.
+    private func add(_ point: AppleHealthFastPath.Point) -> Bool {
+        if let runStream, runStream.stream == fast.stream, runStream.offset == point.offset {
+            batchSamples += 1
+            run?.append(start: point.start, end: point.end, value: point.value)
+            return true
+        }
+        guard let sample = fast.sample(point) else { return false }
+        add(sample)
+        runStream = (fast.stream, point.offset)
+        return true
+    }
+
+    /// The next correlations and workouts of the export, at most `limit` of them together, in the export's order;
+    /// `nil` when there are no more. Only once ``next()`` has returned `nil` (before that, `nil`). An element the
+    /// model cannot take is counted in ``notImported``, as ``next()`` counts one; what throws is the temporary
+    /// file failing to read back.
+    public func nextObjects(limit: Int = 1_000) throws(XMLReadError)
+        -> (correlations: [Correlation], workouts: [Workout])?
+    {
+        guard finished, let recording else { return nil }
+        if !replaying {
+            xml = try recording.replay()
+            replaying = true
+        }
+        var correlations: [Correlation] = []
+        var workouts: [Workout] = []
+        while correlations.count + workouts.count < limit, let event = try xml.next() {
+            guard case .start(let name, let depth) = event else { continue }
+            let line = xml.line
+            switch name {
+            case "Correlation":
+                if let correlation = try readCorrelation(try xml.attributes(), depth: depth, line: line) {
+                    correlations.append(correlation)
+                }
+            case "Workout":
+                if let workout = try readWorkout(try xml.attributes(), depth: depth, line: line) {
+                    workouts.append(workout)
+                }
+            default:
+                try xml.skip(depth: depth)
+            }
+        }
+        guard !correlations.isEmpty || !workouts.isEmpty else { return nil }
+        return (correlations, workouts)
+    }
+
+    /// ``nextObjects(limit:)`` on a thread of its own (it reads a temporary file, and the GPX files of routes).
+    public func readObjects(limit: Int = 1_000) async throws(XMLReadError)
+        -> (correlations: [Correlation], workouts: [Workout])?
+    {
+        let read = await OwnThread.run("wearhouse.objects") {
+            Result { () throws(XMLReadError) in try self.nextObjects(limit: limit) }
+        }
+        return try read.get()
+    }
+
+    /// Reads the samples with the export's XML parsed on a thread of its own, ahead of the reader, and the reader
+    /// (``next()``) on another, while `consume` takes the batches through its `next` (which waits for each; `nil`
+    /// at the end, or the reader's error): a store's ``HealthStoreEngine/saveAll(as:_:)`` saves one batch while
+    /// the next is read. Between the threads at most a few pieces of XML and one batch wait, so memory does not
+    /// grow. Returns what `consume` returns, once the threads have ended; when `consume` throws, they stop.
+    public func readingAhead<Result: Sendable>(
+        _ consume: (_ next: @escaping @Sendable () throws -> SampleBatch?) async throws -> Result
+    ) async throws -> Result {
+        let parser = xml.readAhead(pieces: 16)
+        let batches = HandOver<SampleBatch>(capacity: 1)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            if let parser {
+                group.addTask { await OwnThread.run("wearhouse.xml") { parser.run() } }
+            }
+            group.addTask {
+                await OwnThread.run("wearhouse.reader") {
+                    do {
+                        while let batch = try self.next() {
+                            guard batches.put(batch) else { break }
+                        }
+                        batches.finish()
+                    } catch {
+                        batches.finish(throwing: error)
+                    }
+                    parser?.stop()
+                }
+            }
+            defer {
+                batches.stop()
+                parser?.stop()
+            }
+            let result = try await consume { try batches.take() }
+            try await group.waitForAll()
+            return result
+        }
     }
 
     /// Counts one more of `type` read.
@@ -269,8 +418,7 @@ public final class AppleHealthReader: @unchecked Sendable {
             case .end(_, let end) where end == depth:
                 return children
             case .start("MetadataEntry", let at) where at == depth + 1:
-                try xml.attributes(into: &entryAttributes)
-                recordMetadata.append(entryAttributes)
+                recordMetadata.append(try xml.elementAttributes())
             case .start("HeartRateVariabilityMetadataList", let at) where at == depth + 1:
                 continue
             case .start("InstantaneousBeatsPerMinute", let at) where at == depth + 2:
@@ -390,7 +538,11 @@ public final class AppleHealthReader: @unchecked Sendable {
         return series
     }
 
-    private func readCorrelation(_ attributes: [String: String], depth: Int, line: Int) throws(XMLReadError) {
+    /// The correlation `<Correlation>` starts with `attributes` at `depth`, read up to its end; `nil` (counted in
+    /// ``notImported``) when it cannot be imported.
+    private func readCorrelation(_ attributes: [String: String], depth: Int, line: Int) throws(XMLReadError)
+        -> Correlation?
+    {
         var metadata: [(String, String)] = []
         var members: [Result<QuantitySample, MappingError>] = []
         var problem: String?
@@ -401,18 +553,19 @@ public final class AppleHealthReader: @unchecked Sendable {
                 do throws(MappingError) {
                     if let problem { throw MappingError(problem) }
                     let correlation = try correlation(attributes, metadata: metadata, members: members)
-                    guard correlations.count + workouts.count < Self.maximumObjects else {
+                    guard objectsRead < Self.maximumObjects else {
                         throw MappingError("more than \(Self.maximumObjects) correlations and workouts in one export")
                     }
-                    correlations.append(correlation)
+                    objectsRead += 1
                     count(correlation.type.identifier)
+                    return correlation
                 } catch {
                     skip(what, error.description, line)
                     if let type = attributes["type"].flatMap(AppleHealthMapping.type), type.kind == .correlation {
                         skip(type: type.identifier, error.description, line)
                     }
                 }
-                return
+                return nil
             case .start("MetadataEntry", let at) where at == depth + 1:
                 let entry = try xml.attributes()
                 metadata.append((entry["key"] ?? "", entry["value"] ?? ""))
@@ -455,7 +608,9 @@ public final class AppleHealthReader: @unchecked Sendable {
         return correlation
     }
 
-    private func readWorkout(_ attributes: [String: String], depth: Int, line: Int) throws(XMLReadError) {
+    /// The workout `<Workout>` starts with `attributes` at `depth`, read up to its end; `nil` (counted in
+    /// ``notImported``) when it cannot be imported.
+    private func readWorkout(_ attributes: [String: String], depth: Int, line: Int) throws(XMLReadError) -> Workout? {
         var metadata: [(String, String)] = []
         var events: [[String: String]] = []
         var statistics: [[String: String]] = []
@@ -470,16 +625,17 @@ public final class AppleHealthReader: @unchecked Sendable {
                     let workout = try workout(
                         attributes, metadata: metadata, events: events, statistics: statistics, routes: routes,
                         line: line)
-                    guard correlations.count + workouts.count < Self.maximumObjects else {
+                    guard objectsRead < Self.maximumObjects else {
                         throw MappingError("more than \(Self.maximumObjects) correlations and workouts in one export")
                     }
-                    workouts.append(workout)
+                    objectsRead += 1
                     count(HealthType.workout.identifier)
+                    return workout
                 } catch {
                     skip(what, error.description, line)
                     skip(type: HealthType.workout.identifier, error.description, line)
                 }
-                return
+                return nil
             case .start("MetadataEntry", let at) where at == depth + 1:
                 let entry = try xml.attributes()
                 metadata.append((entry["key"] ?? "", entry["value"] ?? ""))

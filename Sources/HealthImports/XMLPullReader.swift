@@ -30,7 +30,8 @@ public struct XMLReadError: Error, CustomStringConvertible, Sendable {
 ///
 /// Events come as ``Event/start(_:depth:)`` and ``Event/end(_:depth:)``, an empty element's end right after its
 /// start; text, comments and processing instructions are skipped. An element's line is the one its start tag
-/// ends on (its end's, for an end). Not thread-safe: one owner reads it.
+/// ends on (its end's, for an end). Not thread-safe: one owner reads it. The pieces may be parsed on another
+/// thread, ahead of the reader (``readAhead(pieces:)``), or come from a recording (``XMLRecording``).
 public final class XMLPullReader {
     public struct Limits: Sendable {
         /// The deepest an element may nest (the root is depth 0).
@@ -54,9 +55,9 @@ public final class XMLPullReader {
     /// What the read callback gets: where to put the bytes; it returns how many it put there (0 at the end).
     public typealias Read = (UnsafeMutableRawBufferPointer) throws -> Int
 
-    /// One queued event: an element's start (with where its attributes are in ``Parse/attributes``) or end, or
-    /// the error that stops the document there.
-    struct Queued {
+    /// One queued event: an element's start (with where its attributes are in its ``Piece/attributes``) or end,
+    /// or the error that stops the document there.
+    struct Queued: Sendable {
         var event: Event?
         var line: Int
         var attributes: Range<Int> = 0..<0
@@ -65,13 +66,156 @@ public final class XMLPullReader {
         var error: XMLReadError?
     }
 
+    /// The events of one piece of the document (what the parser made of up to 64 KiB of it) with their
+    /// attributes' bytes, and how many bytes of the input were read by its end.
+    struct Piece: Sendable {
+        var events: [Queued] = []
+        var attributes = AttributeBytes()
+        var bytesRead: Int64 = 0
+    }
+
+    /// Where the pieces come from.
+    private enum Source {
+        /// The parser, on this reader's thread.
+        case parser(XMLPieceParser)
+        /// The parser on another thread (``readAhead(pieces:)``).
+        case ahead(HandOver<Piece>)
+        /// A recording read back.
+        case replay(XMLRecording.Replay)
+    }
+
+    private var source: Source
+    private var piece = Piece()
+    private var head = 0
+    /// The event ``next()`` returned last.
+    private var current: Queued?
+    private var lastLine = 0
+    /// How many bytes of the input the pieces handed out so far were made of (for progress).
+    public private(set) var bytesRead: Int64 = 0
+
+    /// A reader of the document `read` yields; `name` is what errors call it.
+    public init(name: String, limits: Limits = Limits(), read: @escaping Read) throws(XMLReadError) {
+        source = .parser(try XMLPieceParser(name: name, limits: limits, read: read))
+    }
+
+    /// A reader of what `recording` holds.
+    init(replaying replay: XMLRecording.Replay) {
+        source = .replay(replay)
+    }
+
+    /// The line of the element ``next()`` returned last (where the reader is, before the first and after the
+    /// last).
+    public var line: Int { current?.line ?? lastLine }
+
+    /// The event ``next()`` returned last.
+    var currentEvent: Event? { current?.event }
+
+    /// The next element start or end, or `nil` at the end of the document.
+    public func next() throws(XMLReadError) -> Event? {
+        while head == piece.events.count {
+            guard let more = try nextPiece() else {
+                current = nil
+                piece = Piece()
+                head = 0
+                return nil
+            }
+            piece = more
+            head = 0
+            bytesRead = more.bytesRead
+        }
+        let queued = piece.events[head]
+        head += 1
+        current = queued
+        lastLine = queued.line
+        if let error = queued.error { throw error }
+        return queued.event
+    }
+
+    private func nextPiece() throws(XMLReadError) -> Piece? {
+        switch source {
+        case .parser(let parser):
+            if let piece = parser.next() { return piece }
+            lastLine = parser.line
+            return nil
+        case .ahead(let pieces):
+            // The parser's errors come as events: the queue itself fails with none.
+            return (try? pieces.take()) ?? nil
+        case .replay(let replay):
+            return try replay.next()
+        }
+    }
+
+    /// From now on the document is parsed by the returned ``XMLReadAhead``'s ``XMLReadAhead/run()``, on another
+    /// thread, at most `pieces` pieces ahead of ``next()`` (which waits for them); `nil` when this reader does
+    /// not parse (a recording) or already reads ahead.
+    func readAhead(pieces: Int) -> XMLReadAhead? {
+        guard case .parser(let parser) = source else { return nil }
+        let handOver = HandOver<Piece>(capacity: pieces)
+        source = .ahead(handOver)
+        return XMLReadAhead(parser: parser, pieces: handOver)
+    }
+
+    /// The attributes of the element ``next()`` just started, by name.
+    public func attributes() throws(XMLReadError) -> [String: String] {
+        try elementAttributes().dictionary()
+    }
+
+    /// The attributes of the element ``next()`` just started, as bytes: each name and value copied into `list`
+    /// (emptied first), in document order (namespace declarations first, as `xmlns` and `xmlns:prefix`), under the
+    /// same limits as ``attributes()`` (which is this, as strings).
+    public func attributes(into list: inout AttributeBytes) throws(XMLReadError) {
+        list.removeAll()
+        let element = try elementAttributes()
+        element.bytes.storage.withUnsafeBufferPointer { bytes in
+            for entry in element.bytes.entries[element.entries] {
+                list.append(
+                    name: UnsafeBufferPointer(rebasing: bytes[entry.name]),
+                    value: UnsafeBufferPointer(rebasing: bytes[entry.value]))
+            }
+        }
+    }
+
+    /// The attributes of the element ``next()`` just started, in place: the bytes of its piece, not copied (none
+    /// for an end).
+    public func elementAttributes() throws(XMLReadError) -> ElementAttributes {
+        guard let current, case .start = current.event else {
+            return ElementAttributes(bytes: AttributeBytes(), entries: 0..<0)
+        }
+        if let message = current.attributeError { throw XMLReadError(line: current.line, message: message) }
+        return ElementAttributes(bytes: piece.attributes, entries: current.attributes)
+    }
+
+    /// Skips what is inside the element ``next()`` just started at `depth` (its end included).
+    public func skip(depth: Int) throws(XMLReadError) {
+        while let event = try next() {
+            if case .end(_, let end) = event, end == depth { return }
+        }
+    }
+
+    fileprivate static func text(_ characters: UnsafePointer<xmlChar>) -> String {
+        String(cString: UnsafeRawPointer(characters).assumingMemoryBound(to: CChar.self))
+    }
+}
+
+@available(*, unavailable)
+extension XMLPullReader: Sendable {}
+
+/// libxml2's push parser over a document's bytes, making ``XMLPullReader/Piece``s of it, 64 KiB of the input at a
+/// time; on the reader's thread or on one of its own (``XMLReadAhead``), one thread at a time.
+final class XMLPieceParser {
+    private let input: XMLPullReader.Read
+    private let parse: Parse
+    private let context: xmlParserCtxtPtr
+    private var buffer = [UInt8](repeating: 0, count: 65_536)
+    private var finished = false
+    private var bytesRead: Int64 = 0
+
     /// The parser's state, passed to libxml2's callbacks as their context.
     final class Parse {
-        let limits: Limits
+        let limits: XMLPullReader.Limits
         var context: xmlParserCtxtPtr?
-        var queue: [Queued] = []
-        var head = 0
-        /// The attributes of the queued starts: names and values in ``storage``.
+        var queue: [XMLPullReader.Queued] = []
+        /// The attributes of the queued starts: names and values in ``AttributeBytes/storage``.
         var attributes = AttributeBytes()
         var depth = -1
         var sawRoot = false
@@ -81,7 +225,7 @@ public final class XMLPullReader {
         /// Element names by the pointer libxml2 interns them at (the same name, the same pointer, in one parse).
         var names: [UnsafeRawPointer: String] = [:]
 
-        init(limits: Limits) { self.limits = limits }
+        init(limits: XMLPullReader.Limits) { self.limits = limits }
 
         var line: Int { Int(context?.pointee.input?.pointee.line ?? 0) }
 
@@ -98,19 +242,11 @@ public final class XMLPullReader {
         func stop(_ message: String) {
             guard !stopped else { return }
             stopped = true
-            queue.append(Queued(event: nil, line: line, error: XMLReadError(line: line, message: message)))
+            queue.append(
+                XMLPullReader.Queued(event: nil, line: line, error: XMLReadError(line: line, message: message)))
             if let context { xmlStopParser(context) }
         }
     }
-
-    private let input: Read
-    private let parse: Parse
-    private let context: xmlParserCtxtPtr
-    private var buffer = [UInt8](repeating: 0, count: 65_536)
-    private var finished = false
-    private var failure: XMLReadError?
-    /// The event ``next()`` returned last.
-    private var current: Queued?
 
     /// Refuses every external entity, DTD and XInclude libxml2 might fetch, for the whole process.
     private static let installLoader: Void = {
@@ -118,8 +254,7 @@ public final class XMLPullReader {
         xmlSetExternalEntityLoader { _, _, _ in nil }
     }()
 
-    /// A reader of the document `read` yields; `name` is what errors call it.
-    public init(name: String, limits: Limits = Limits(), read: @escaping Read) throws(XMLReadError) {
+    init(name: String, limits: XMLPullReader.Limits, read: @escaping XMLPullReader.Read) throws(XMLReadError) {
         _ = Self.installLoader
         let parse = Parse(limits: limits)
         var handler = xmlSAXHandler()
@@ -133,7 +268,8 @@ public final class XMLPullReader {
             guard let context else { return }
             let parse = Unmanaged<Parse>.fromOpaque(context).takeUnretainedValue()
             guard !parse.stopped else { return }
-            parse.queue.append(Queued(event: .end(parse.name(local, prefix), depth: parse.depth), line: parse.line))
+            parse.queue.append(
+                XMLPullReader.Queued(event: .end(parse.name(local, prefix), depth: parse.depth), line: parse.line))
             parse.depth -= 1
         }
         handler.entityDecl = { context, _, _, _, _, _ in
@@ -167,45 +303,39 @@ public final class XMLPullReader {
 
     deinit { xmlFreeParserCtxt(context) }
 
-    /// The line of the element ``next()`` returned last (where the parser is, before the first).
-    public var line: Int { current?.line ?? parse.line }
+    /// Where the parser is.
+    var line: Int { parse.line }
 
-    /// The next element start or end, or `nil` at the end of the document.
-    public func next() throws(XMLReadError) -> Event? {
-        while parse.head == parse.queue.count {
-            parse.queue.removeAll(keepingCapacity: true)
-            parse.attributes.removeAll()
-            parse.head = 0
-            if finished {
-                current = nil
-                return nil
-            }
-            try feed()
-        }
-        let queued = parse.queue[parse.head]
-        parse.head += 1
-        current = queued
-        if let error = queued.error { throw error }
-        return queued.event
+    /// The events of the next 64 KiB of the input (perhaps none), ending with the error that stops the document
+    /// if there is one; `nil` once the end (or an error) was handed out.
+    func next() -> XMLPullReader.Piece? {
+        guard !finished else { return nil }
+        feed()
+        let piece = XMLPullReader.Piece(events: parse.queue, attributes: parse.attributes, bytesRead: bytesRead)
+        parse.queue = []
+        parse.queue.reserveCapacity(256)
+        parse.attributes = AttributeBytes()
+        return piece
     }
 
     /// Gives libxml2 the next piece of the document (the end, when the input has no more).
-    private func feed() throws(XMLReadError) {
-        if let failure { throw failure }
+    private func feed() {
+        func fail(_ error: XMLReadError) {
+            finished = true
+            parse.queue.append(XMLPullReader.Queued(event: nil, line: error.line, error: error))
+        }
         let count: Int
         do {
             count = try buffer.withUnsafeMutableBytes { bytes in try input(bytes) }
         } catch {
-            let failure = XMLReadError(line: parse.line, message: "cannot read: \(error)", isRead: true)
-            self.failure = failure
-            throw failure
+            fail(XMLReadError(line: parse.line, message: "cannot read: \(error)", isRead: true))
+            return
         }
         guard count >= 0, count <= buffer.count else {
-            let failure = XMLReadError(
-                line: parse.line, message: "cannot read: the input gave \(count) bytes", isRead: true)
-            self.failure = failure
-            throw failure
+            fail(XMLReadError(line: parse.line, message: "cannot read: the input gave \(count) bytes", isRead: true))
+            return
         }
+        bytesRead += Int64(count)
         let status = buffer.withUnsafeBytes { raw -> Int32 in
             let start = raw.baseAddress?.assumingMemoryBound(to: CChar.self)
             return xmlParseChunk(context, count > 0 ? start : nil, Int32(count), count > 0 ? 0 : 1)
@@ -215,62 +345,50 @@ public final class XMLPullReader {
             return
         }
         if status != 0 || context.pointee.wellFormed == 0 {
-            finished = true
             let line = parse.firstErrorLine > 0 ? parse.firstErrorLine : parse.line
-            parse.queue.append(
-                Queued(
-                    event: nil, line: line,
-                    error: XMLReadError(line: line, message: parse.firstError ?? "malformed XML")))
+            fail(XMLReadError(line: line, message: parse.firstError ?? "malformed XML"))
             return
         }
         if count == 0 {
             finished = true
             if !parse.sawRoot {
                 parse.queue.append(
-                    Queued(
+                    XMLPullReader.Queued(
                         event: nil, line: parse.line,
                         error: XMLReadError(line: parse.line, message: "the document has no element")))
             }
         }
     }
-
-    /// The attributes of the element ``next()`` just started, by name.
-    public func attributes() throws(XMLReadError) -> [String: String] {
-        var bytes = AttributeBytes()
-        try attributes(into: &bytes)
-        return bytes.dictionary()
-    }
-
-    /// The attributes of the element ``next()`` just started, as bytes: each name and value copied into `list`
-    /// (emptied first), in document order (namespace declarations first, as `xmlns` and `xmlns:prefix`), under the
-    /// same limits as ``attributes()`` (which is this, as strings).
-    public func attributes(into list: inout AttributeBytes) throws(XMLReadError) {
-        list.removeAll()
-        guard let current, case .start = current.event else { return }
-        if let message = current.attributeError { throw XMLReadError(line: current.line, message: message) }
-        let storage = parse.attributes.storage
-        storage.withUnsafeBufferPointer { bytes in
-            for entry in parse.attributes.entries[current.attributes] {
-                list.append(
-                    name: UnsafeBufferPointer(rebasing: bytes[entry.name]),
-                    value: UnsafeBufferPointer(rebasing: bytes[entry.value]))
-            }
-        }
-    }
-
-    /// Skips what is inside the element ``next()`` just started at `depth` (its end included).
-    public func skip(depth: Int) throws(XMLReadError) {
-        while let event = try next() {
-            if case .end(_, let end) = event, end == depth { return }
-        }
-    }
-
-    fileprivate static func text(_ characters: UnsafePointer<xmlChar>) -> String {
-        String(cString: UnsafeRawPointer(characters).assumingMemoryBound(to: CChar.self))
-    }
 }
 
-extension XMLPullReader.Parse {
+@available(*, unavailable)
+extension XMLPieceParser: Sendable {}
+
+/// A document parsed on a thread of its own, ahead of its ``XMLPullReader`` (``XMLPullReader/readAhead(pieces:)``).
+final class XMLReadAhead: @unchecked Sendable {
+    // Used by ``run()`` alone, on one thread, once the reader has handed it over.
+    private let parser: XMLPieceParser
+    private let pieces: HandOver<XMLPullReader.Piece>
+
+    init(parser: XMLPieceParser, pieces: HandOver<XMLPullReader.Piece>) {
+        self.parser = parser
+        self.pieces = pieces
+    }
+
+    /// Parses the document to its end (or its first error, which the reader then throws), handing the pieces to
+    /// the reader; returns early when ``stop()`` is called.
+    func run() {
+        while let piece = parser.next() {
+            guard pieces.put(piece) else { return }
+        }
+        pieces.finish()
+    }
+
+    /// The reader reads no more: ``run()`` returns.
+    func stop() { pieces.stop() }
+}
+
+extension XMLPieceParser.Parse {
     /// An element's start: queued with its attributes (namespace declarations first, as libxml2's reader gives
     /// them), or the error of a limit passed.
     func start(
@@ -345,9 +463,6 @@ extension XMLPullReader.Parse {
     }
 }
 
-@available(*, unavailable)
-extension XMLPullReader: Sendable {}
-
 /// An element's attributes as UTF-8 bytes (``XMLPullReader/attributes(into:)``): names and values one after the
 /// other in one buffer, each value followed by a NUL byte (so that C's number parsers can read it in place), and
 /// a list of where each is. Kept by its owner from element to element, so that reading one allocates nothing.
@@ -384,15 +499,7 @@ public struct AttributeBytes: Sendable {
 
     /// Where the value of the attribute `name` is (the last of that name), or `nil`.
     public func value(_ name: StaticString) -> Range<Int>? {
-        let wanted = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
-        var found: Range<Int>?
-        storage.withUnsafeBufferPointer { bytes in
-            guard let base = bytes.baseAddress, let other = wanted.baseAddress else { return }
-            for entry in entries where entry.name.count == wanted.count {
-                if memcmp(base + entry.name.lowerBound, other, wanted.count) == 0 { found = entry.value }
-            }
-        }
-        return found
+        ElementAttributes(bytes: self, entries: entries.indices).value(name)
     }
 
     /// The bytes at `range` as a string (invalid UTF-8 repaired, as `String(cString:)` repairs it).
@@ -402,8 +509,36 @@ public struct AttributeBytes: Sendable {
 
     /// Every attribute by name, as strings (a later one of the same name wins).
     public func dictionary() -> [String: String] {
+        ElementAttributes(bytes: self, entries: entries.indices).dictionary()
+    }
+}
+
+/// One element's attributes where the reader queued them (``XMLPullReader/elementAttributes()``): the bytes of
+/// the element's piece, kept alive by this value rather than copied, and which of their entries are the
+/// element's.
+public struct ElementAttributes: Sendable {
+    public let bytes: AttributeBytes
+    public let entries: Range<Int>
+
+    public var count: Int { entries.count }
+
+    /// Where the value of the attribute `name` is in ``bytes`` (the last of that name), or `nil`.
+    public func value(_ name: StaticString) -> Range<Int>? {
+        let wanted = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+        var found: Range<Int>?
+        bytes.storage.withUnsafeBufferPointer { storage in
+            guard let base = storage.baseAddress, let other = wanted.baseAddress else { return }
+            for entry in bytes.entries[entries] where entry.name.count == wanted.count {
+                if memcmp(base + entry.name.lowerBound, other, wanted.count) == 0 { found = entry.value }
+            }
+        }
+        return found
+    }
+
+    /// Every attribute by name, as strings (a later one of the same name wins).
+    public func dictionary() -> [String: String] {
         var found: [String: String] = [:]
-        for entry in entries { found[string(entry.name)] = string(entry.value) }
+        for entry in bytes.entries[entries] { found[bytes.string(entry.name)] = bytes.string(entry.value) }
         return found
     }
 }

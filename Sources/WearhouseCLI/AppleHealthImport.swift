@@ -5,9 +5,10 @@ import StoreEngine
 
 /// `wearhouse import-samples export.zip` (or `export.xml`): an Apple Health export, through the same store calls as
 /// a JSON-lines file (docs/apple-health-import.md). The samples and heartbeat series go in batches into one
-/// transaction; correlations, then workouts, follow in one transaction each, then the owner's characteristics.
-/// Every id is derived from the sample's natural key, so running it again (after a kill, or with a newer export)
-/// stores only what is not stored yet.
+/// transaction, read on two threads of their own (the XML parsed ahead of the reader) while the store saves;
+/// correlations and workouts follow, a thousand at a time in a transaction each, then the owner's
+/// characteristics. Every id is derived from the sample's natural key, so running it again (after a kill, or with
+/// a newer export) stores only what is not stored yet.
 enum AppleHealthImport {
     static func run(
         file: String, format: AppleHealthExport.Format, options: ImportSamplesCommand.Options, console: Console
@@ -20,11 +21,17 @@ enum AppleHealthImport {
             var progress: (@Sendable (Double) -> Void)?
             if let bar { progress = { @Sendable fraction in bar.show(fraction) } }
             reader = try AppleHealthReader(export: export, defaultSource: options.source, progress: progress)
+            reader.holdsObjects = false
             defer { bar?.end() }
             return try await save(reader, options: options, console: console, bar: bar)
         } catch let failure as StoreLocation.Failure {
             console.error(failure.message)
             return failure.code
+        } catch let late as ObjectsReadError {
+            console.error(
+                "\(file): \(late.error.message); the samples were imported, the correlations and workouts not all "
+                    + "(run the import again)")
+            return .ioError
         } catch let bad as XMLReadError {
             let place = bad.line > 0 ? ":\(bad.line)" : ""
             console.error("\(file)\(place): \(bad.message); nothing was imported")
@@ -68,16 +75,25 @@ enum AppleHealthImport {
         var summary = ImportSummary()
         let types = HealthTypeCatalog.all.filter { $0.isSampleType || $0 == .heartbeatSeries }.map(\.identifier)
         summary.before = await ImportSummary.storedCounts(store, of: types)
-        var counts = try await store.saveAll(as: .owner) { try reader.next() }
+        var counts = try await reader.readingAhead { next in try await store.saveAll(as: .owner, next) }
         bar?.end()
         var refused: [String: (count: Int, reason: String)] = [:]
-        var outcomes = try await saveRefusing(reader.correlations, "Correlation", &refused) { list in
-            try await store.save(list, as: .owner)
+        while true {
+            let objects: (correlations: [Correlation], workouts: [Workout])?
+            do {
+                objects = try await reader.readObjects()
+            } catch {
+                throw ObjectsReadError(error: error)
+            }
+            guard let objects else { break }
+            var outcomes = try await saveRefusing(objects.correlations, "Correlation", &refused) { list in
+                try await store.save(list, as: .owner)
+            }
+            outcomes += try await saveRefusing(objects.workouts, "Workout", &refused) { list in
+                try await store.save(list, as: .owner)
+            }
+            for outcome in outcomes { counts[outcome, default: 0] += 1 }
         }
-        outcomes += try await saveRefusing(reader.workouts, "Workout", &refused) { list in
-            try await store.save(list, as: .owner)
-        }
-        for outcome in outcomes { counts[outcome, default: 0] += 1 }
         for (type, value) in reader.characteristics {
             try await store.setCharacteristic(type, to: value, of: nil, as: .owner)
         }
@@ -109,4 +125,9 @@ enum AppleHealthImport {
         console.out(summary.text)
         return .success
     }
+}
+
+/// The correlations and workouts failing to be read back after the samples were saved.
+private struct ObjectsReadError: Error {
+    let error: XMLReadError
 }
