@@ -405,12 +405,7 @@ import Testing
         let whole = clock.now - started
         let microseconds = Double(whole.components.seconds) * 1e6 + Double(whole.components.attoseconds) * 1e-12
         for fraction in [0.2, 0.5, 0.8, 0.95] {
-            let process = Process()
-            process.executableURL = WearhouseRunner.executable
-            process.arguments = ["import-samples", "--store", store, zip]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try WearhouseRunner.start(["import-samples", "--store", store, zip])
             usleep(UInt32(microseconds * fraction))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()

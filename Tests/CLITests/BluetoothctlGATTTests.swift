@@ -10,11 +10,7 @@ import Testing
 
     @Test func listsTheGATTAttributesOfAConnectedStrap() async throws {
         try await withPrivateBus { bus in
-            let process = Process()
-            process.executableURL = WearhouseRunner.executable
-            process.arguments = ["fake-bluez", "--address", bus.address, "--duration", "30"]
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try WearhouseRunner.start(["fake-bluez", "--address", bus.address, "--duration", "30"])
             defer {
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()

@@ -80,13 +80,8 @@ import Testing
             let file = directory.appendingPathComponent("batch-\(batch).ndjson")
             try (Self.lines(batch: batch).joined(separator: "\n") + "\n").write(
                 to: file, atomically: true, encoding: .utf8)
-            let process = Process()
-            process.executableURL = WearhouseRunner.executable
-            process.arguments = ["import-samples", "--store", store, file.path]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
             let started = ContinuousClock.now
-            try process.run()
+            let process = try WearhouseRunner.start(["import-samples", "--store", store, file.path])
             if batch > 0, batch < batches - 1 {  // the first batch makes the store
                 if batch > 1 { usleep(UInt32.random(in: 0...span, using: &generator)) }
                 kill(process.processIdentifier, SIGKILL)

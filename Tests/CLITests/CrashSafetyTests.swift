@@ -33,13 +33,8 @@ import Testing
             try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
             files.append(file)
 
-            let process = Process()
-            process.executableURL = WearhouseRunner.executable
-            process.arguments = ["import-samples", "--store", store, file.path]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
             let started = clock.now
-            try process.run()
+            let process = try WearhouseRunner.start(["import-samples", "--store", store, file.path])
             // The first batch is written whole, so that the store exists whatever the kills hit (a writer killed
             // before it created the file leaves no store, and `store check` then rightly says so).
             if batch > 0 {
@@ -125,12 +120,7 @@ import Testing
         var stored = 0
         var killed = 0
         for _ in 0..<8 {
-            let process = Process()
-            process.executableURL = WearhouseRunner.executable
-            process.arguments = ["replay", trace.path, "--store", store, "--speed", "2000"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try WearhouseRunner.start(["replay", trace.path, "--store", store, "--speed", "2000"])
             usleep(UInt32.random(in: 100_000...2_000_000, using: &generator))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
@@ -165,12 +155,9 @@ import Testing
 
         /// Starts the service and returns once it owns its name.
         func startService() throws -> Process {
-            let service = Process()
-            service.executableURL = WearhouseRunner.executable
-            service.arguments = ["run", "--store", store, "--bus", bus.address, "--api", bus.address]
-            service.standardOutput = FileHandle.nullDevice
-            service.standardError = FileHandle.nullDevice
-            try service.run()
+            let service = try WearhouseRunner.start([
+                "run", "--store", store, "--bus", bus.address, "--api", bus.address,
+            ])
             while service.isRunning {
                 let owned = try WearhouseRunner.runTool(
                     "/usr/bin/busctl",

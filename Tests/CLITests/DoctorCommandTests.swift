@@ -44,11 +44,7 @@ import Testing
 
     @Test func fakeBlueZAdapterIsPowered() async throws {
         try await withPrivateBus { bus in
-            let process = Process()
-            process.executableURL = WearhouseRunner.executable
-            process.arguments = ["fake-bluez", "--address", bus.address, "--duration", "20"]
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try WearhouseRunner.start(["fake-bluez", "--address", bus.address, "--duration", "20"])
             defer {
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
@@ -83,13 +79,9 @@ import Testing
             let scenario = bus.directory.appendingPathComponent("meter.json")
             try Data(#"{"peripherals":[{"kind":"glucoseMeter","address":"\#(meter)","seed":3}]}"#.utf8)
                 .write(to: scenario)
-            let process = Process()
-            process.executableURL = WearhouseRunner.executable
-            process.arguments = [
+            let process = try WearhouseRunner.start([
                 "fake-bluez", "--address", bus.address, "--scenario", scenario.path, "--duration", "30",
-            ]
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            ])
             defer {
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()

@@ -6,11 +6,7 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct FakeBlueZCommandTests {
     @Test func servesBlueZShapedObjects() async throws {
         try await withPrivateBus { bus in
-            let process = Process()
-            process.executableURL = WearhouseRunner.executable
-            process.arguments = ["fake-bluez", "--address", bus.address, "--duration", "20"]
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try WearhouseRunner.start(["fake-bluez", "--address", bus.address, "--duration", "20"])
             defer {
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()

@@ -122,14 +122,10 @@ import Testing
         try await Self.withFake { bus, fake, store in
             let pair = try WearhouseRunner.run(["pair", "C0:FF:EE:00:00:01", "--bus", bus, "--store", store])
             #expect(pair.status == 0, "\(pair.stderr)")
-            let process = Process()
-            process.executableURL = WearhouseRunner.executable
-            process.arguments = [
-                "run", "--config", "/dev/null", "--bus", bus, "--store", store, "--set", "service.status-interval=1",
-            ]
             let errors = Pipe()
-            process.standardError = errors
-            try process.run()
+            let process = try WearhouseRunner.start(
+                ["run", "--config", "/dev/null", "--bus", bus, "--store", store, "--set", "service.status-interval=1"],
+                errors: errors)
             defer {
                 if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             }
@@ -169,15 +165,12 @@ import Testing
                 #expect(pair.status == 0, "\(pair.stderr)")
             }
             await fake.setConnectFault(.noReply, for: "C0:FF:EE:00:00:03")
-            let process = Process()
-            process.executableURL = WearhouseRunner.executable
-            process.arguments = [
-                "run", "--config", "/dev/null", "--bus", bus, "--store", store, "--set",
-                "service.status-interval=1,bluetooth.connect-timeout=20",
-            ]
             let errors = Pipe()
-            process.standardError = errors
-            try process.run()
+            let process = try WearhouseRunner.start(
+                [
+                    "run", "--config", "/dev/null", "--bus", bus, "--store", store, "--set",
+                    "service.status-interval=1,bluetooth.connect-timeout=20",
+                ], errors: errors)
             defer {
                 if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             }
@@ -214,11 +207,9 @@ import Testing
             try "[service]\nlog-level = notice\n".write(to: config, atomically: true, encoding: .utf8)
             let logFile = config.deletingLastPathComponent().appendingPathComponent("run.log")
             _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-            let process = Process()
-            process.executableURL = WearhouseRunner.executable
-            process.arguments = ["run", "--config", config.path, "--bus", bus, "--store", store]
-            process.standardError = try FileHandle(forWritingTo: logFile)
-            try process.run()
+            let process = try WearhouseRunner.start(
+                ["run", "--config", config.path, "--bus", bus, "--store", store],
+                errors: try FileHandle(forWritingTo: logFile))
             defer {
                 if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             }

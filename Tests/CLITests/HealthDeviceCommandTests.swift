@@ -69,14 +69,10 @@ import Testing
                 #expect(pair.status == 0, "\(address): \(pair.stderr)")
             }
             #expect(await fake.isPaired(Self.meter))
-            let process = Process()
-            process.executableURL = WearhouseRunner.executable
-            process.arguments = [
-                "run", "--config", "/dev/null", "--bus", bus, "--store", store, "--set", "service.status-interval=1",
-            ]
             let errors = Pipe()
-            process.standardError = errors
-            try process.run()
+            let process = try WearhouseRunner.start(
+                ["run", "--config", "/dev/null", "--bus", bus, "--store", store, "--set", "service.status-interval=1"],
+                errors: errors)
             defer {
                 if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             }

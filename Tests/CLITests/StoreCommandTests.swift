@@ -261,11 +261,8 @@ import Testing
         }
         let file = directory.appendingPathComponent("writer.ndjson")
         try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
-        let writer = Process()
-        writer.executableURL = WearhouseRunner.executable
-        writer.arguments = ["import-samples", "--store", store, file.path]
-        writer.standardOutput = FileHandle.nullDevice
-        try writer.run()
+        let writer = try WearhouseRunner.start(
+            ["import-samples", "--store", store, file.path], errors: FileHandle.standardError)
         var reads = 0
         while writer.isRunning || reads < 3 {
             let result = try WearhouseRunner.run([

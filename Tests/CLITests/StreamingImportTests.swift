@@ -66,12 +66,7 @@ import Testing
         let microseconds = Double(whole.components.seconds) * 1e6 + Double(whole.components.attoseconds) * 1e-12
         var killed = 0
         for fraction in [0.2, 0.45, 0.7, 0.9] {
-            let process = Process()
-            process.executableURL = WearhouseRunner.executable
-            process.arguments = ["import-samples", "--store", store, big.path]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try WearhouseRunner.start(["import-samples", "--store", store, big.path])
             usleep(UInt32(microseconds * fraction))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()

@@ -91,11 +91,9 @@ import Testing
         }
         let again = folder.appendingPathComponent("again.db").path
         try await withPrivateBus { bus in
-            let server = Process()
-            server.executableURL = WearhouseRunner.executable
-            server.arguments = ["fake-bluez", "--address", bus.address, "--trace", trace, "--duration", "60"]
-            server.standardError = FileHandle.nullDevice
-            try server.run()
+            let server = try WearhouseRunner.start([
+                "fake-bluez", "--address", bus.address, "--trace", trace, "--duration", "60",
+            ])
             defer { kill(server.processIdentifier, SIGKILL) }
             var paired = WearhouseRunner.Result(ToolRun(status: -1, stdout: "", stderr: ""))
             _ = try await eventually(timeout: .seconds(5)) {
@@ -152,13 +150,8 @@ import Testing
 
     /// Runs the binary until `done` holds (checked every 100 ms, at most a minute), then stops it with SIGTERM.
     static func run(_ arguments: [String], until done: () -> Bool) throws -> WearhouseRunner.Result {
-        let process = Process()
-        process.executableURL = WearhouseRunner.executable
-        process.arguments = arguments
         let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let process = try WearhouseRunner.start(arguments, errors: errors)
         let deadline = Date().addingTimeInterval(60)
         while !done(), Date() < deadline, process.isRunning { Thread.sleep(forTimeInterval: 0.1) }
         kill(process.processIdentifier, SIGTERM)

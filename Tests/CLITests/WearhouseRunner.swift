@@ -29,6 +29,20 @@ struct WearhouseRunner {
         Result(try TestSupport.runTool(executable.path, arguments, stdin: stdin))
     }
 
+    /// Starts the binary with `arguments` in the background, its standard output and error to `output` and
+    /// `errors` (a `Pipe` or a `FileHandle`; nowhere unless given); the caller waits for it or kills it.
+    static func start(
+        _ arguments: [String], output: Any = FileHandle.nullDevice, errors: Any = FileHandle.nullDevice
+    ) throws -> Process {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        return process
+    }
+
     /// Runs another program (busctl) to completion.
     static func runTool(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Result {
         Result(try TestSupport.runTool(path, arguments, environment: environment))
