@@ -52,10 +52,8 @@ final class PostgresConnection {
         try check(result, sql: sql, expecting: [PGRES_COMMAND_OK, PGRES_TUPLES_OK])
     }
 
-    /// Runs one statement without parameters that PostgreSQL cannot prepare (`FETCH` from a cursor) and returns its
-    /// rows.
-    func rows(_ sql: String) throws(PostgresError) -> PostgresRows {
-        let result = pq.exec(handle, sql)
+    /// The rows of a statement's `result`, which is cleared when the statement failed.
+    private func rows(of result: OpaquePointer?, sql: String) throws(PostgresError) -> PostgresRows {
         do {
             try check(result, sql: sql, expecting: [PGRES_COMMAND_OK, PGRES_TUPLES_OK])
         } catch {
@@ -64,6 +62,13 @@ final class PostgresConnection {
         }
         guard let result else { throw PostgresError(code: .unexpected, message: "no result", sql: sql) }
         return PostgresRows(pq: pq, result: result)
+    }
+
+    /// Runs one statement without parameters that PostgreSQL cannot prepare (`FETCH` from a cursor) and returns its
+    /// rows.
+    func rows(_ sql: String) throws(PostgresError) -> PostgresRows {
+        let result = pq.exec(handle, sql)
+        return try rows(of: result, sql: sql)
     }
 
     /// Runs `sql` as a prepared statement with `parameters` (text, `nil` for NULL) and returns its rows, in text
@@ -86,14 +91,7 @@ final class PostgresConnection {
         let result = Self.withCStrings(parameters) { values in
             pq.execPrepared(handle, name, Int32(parameters.count), values, nil, nil, binary ? 1 : 0)
         }
-        do {
-            try check(result, sql: sql, expecting: [PGRES_COMMAND_OK, PGRES_TUPLES_OK])
-        } catch {
-            pq.clear(result)
-            throw error
-        }
-        guard let result else { throw PostgresError(code: .unexpected, message: "no result", sql: sql) }
-        return PostgresRows(pq: pq, result: result)
+        return try rows(of: result, sql: sql)
     }
 
     /// `COPY ... FROM STDIN` with `data` in COPY's text format; returns the number of rows copied.
