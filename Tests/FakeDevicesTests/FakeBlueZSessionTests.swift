@@ -101,8 +101,8 @@ import Testing
             let removed = try #require(signals.firstIndex { $0.member == "InterfacesRemoved" })
             let added = try #require(signals.firstIndex { $0.adds("org.bluez.GattCharacteristic1") })
             let resolved = try #require(signals.firstIndex { $0.changes("ServicesResolved", to: .boolean(true)) })
-            // ServicesResolved=true first, then the objects (docs/bluez.md, F3).
-            #expect(resolved < removed && removed < added)
+            // The old objects go, ServicesResolved=true, then the new objects (docs/bluez.md, F3).
+            #expect(removed < resolved && resolved < added)
         }
     }
 
