@@ -266,8 +266,16 @@ public actor PeripheralHost {
         }
     }
 
+    /// Where the first service starts in the adapter's database, and how many handles each service is given.
+    /// Services ask for their handle (`Handle`), so that a host registering again (its process restarted, its
+    /// adapter back, bluetoothd restarted) gets the same handles, as a rebooted sensor keeps them: with handles
+    /// allocated afresh, a bonded central's cached database went stale and its StartNotify wrote a CCCD that was no
+    /// longer there (ATT 0x01, seen in the BlueZ VM). The characteristics follow their service's handle in order.
+    static let firstServiceHandle: UInt16 = 0x0100
+    static let handlesPerService: UInt16 = 0x20
+
     /// The services as GattService1/GattCharacteristic1 objects: the peripheral's, after the updated firmware's
-    /// service when ``servesUpdatedLayout``.
+    /// service when ``servesUpdatedLayout`` (every handle then moves).
     private func exportServices() throws {
         var services = peripheral.services
         if servesUpdatedLayout {
@@ -281,6 +289,7 @@ public actor PeripheralHost {
         uuids = [:]
         for (serviceIndex, service) in services.enumerated() {
             let servicePath = "\(Self.applicationPath)/service\(serviceIndex)"
+            let handle = Self.firstServiceHandle + UInt16(serviceIndex) * Self.handlesPerService
             var characteristicPaths: [String] = []
             for (index, characteristic) in service.characteristics.enumerated() {
                 let path = "\(servicePath)/char\(index)"
@@ -296,7 +305,7 @@ public actor PeripheralHost {
                             Self.serviceInterface,
                             properties: [
                                 "UUID": .string(service.uuid.description), "Primary": .boolean(true),
-                                "Characteristics": .objectPaths(characteristicPaths),
+                                "Characteristics": .objectPaths(characteristicPaths), "Handle": .uint16(handle),
                             ])
                     ])
             }
@@ -636,7 +645,10 @@ public actor PeripheralHost {
 
     static let serviceInterface = DBusInterface(
         name: "org.bluez.GattService1",
-        properties: [.init("UUID", .string), .init("Primary", .boolean), .init("Characteristics", .array(.objectPath))])
+        properties: [
+            .init("UUID", .string), .init("Primary", .boolean), .init("Characteristics", .array(.objectPath)),
+            .init("Handle", .uint16, access: .readwrite),
+        ])
 
     static let characteristicInterface = DBusInterface(
         name: "org.bluez.GattCharacteristic1",

@@ -64,9 +64,12 @@ if [ "$status" = 124 ]; then
     echo "run-vm: the VM did not power off within ${TIMEOUT} s; the end of its console:" >&2
     tail -20 "$OUT/console.log" >&2; tail -20 "$OUT/scenarios.log" >&2 2>/dev/null; exit 124
 fi
-# The HCI capture, decoded per controller (btmon decodes one controller's GATT traffic at a time).
+# The HCI capture, decoded per controller (btmon decodes one controller's GATT traffic at a time). btmon 5.66 may
+# crash at the end of a capture (on a management record); what it decoded up to there stays in the file.
 if [ -s "$OUT/hci.btsnoop" ] && command -v btmon > /dev/null; then
-    for n in $(seq 0 $((CTRLS - 1))); do btmon -r "$OUT/hci.btsnoop" -i "$n" > "$OUT/btmon-hci$n.txt" 2>&1; done
+    for n in $(seq 0 $((CTRLS - 1))); do
+        sh -c 'btmon -r "$1" -i "$2" > "$3" 2>&1' decode "$OUT/hci.btsnoop" "$n" "$OUT/btmon-hci$n.txt" 2>/dev/null
+    done
 fi
 # Each scenario's verdict, and the count last.
 grep -E '^(PASS|FAIL|bluez-vm:)' "$OUT/scenarios.log" 2>/dev/null
