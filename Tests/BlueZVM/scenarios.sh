@@ -384,7 +384,7 @@ scenario_replay() {
     pass replay
 }
 
-# bench (not in the default list; `make bench-bluez`): the gateway streaming the three straps for $BENCH_SECONDS
+# bench (not in the default list; `run-vm.sh -S stack,scan,pair,stream,bench`): the gateway streaming the three straps for $BENCH_SECONDS
 # (30 by default): its CPU time per notification and share of the CPU, bluetoothd's and dbus-daemon's over the same
 # window (the peers: the stack the notifications cross), its peak and current resident memory; then SIGTERM, and
 # the notification-to-durable latency it logs at exit.
