@@ -13,7 +13,7 @@ extension GatewayService {
     /// Work for a child task of ``run()``.
     enum Job: Sendable {
         case connect(address: String, PeripheralID, timeout: Duration)
-        case subscribe(address: String, PeripheralID, RegisteredSensor, NotifyMode, metadataFirst: Bool)
+        case subscribe(address: String, PeripheralID, RegisteredSensor, NotifyMode)
         case disconnect(PeripheralID)
         case remove(PeripheralID)
         case submit(SampleBatch)
@@ -50,9 +50,8 @@ extension GatewayService {
                 failure = error
             }
             await connected(failure, address: address)
-        case .subscribe(let address, let id, let registered, let mode, let metadataFirst):
-            let result = await Self.subscribe(
-                id, registered: registered, mode: mode, metadataFirst: metadataFirst, central: central)
+        case .subscribe(let address, let id, let registered, let mode):
+            let result = await Self.subscribe(id, registered: registered, mode: mode, central: central)
             await subscribed(result, address: address)
         case .disconnect(let id):
             try? await central.disconnect(id)
@@ -108,9 +107,7 @@ extension GatewayService {
                 let registered = runtime.registered
                 // AcquireNotify when the sensor was enrolled for it or the service is configured for it (R11).
                 let mode: NotifyMode = registered.notifyMode == .acquired ? .acquired : settings.notifyMode
-                // The sensor's metadata are read before its notifications start only the first time: on a
-                // reconnection notifications start first (see `subscribe`).
-                enqueue(.subscribe(address: address, id, registered, mode, metadataFirst: !runtime.metadataRead))
+                enqueue(.subscribe(address: address, id, registered, mode))
             case .disconnect:
                 guard let id else { continue }
                 enqueue(.disconnect(id))
@@ -184,15 +181,9 @@ extension GatewayService {
     }
 
     /// Looks the characteristics up by UUID (R12), reads the sensor's metadata, and starts notifications on
-    /// every measurement characteristic (R11). With `metadataFirst` false (a reconnection: the samples' context
-    /// already holds what was read before) notifications start before the reads: a bonded sensor keeps its
-    /// subscription and notifies as soon as the link is back, and bluetoothd drops what comes before the
-    /// `StartNotify` whenever it could not restore the subscription itself (in the BlueZ VM, after a link that
-    /// failed at encryption: 2 heart rates in the 1-2 s the reads took, docs/bluez-vm.md). Samples from those first
-    /// notifications carry the metadata read before, until the new reads replace them.
+    /// every measurement characteristic (R11).
     static func subscribe(
-        _ id: PeripheralID, registered: RegisteredSensor, mode: NotifyMode, metadataFirst: Bool,
-        central: any Central
+        _ id: PeripheralID, registered: RegisteredSensor, mode: NotifyMode, central: any Central
     ) async -> Subscription {
         var result = Subscription()
         let characteristics: [CharacteristicInfo]
@@ -202,9 +193,7 @@ extension GatewayService {
             result.failure = error
             return result
         }
-        if metadataFirst {
-            result.metadata = await SensorMetadata.read(from: id, characteristics: characteristics, central: central)
-        }
+        result.metadata = await SensorMetadata.read(from: id, characteristics: characteristics, central: central)
         let found = characteristics.filter {
             Self.measurements.contains($0.uuid) && !$0.properties.isDisjoint(with: [.notify, .indicate])
         }
@@ -228,9 +217,6 @@ extension GatewayService {
                 return result
             }
         }
-        if !metadataFirst {
-            result.metadata = await SensorMetadata.read(from: id, characteristics: characteristics, central: central)
-        }
         return result
     }
 
@@ -253,7 +239,6 @@ extension GatewayService {
                 fields: [.sensor(address)])
         }
         runtime.subscribed = result.subscribed
-        runtime.metadataRead = true
         runtime.battery = metadata.batteryPercent ?? runtime.battery
         var context = runtime.builder.context
         context.device = metadata.device(

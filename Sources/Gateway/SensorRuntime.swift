@@ -10,9 +10,6 @@ struct SensorRuntime {
     var builder: SampleBuilder
     /// The characteristics subscribed in this connection (valid until the next resolve, `docs/bluez.md`, R12).
     var subscribed: [CharacteristicInfo] = []
-    /// Whether a session read the sensor's metadata (Device Information, locations) into the builder's context:
-    /// the next sessions start notifications before they read them again.
-    var metadataRead = false
     var adapter: AdapterAddress?
     var battery: Int?
     var notifications: Int64 = 0
