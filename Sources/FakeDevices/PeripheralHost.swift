@@ -52,8 +52,6 @@ public actor PeripheralHost {
     var registeredWith: String?
     /// How often the application was registered (more than once: bluetoothd restarted).
     public private(set) var registrations = 0
-    /// Rounds of ``keepRegistered()`` so far.
-    var rounds = 0
     /// Devices on our adapter that bluetoothd says are connected (its `Device1.Connected`, from signals), and when
     /// one last connected or disconnected.
     var connected: Set<String> = []
@@ -428,6 +426,7 @@ public actor PeripheralHost {
         }
         registeredWith = owner
         registrations += 1
+        claimsDefaultAgent = true
         lastError = nil
         if registrations > 1 { log("registered again (\(registrations) registrations)") }
     }
@@ -457,19 +456,15 @@ public actor PeripheralHost {
         }
         let updated = layoutFile.map { FileManager.default.fileExists(atPath: $0) } ?? false
         if updated != servesUpdatedLayout { await changeLayout(updated: updated) }
-        // Back on top of bluetoothd's default agents every third round: `wearhouse pair` pushes its own agent there
-        // when it starts, seconds before it pairs. Not every round: each change makes bluetoothd set the IO
-        // capability of every adapter (a management command each).
-        rounds += 1
-        if rounds % 3 == 1 { await requestDefaultAgent() }
         await readvertiseUnlessConnected()
     }
 
-    /// Makes the sensor's agent bluetoothd's default one, which it asks for the sensor's end of a pairing. Also
-    /// as soon as a central connects (a `PropertiesChanged`; a first connection's device object comes with
-    /// `InterfacesAdded` instead) or reads: `wearhouse pair` makes its own agent the default when it starts and
-    /// pairs after connecting and reading, and in the BlueZ VM it paired before the next round here, so that its
-    /// agent was asked for the sensor's end and rightly refused (2 of 4 pairings on a quiet machine).
+    /// Makes the sensor's agent bluetoothd's default one, which it asks for the sensor's end of a pairing: after
+    /// registering, and as soon as a central connects (a `PropertiesChanged`; a first connection's device object
+    /// comes with `InterfacesAdded` instead) or reads. `wearhouse pair` makes its own agent the default when it
+    /// starts and pairs after connecting and reading; taken back every third second instead, in the BlueZ VM its
+    /// agent was asked for the sensor's end and rightly refused (2 of 4 pairings on a quiet machine), and the hosts
+    /// kept taking it from each other (each change makes bluetoothd set the IO capability of every adapter).
     private func requestDefaultAgent() async {
         _ = try? await bus.call(
             "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1", member: "RequestDefaultAgent",
