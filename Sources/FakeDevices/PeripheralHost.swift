@@ -55,8 +55,7 @@ public actor PeripheralHost {
     /// Devices on our adapter that bluetoothd says are connected (its `Device1.Connected`, from signals), and when
     /// one last connected or disconnected.
     var connected: Set<String> = []
-    /// Set when a central connected or read: the run loop then takes the default agent back
-    /// (``requestDefaultAgent()``).
+    /// Set when a central read: the run loop then takes the default agent back (``requestDefaultAgent()``).
     var claimsDefaultAgent = false
     var lastConnectionChange: ContinuousClock.Instant?
     /// How many errors scheduled work met (each one is logged).
@@ -460,11 +459,11 @@ public actor PeripheralHost {
     }
 
     /// Makes the sensor's agent bluetoothd's default one, which it asks for the sensor's end of a pairing: after
-    /// registering, and as soon as a central connects (a `PropertiesChanged`; a first connection's device object
-    /// comes with `InterfacesAdded` instead) or reads. `wearhouse pair` makes its own agent the default when it
+    /// registering, and as soon as a central reads. `wearhouse pair` makes its own agent the default when it
     /// starts and pairs after connecting and reading; taken back every third second instead, in the BlueZ VM its
     /// agent was asked for the sensor's end and rightly refused (2 of 4 pairings on a quiet machine), and the hosts
-    /// kept taking it from each other (each change makes bluetoothd set the IO capability of every adapter).
+    /// kept taking it from each other (each change makes bluetoothd set the IO capability of every adapter). Not
+    /// at a connection: with that, a bonded strap's reconnections failed at encryption for over 2 minutes, twice.
     private func requestDefaultAgent() async {
         _ = try? await bus.call(
             "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1", member: "RequestDefaultAgent",
@@ -515,12 +514,7 @@ public actor PeripheralHost {
         else { return }
         switch (interface, changed["Connected"], changed["Powered"]) {
         case ("org.bluez.Device1", .boolean(let isConnected)?, _):
-            if isConnected {
-                connected.insert(signal.path)
-                claimsDefaultAgent = true
-            } else {
-                connected.remove(signal.path)
-            }
+            if isConnected { connected.insert(signal.path) } else { connected.remove(signal.path) }
         case ("org.bluez.Adapter1", _, .boolean(let powered)?) where signal.path == adapterPath:
             if !powered { connected = [] }
             log("adapter \(powered ? "powered on" : "powered off")")
