@@ -52,6 +52,8 @@ public actor PeripheralHost {
     var registeredWith: String?
     /// How often the application was registered (more than once: bluetoothd restarted).
     public private(set) var registrations = 0
+    /// Rounds of ``keepRegistered()`` so far.
+    var rounds = 0
     /// Devices on our adapter that bluetoothd says are connected (its `Device1.Connected`, from signals), and when
     /// one last connected or disconnected.
     var connected: Set<String> = []
@@ -455,15 +457,19 @@ public actor PeripheralHost {
         }
         let updated = layoutFile.map { FileManager.default.fileExists(atPath: $0) } ?? false
         if updated != servesUpdatedLayout { await changeLayout(updated: updated) }
+        // Back on top of bluetoothd's default agents every third round too: `wearhouse run` makes its agent the
+        // default when bluetoothd returns, and a bonded strap's end of the link needs the sensor's agent then.
+        rounds += 1
+        if rounds % 3 == 1 { await requestDefaultAgent() }
         await readvertiseUnlessConnected()
     }
 
     /// Makes the sensor's agent bluetoothd's default one, which it asks for the sensor's end of a pairing: after
-    /// registering, and as soon as a central reads. `wearhouse pair` makes its own agent the default when it
-    /// starts and pairs after connecting and reading; taken back every third second instead, in the BlueZ VM its
-    /// agent was asked for the sensor's end and rightly refused (2 of 4 pairings on a quiet machine), and the hosts
-    /// kept taking it from each other (each change makes bluetoothd set the IO capability of every adapter). Not
-    /// at a connection: with that, a bonded strap's reconnections failed at encryption for over 2 minutes, twice.
+    /// registering, every third round, and as soon as a central reads. `wearhouse pair` makes its own agent the
+    /// default when it starts and pairs after connecting and reading; taken back only every third second, in the
+    /// BlueZ VM its agent was asked for the sensor's end and rightly refused (2 of 4 pairings on a quiet machine).
+    /// Not at a connection: with that, a bonded strap's reconnections failed at encryption for over 2 minutes in
+    /// two full runs; without the rounds, bonded straps did not come back after bluetoothd restarted.
     private func requestDefaultAgent() async {
         _ = try? await bus.call(
             "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1", member: "RequestDefaultAgent",
