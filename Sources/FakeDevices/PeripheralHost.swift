@@ -57,8 +57,6 @@ public actor PeripheralHost {
     /// Devices on our adapter that bluetoothd says are connected (its `Device1.Connected`, from signals), and when
     /// one last connected or disconnected.
     var connected: Set<String> = []
-    /// Set when a central read: the run loop then takes the default agent back (``requestDefaultAgent()``).
-    var claimsDefaultAgent = false
     var lastConnectionChange: ContinuousClock.Instant?
     /// How many errors scheduled work met (each one is logged).
     public private(set) var errorCount = 0
@@ -199,10 +197,6 @@ public actor PeripheralHost {
                 return
             }
             advance(to: clock.now - start)
-            if claimsDefaultAgent {
-                claimsDefaultAgent = false
-                await requestDefaultAgent()
-            }
             if clock.now - lastAdvertisement >= readvertiseInterval {
                 lastAdvertisement = clock.now
                 await keepRegistered()
@@ -427,7 +421,6 @@ public actor PeripheralHost {
         }
         registeredWith = owner
         registrations += 1
-        claimsDefaultAgent = true
         lastError = nil
         if registrations > 1 { log("registered again (\(registrations) registrations)") }
     }
@@ -457,23 +450,16 @@ public actor PeripheralHost {
         }
         let updated = layoutFile.map { FileManager.default.fileExists(atPath: $0) } ?? false
         if updated != servesUpdatedLayout { await changeLayout(updated: updated) }
-        // Back on top of bluetoothd's default agents every third round too: `wearhouse run` makes its agent the
-        // default when bluetoothd returns, and a bonded strap's end of the link needs the sensor's agent then.
+        // Back on top of bluetoothd's default agents every third round: `wearhouse pair` pushes its own agent there
+        // when it starts, seconds before it pairs. Not every round: each change makes bluetoothd set the IO
+        // capability of every adapter (a management command each).
         rounds += 1
-        if rounds % 3 == 1 { await requestDefaultAgent() }
+        if rounds % 3 == 1 {
+            _ = try? await bus.call(
+                "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1", member: "RequestDefaultAgent",
+                arguments: [.objectPath(Self.agentPath)], timeout: .seconds(5))
+        }
         await readvertiseUnlessConnected()
-    }
-
-    /// Makes the sensor's agent bluetoothd's default one, which it asks for the sensor's end of a pairing: after
-    /// registering, every third round, and as soon as a central reads. `wearhouse pair` makes its own agent the
-    /// default when it starts and pairs after connecting and reading; taken back only every third second, in the
-    /// BlueZ VM its agent was asked for the sensor's end and rightly refused (2 of 4 pairings on a quiet machine).
-    /// Not at a connection: with that, a bonded strap's reconnections failed at encryption for over 2 minutes in
-    /// two full runs; without the rounds, bonded straps did not come back after bluetoothd restarted.
-    private func requestDefaultAgent() async {
-        _ = try? await bus.call(
-            "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1", member: "RequestDefaultAgent",
-            arguments: [.objectPath(Self.agentPath)], timeout: .seconds(5))
     }
 
     /// What a registration held goes with it: connections, subscriptions.
@@ -589,8 +575,6 @@ public actor PeripheralHost {
         guard let uuid = uuids[call.path] else {
             return .error(name: "org.bluez.Error.Failed", message: "No such characteristic")
         }
-        // A central reading: `wearhouse pair` reads before it pairs (``requestDefaultAgent()``).
-        if call.member == "ReadValue" { claimsDefaultAgent = true }
         switch call.member {
         case "ReadValue" where uuid == Self.firmwareVersionUUID:
             return .values([.bytes(Self.updatedFirmware)])
