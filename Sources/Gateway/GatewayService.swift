@@ -100,8 +100,7 @@ public actor GatewayService {
     var sensors: [String: SensorRuntime] = [:]
     var stackAvailable = false
     var defaultAdapter: AdapterAddress?
-    /// The adapters our discovery runs on.
-    var discovering: Set<AdapterAddress> = []
+    var discovering = false
     /// The adapter last announced in the log.
     var announcedAdapter: AdapterAddress?
     var registryVersion: Int64?
@@ -220,8 +219,7 @@ public actor GatewayService {
                 group.cancelAll()
             }
             for address in sensors.keys.sorted() { await finish(address) }
-            for adapter in discovering.sorted() { try? await central.stopDiscovery(on: adapter) }
-            discovering = []
+            if discovering { try? await central.stopDiscovery(on: defaultAdapter) }
             await writer.close()
         }
         if failure == nil {
