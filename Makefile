@@ -139,9 +139,12 @@ test-bluez: deps
 	Tests/BlueZVM/run-vm.sh
 
 # What `make test` runs of the rig: the scenarios that hold on the 6.1 guest (the real stack found, scan, Just
-# Works pairing, a strap streamed with stored = sent; about 90 s). A boot whose guest kernel oopsed or whose
-# bluetoothd died is run once more, and says so; any other failure, or a second crash, fails.
-BLUEZ_CI_SCENARIOS := stack,scan,pair,stream
+# Works pairing, a strap streamed with stored = sent, the link dropped from the sensor's side and the stream
+# resumed with stored = sent; about 75 s). Left to `make test-bluez` until they hold: bluetoothd restarted (failed
+# its full run on 2026-12-06), the sensor restarted (the run timed out in it), fidelity (1 failure in 3 boots).
+# A boot whose guest kernel oopsed or whose bluetoothd died is run once more, and says so; any other failure, or a
+# second crash, fails.
+BLUEZ_CI_SCENARIOS := stack,scan,pair,stream,link_loss
 test-bluez-ci: deps
 	$(SWIFT) build --product wearhouse $(TEST_BUILD)
 	Tests/BlueZVM/setup-host.sh
