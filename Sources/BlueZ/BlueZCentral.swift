@@ -64,12 +64,13 @@ public actor BlueZCentral: Central {
     }
 
     /// Starts the object cache on `bus` and, unless `agentCapability` is `nil`, serves a ``PairingAgent`` that
-    /// accepts only the devices ``pair(_:timeout:)`` is pairing. Works without bluetoothd: the cache fills when it
-    /// appears.
+    /// accepts only the devices ``pair(_:timeout:)`` is pairing (and shows their passkeys to `onPasskey`). Works
+    /// without bluetoothd: the cache fills when it appears.
     ///
     /// - Throws: ``CentralError`` (`unavailable`) when the bus refuses the matches.
     public static func start(
         on bus: DBusConnection, agentCapability: String? = "NoInputNoOutput",
+        onPasskey: (@Sendable (_ device: String, _ passkey: UInt32, _ kind: PairingAgent.PasskeyKind) -> Void)? = nil,
         clock: @escaping @Sendable () -> Timestamp = BlueZObjectCache.systemTimestamp
     ) async throws(CentralError) -> BlueZCentral {
         let cache = BlueZObjectCache(bus: bus, clock: clock)
@@ -82,7 +83,9 @@ public actor BlueZCentral: Central {
             await central.cancelForwarding()
             throw CentralError(error, operation: "GetManagedObjects")
         }
-        if let agentCapability { await central.serveAgent(capability: agentCapability) }
+        if let agentCapability {
+            await central.serveAgent(PairingAgent(bus: bus, capability: agentCapability, onPasskey: onPasskey))
+        }
         return central
     }
 
@@ -122,8 +125,7 @@ public actor BlueZCentral: Central {
         listeners.finishAll()
     }
 
-    private func serveAgent(capability: String) async {
-        let agent = PairingAgent(bus: bus, capability: capability)
+    private func serveAgent(_ agent: PairingAgent) async {
         self.agent = agent
         await agent.register()
     }

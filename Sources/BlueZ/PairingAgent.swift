@@ -2,8 +2,9 @@ public import DBus
 internal import Synchronization
 
 /// The `org.bluez.Agent1` a headless gateway serves (`docs/bluez.md`, R15): registered as the default agent with
-/// capability `NoInputNoOutput` (LE sensors pair Just Works), it accepts confirmation and authorization only for
-/// devices being paired right now (``allow(_:)``), and refuses everything else with `org.bluez.Error.Rejected`.
+/// capability `NoInputNoOutput` (LE sensors pair Just Works; `DisplayYesNo` for numeric comparison, whose passkey
+/// it shows), it accepts confirmation and authorization only for devices being paired right now (``allow(_:)``),
+/// and refuses everything else with `org.bluez.Error.Rejected`.
 /// PIN codes and passkeys are never guessed. bluetoothd calls it asynchronously while our `Pair` call waits,
 /// which is why every D-Bus call here is asynchronous.
 public final class PairingAgent: Sendable {
@@ -28,7 +29,16 @@ public final class PairingAgent: Sendable {
 
     let bus: DBusConnection
     let capability: String
+    let onPasskey: (@Sendable (_ device: String, _ passkey: UInt32, _ kind: PasskeyKind) -> Void)?
     private let state = Mutex(State())
+
+    /// Why bluetoothd shows the agent a passkey.
+    public enum PasskeyKind: Sendable {
+        /// `RequestConfirmation`: numeric comparison; the sensor shows the same number and asks its wearer.
+        case confirm
+        /// `DisplayPasskey`: the wearer types it on the sensor.
+        case display
+    }
 
     private struct State {
         var allowed: Set<String> = []
@@ -36,11 +46,16 @@ public final class PairingAgent: Sendable {
         var calls: [String] = []
     }
 
-    /// An agent on `bus` (not yet registered). `capability` is `NoInputNoOutput` for a gateway; tests use
-    /// `DisplayYesNo` to make bluetoothd ask.
-    public init(bus: DBusConnection, capability: String = "NoInputNoOutput") {
+    /// An agent on `bus` (not yet registered). `capability` is `NoInputNoOutput` for a gateway; `DisplayYesNo`
+    /// (`wearhouse pair --confirm-passkey`) makes LE Secure Connections pair a sensor with a display by numeric
+    /// comparison: the passkey of a device being paired goes to `onPasskey` (to be shown) and is accepted.
+    public init(
+        bus: DBusConnection, capability: String = "NoInputNoOutput",
+        onPasskey: (@Sendable (_ device: String, _ passkey: UInt32, _ kind: PasskeyKind) -> Void)? = nil
+    ) {
         self.bus = bus
         self.capability = capability
+        self.onPasskey = onPasskey
     }
 
     /// Serves the object (once) and registers it with bluetoothd as the default agent. Called again after every
@@ -93,10 +108,21 @@ public final class PairingAgent: Sendable {
             return device.map { state.allowed.contains($0) } ?? false
         }
         let rejected = DBusReply.error(name: "org.bluez.Error.Rejected", message: "Not a sensor being paired")
+        let passkey = call.arguments.dropFirst().first?.uint32Value
         switch call.member {
-        case "Release", "Cancel", "DisplayPinCode", "DisplayPasskey":
+        case "DisplayPasskey":
+            // Called again as the wearer types (the third argument counts the digits): shown once.
+            if allowed, let device, let passkey, call.arguments.dropFirst(2).first?.uint16Value ?? 0 == 0 {
+                onPasskey?(device, passkey, .display)
+            }
             return .empty
-        case "RequestConfirmation", "RequestAuthorization", "AuthorizeService":
+        case "Release", "Cancel", "DisplayPinCode":
+            return .empty
+        case "RequestConfirmation":
+            guard allowed else { return rejected }
+            if let device, let passkey { onPasskey?(device, passkey, .confirm) }
+            return .empty
+        case "RequestAuthorization", "AuthorizeService":
             return allowed ? .empty : rejected
         case "RequestPinCode", "RequestPasskey":
             return .error(name: "org.bluez.Error.Rejected", message: "This gateway has no way to enter a code")

@@ -17,8 +17,9 @@ internal import Glibc
 /// (GattCharacteristic1), cached across reconnects. The actor runs on the bus connection's thread, so D-Bus
 /// handlers and the clock share one serial executor.
 ///
-/// Behaviour follows BlueZ 5.66 (`docs/bluez.md`, F1-F18): Connect answers, then GATT objects are added
-/// (first connection, or after the services changed), then `ServicesResolved=true`; disconnection is
+/// Behaviour follows BlueZ 5.66 (`docs/bluez.md`, F1-F18): Connect answers, then `ServicesResolved=true`, then
+/// the GATT objects are added (first connection, or after the services changed; 5.66 sends them in this order
+/// too, seen in the BlueZ VM, docs/bluez-vm.md); disconnection is
 /// `ServicesResolved=false` then `Connected=false`; StartNotify sessions are per sender, survive reconnects and
 /// end when the sender leaves the bus; discovery sessions are per sender. Pair calls the caller's (or the
 /// default) agent back unless it is `NoInputNoOutput`. The fault API (``setConnectFault(_:for:)``,

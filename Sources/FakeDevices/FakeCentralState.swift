@@ -243,6 +243,13 @@ struct FakeCentralState {
             case .noReply:
                 devices[id]?.pendingConnect = PendingConnect(deadline: now + timeout, continuation: continuation)
                 return nil
+            case .removed:
+                forget(id)
+                return .failure(
+                    CentralError(
+                        .deviceMissing, operation: operation,
+                        detail: "org.freedesktop.DBus.Error.UnknownObject: Method \"Connect\" with signature \"\" on "
+                            + "interface \"org.bluez.Device1\" doesn't exist"))
             }
         }
         establish(id)

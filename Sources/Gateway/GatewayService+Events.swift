@@ -22,12 +22,12 @@ extension GatewayService {
         case .stackUnavailable:
             log.warning("bluetoothd went away; waiting for it")
             stackAvailable = false
-            discovering = false
+            discovering = []
             for address in sensors.keys.sorted() { deliver(.stackUnavailable, to: address) }
         case .adapterRemoved(let adapter):
             log.warning("adapter \(address: adapter) removed", fields: [.adapter(adapter)])
             if defaultAdapter == adapter { defaultAdapter = nil }
-            discovering = false
+            discovering.remove(adapter)
             for (address, runtime) in sensors where runtime.peripheral(defaultAdapter: adapter)?.adapter == adapter {
                 deliver(.stackUnavailable, to: address)
             }
@@ -140,19 +140,27 @@ extension GatewayService {
         }
     }
 
-    /// `docs/bluez.md`, R14: discovery runs only while a sensor's device object is missing and bluetoothd is there.
+    /// `docs/bluez.md`, R14: discovery runs only while a sensor's device object is missing and bluetoothd is there,
+    /// on the adapter that sensor was enrolled with (else the default one): a device object found on another
+    /// adapter is not the sensor's (seen in the BlueZ VM with a gateway adapter per sensor, docs/bluez-vm.md).
     func manageDiscovery() async {
-        let waiting = sensors.values.contains { $0.state.phase == .waitingForStack }
-        if waiting, stackAvailable, defaultAdapter != nil, !discovering {
-            do {
-                try await central.startDiscovery(services: Self.discoveryServices, on: defaultAdapter)
-                discovering = true
-            } catch {
-                log.debug("discovery could not start: \(error)")
+        var wanted: Set<AdapterAddress> = []
+        if stackAvailable {
+            for runtime in sensors.values where runtime.state.phase == .waitingForStack {
+                if let adapter = runtime.registered.adapter?.uppercased() ?? defaultAdapter { wanted.insert(adapter) }
             }
-        } else if !waiting, discovering {
-            discovering = false
-            try? await central.stopDiscovery(on: defaultAdapter)
+        }
+        for adapter in wanted.subtracting(discovering).sorted() {
+            do {
+                try await central.startDiscovery(services: Self.discoveryServices, on: adapter)
+                discovering.insert(adapter)
+            } catch {
+                log.debug("discovery could not start on \(address: adapter): \(error)")
+            }
+        }
+        for adapter in discovering.subtracting(wanted).sorted() {
+            discovering.remove(adapter)
+            try? await central.stopDiscovery(on: adapter)
         }
     }
 

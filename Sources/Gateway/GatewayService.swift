@@ -100,7 +100,8 @@ public actor GatewayService {
     var sensors: [String: SensorRuntime] = [:]
     var stackAvailable = false
     var defaultAdapter: AdapterAddress?
-    var discovering = false
+    /// The adapters our discovery runs on.
+    var discovering: Set<AdapterAddress> = []
     /// The adapter last announced in the log.
     var announcedAdapter: AdapterAddress?
     var registryVersion: Int64?
@@ -219,7 +220,8 @@ public actor GatewayService {
                 group.cancelAll()
             }
             for address in sensors.keys.sorted() { await finish(address) }
-            if discovering { try? await central.stopDiscovery(on: defaultAdapter) }
+            for adapter in discovering.sorted() { try? await central.stopDiscovery(on: adapter) }
+            discovering = []
             await writer.close()
         }
         if failure == nil {

@@ -117,6 +117,22 @@ import Testing
         }
     }
 
+    /// `--confirm-passkey`: the agent registers as DisplayYesNo, so bluetoothd asks it to confirm a passkey
+    /// (FakeBlueZ's 123456, as the real bluetoothd does for numeric comparison, seen in the BlueZ VM); the passkey
+    /// is printed and accepted, and the sensor is paired even though it would serve without.
+    @Test func pairConfirmingAPasskeyPrintsItAndPairs() async throws {
+        try await Self.withFake { bus, fake, store in
+            let result = try WearhouseRunner.run([
+                "pair", "C0:FF:EE:00:00:01", "--confirm-passkey", "--bus", bus, "--store", store, "--json",
+            ])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stderr.contains("passkey 123456: check that the sensor shows the same"), "\(result.stderr)")
+            let sensor = try WearhouseRunner.json(result.stdout.split(separator: "\n").first ?? "")
+            #expect(sensor["paired"] as? Bool == true)
+            #expect(await fake.isPaired("C0:FF:EE:00:00:01"))
+        }
+    }
+
     /// SIGTERM in the middle of a stream: everything the sensor notified before is in the store.
     @Test func runStoresEverythingNotifiedBeforeSIGTERM() async throws {
         try await Self.withFake { bus, fake, store in
