@@ -69,7 +69,7 @@ public actor BlueZCentral: Central {
     ///
     /// - Throws: ``CentralError`` (`unavailable`) when the bus refuses the matches.
     public static func start(
-        on bus: DBusConnection, agentCapability: String? = "NoInputNoOutput",
+        on bus: DBusConnection, agentCapability: String? = "NoInputNoOutput", agentIsDefault: Bool = true,
         onPasskey: (@Sendable (_ device: String, _ passkey: UInt32, _ kind: PairingAgent.PasskeyKind) -> Void)? = nil,
         clock: @escaping @Sendable () -> Timestamp = BlueZObjectCache.systemTimestamp
     ) async throws(CentralError) -> BlueZCentral {
@@ -84,7 +84,9 @@ public actor BlueZCentral: Central {
             throw CentralError(error, operation: "GetManagedObjects")
         }
         if let agentCapability {
-            await central.serveAgent(PairingAgent(bus: bus, capability: agentCapability, onPasskey: onPasskey))
+            await central.serveAgent(
+                PairingAgent(
+                    bus: bus, capability: agentCapability, isDefault: agentIsDefault, onPasskey: onPasskey))
         }
         return central
     }

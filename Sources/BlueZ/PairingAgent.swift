@@ -1,8 +1,8 @@
 public import DBus
 internal import Synchronization
 
-/// The `org.bluez.Agent1` a headless gateway serves (`docs/bluez.md`, R15): registered as the default agent with
-/// capability `NoInputNoOutput` (LE sensors pair Just Works; `DisplayYesNo` for numeric comparison, whose passkey
+/// The `org.bluez.Agent1` a headless gateway serves (`docs/bluez.md`, R15): registered (the service's as the default
+/// agent, a one-shot command's as its own only) with capability `NoInputNoOutput` (LE sensors pair Just Works; `DisplayYesNo` for numeric comparison, whose passkey
 /// it shows), it accepts confirmation and authorization only for devices being paired right now (``allow(_:)``),
 /// and refuses everything else with `org.bluez.Error.Rejected`.
 /// PIN codes and passkeys are never guessed. bluetoothd calls it asynchronously while our `Pair` call waits,
@@ -29,6 +29,7 @@ public final class PairingAgent: Sendable {
 
     let bus: DBusConnection
     let capability: String
+    let isDefault: Bool
     let onPasskey: (@Sendable (_ device: String, _ passkey: UInt32, _ kind: PasskeyKind) -> Void)?
     private let state = Mutex(State())
 
@@ -49,16 +50,21 @@ public final class PairingAgent: Sendable {
     /// An agent on `bus` (not yet registered). `capability` is `NoInputNoOutput` for a gateway; `DisplayYesNo`
     /// (`wearhouse pair --confirm-passkey`) makes LE Secure Connections pair a sensor with a display by numeric
     /// comparison: the passkey of a device being paired goes to `onPasskey` (to be shown) and is accepted.
+    /// `isDefault` asks bluetoothd to make it the default agent, the one asked about pairings nobody called `Pair`
+    /// for (a bonded sensor asking for security again): the service's is; a one-shot command's is not, since
+    /// bluetoothd asks the agent of the client that called `Pair` about its pairing, and taking the default from the
+    /// service (or another agent on the machine) would leave it with an agent that exits within seconds.
     public init(
-        bus: DBusConnection, capability: String = "NoInputNoOutput",
+        bus: DBusConnection, capability: String = "NoInputNoOutput", isDefault: Bool = true,
         onPasskey: (@Sendable (_ device: String, _ passkey: UInt32, _ kind: PasskeyKind) -> Void)? = nil
     ) {
         self.bus = bus
         self.capability = capability
+        self.isDefault = isDefault
         self.onPasskey = onPasskey
     }
 
-    /// Serves the object (once) and registers it with bluetoothd as the default agent. Called again after every
+    /// Serves the object (once) and registers it with bluetoothd (as the default agent when `isDefault`). Called again after every
     /// bluetoothd restart (R2). Failures (no bluetoothd yet) are ignored: the next restart registers it.
     public func register() async {
         let needsExport = state.withLock { state in
@@ -81,6 +87,7 @@ public final class PairingAgent: Sendable {
         _ = try? await bus.call(
             BlueZObjectCache.serviceName, path: "/org/bluez", interface: "org.bluez.AgentManager1",
             member: "RegisterAgent", arguments: arguments, timeout: .seconds(5))
+        guard isDefault else { return }
         _ = try? await bus.call(
             BlueZObjectCache.serviceName, path: "/org/bluez", interface: "org.bluez.AgentManager1",
             member: "RequestDefaultAgent", arguments: [.objectPath(Self.path)], timeout: .seconds(5))

@@ -48,7 +48,8 @@ enum BluetoothOptions {
     }
 
     /// Connects to bluetoothd's bus and starts the client (with the pairing agent: `NoInputNoOutput`, or
-    /// `DisplayYesNo` showing passkeys on `console` when `confirmPasskey`).
+    /// `DisplayYesNo` showing passkeys on `console` when `confirmPasskey`; not the default agent, which stays the
+    /// service's: bluetoothd asks the caller's own agent about the pairing it asked for).
     static func connect(
         _ address: DBusAddress, console: Console, confirmPasskey: Bool = false
     ) async -> (DBusConnection, BlueZCentral)? {
@@ -62,9 +63,9 @@ enum BluetoothOptions {
             return nil
         }
         do {
-            guard confirmPasskey else { return (bus, try await BlueZCentral.start(on: bus)) }
+            guard confirmPasskey else { return (bus, try await BlueZCentral.start(on: bus, agentIsDefault: false)) }
             let central = try await BlueZCentral.start(
-                on: bus, agentCapability: "DisplayYesNo",
+                on: bus, agentCapability: "DisplayYesNo", agentIsDefault: false,
                 onPasskey: { device, passkey, kind in
                     let digits = String(passkey)
                     let code = String(repeating: "0", count: max(0, 6 - digits.count)) + digits
