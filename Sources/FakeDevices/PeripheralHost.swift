@@ -54,6 +54,9 @@ public actor PeripheralHost {
     public private(set) var registrations = 0
     /// Rounds of ``keepRegistered()`` so far.
     var rounds = 0
+    /// Whether a central is bonded with the sensor (then its agent no longer registers: see
+    /// ``holdDefaultAgentUntilBonded()``).
+    var bonded = false
     /// Devices on our adapter that bluetoothd says are connected (its `Device1.Connected`, from signals), and when
     /// one last connected or disconnected.
     var connected: Set<String> = []
@@ -414,15 +417,44 @@ public actor PeripheralHost {
                 arguments: [.objectPath(Self.applicationPath), .vardict([:])], timeout: .seconds(20))
         }
         try await registering { try await advertise(timeout: .seconds(20)) }
-        try await registering {
-            _ = try await bus.call(
-                "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1", member: "RegisterAgent",
-                arguments: [.objectPath(Self.agentPath), .string(agentCapability)], timeout: .seconds(5))
+        if !bonded {
+            try await registering {
+                _ = try await bus.call(
+                    "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1", member: "RegisterAgent",
+                    arguments: [.objectPath(Self.agentPath), .string(agentCapability)], timeout: .seconds(5))
+            }
         }
         registeredWith = owner
         registrations += 1
         lastError = nil
         if registrations > 1 { log("registered again (\(registrations) registrations)") }
+    }
+
+    /// One bluetoothd plays every end in the rig, and its default agent does two jobs there: it answers for the
+    /// end that did not call `Pair` (the sensor's), and its capability becomes the IO capability of every adapter,
+    /// the gateway's included. A sensor with a display must be the default while it is paired (numeric comparison
+    /// needs its `DisplayYesNo`), and must not stay it afterwards: with a `DisplayYesNo` IO capability the
+    /// gateway's adapter demands an authenticated key of every strap that asks for security, and a strap bonded by
+    /// Just Works was paired again at each reconnection, which failed (status 0x05 on both ends). On a real
+    /// gateway the default agent is the service's (`NoInputNoOutput`), as it is here once this one steps aside.
+    /// So it takes the default while no central is bonded with its adapter (bluetoothd's `Paired` on a device of
+    /// the adapter, which a restarted host finds too), then unregisters its agent.
+    private func holdDefaultAgentUntilBonded() async {
+        let objects = try? await bus.managedObjects(destination: "org.bluez", timeout: .seconds(5))
+        let paired = (objects ?? [:]).contains { path, interfaces in
+            path.hasPrefix(adapterPath + "/dev_") && interfaces["org.bluez.Device1"]?["Paired"] == .boolean(true)
+        }
+        if paired {
+            bonded = true
+            _ = try? await bus.call(
+                "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1", member: "UnregisterAgent",
+                arguments: [.objectPath(Self.agentPath)], timeout: .seconds(5))
+            log("bonded: the sensor's agent steps aside (the gateway's adapters keep the default agent's capability)")
+        } else if objects != nil {
+            _ = try? await bus.call(
+                "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1", member: "RequestDefaultAgent",
+                arguments: [.objectPath(Self.agentPath)], timeout: .seconds(5))
+        }
     }
 
     /// Runs one registration step; bluetoothd's `AlreadyExists` means an earlier attempt did it.
@@ -450,15 +482,10 @@ public actor PeripheralHost {
         }
         let updated = layoutFile.map { FileManager.default.fileExists(atPath: $0) } ?? false
         if updated != servesUpdatedLayout { await changeLayout(updated: updated) }
-        // Back on top of bluetoothd's default agents every third round: `wearhouse pair` pushes its own agent there
-        // when it starts, seconds before it pairs. Not every round: each change makes bluetoothd set the IO
-        // capability of every adapter (a management command each).
+        // A sensor with a display holds bluetoothd's default agent, every third round, until a central bonded with
+        // it (docs/bluez-vm.md, "one bluetoothd plays both ends"); the others never take it.
         rounds += 1
-        if rounds % 3 == 1 {
-            _ = try? await bus.call(
-                "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1", member: "RequestDefaultAgent",
-                arguments: [.objectPath(Self.agentPath)], timeout: .seconds(5))
-        }
+        if agentCapability != "NoInputNoOutput", !bonded, rounds % 3 == 1 { await holdDefaultAgentUntilBonded() }
         await readvertiseUnlessConnected()
     }
 
