@@ -68,4 +68,69 @@ import Testing
             }
         }
     }
+    /// bluetoothd can hold a device object with the sensor's address on another adapter too (the default one's
+    /// discovery saw it advertise, or it connected there once). The service reaches the sensor through the adapter
+    /// it was enrolled with, at start and after bluetoothd restarted: in the VM it took the default adapter's
+    /// object after a restart, and that link could not work.
+    @Test func aSensorIsReachedThroughItsOwnAdapterWhenAnotherKnowsItsAddress() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("multi-adapter-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let clock = ManualClock(wallMicroseconds: 1_795_946_400_000_000)
+        let store = try SQLiteHealthStore(path: directory.appendingPathComponent("health.db").path)
+        let central = FakeCentral(adapters: [Self.hci0, Self.hci2])
+        let own = central.add(PeripheralScript(kind: .chestStrap, address: Self.strap, seed: 3), on: Self.hci2.address)
+        let other = central.add(
+            PeripheralScript(kind: .chestStrap, address: Self.strap, seed: 4), on: Self.hci0.address)
+        // Both adapters know the address, bonded (so that the objects outlive bluetoothd's restart).
+        for (id, adapter) in [(own, Self.hci2.address), (other, Self.hci0.address)] {
+            try await central.startDiscovery(services: [], on: adapter)
+            try await central.stopDiscovery(on: adapter)
+            try await central.pair(id, timeout: .seconds(5))
+            try await central.disconnect(id)
+        }
+        try await store.register(
+            RegisteredSensor(address: Self.strap, adapter: Self.hci2.address, subject: "alice", enrolledAt: .now))
+        let service = GatewayService(
+            central: central, registry: store, writer: StoreWriter(sink: HealthStoreSink(store: store), clock: clock),
+            settings: .init(source: Source(identifier: "wearhouse", version: "test")),
+            log: ServiceLog(level: .warning, destination: .standardError), clock: clock)
+        func streaming(_ wanted: Bool) async -> Bool {
+            for _ in 0..<40 {
+                if (await service.statuses().first?.state == "streaming") == wanted { return true }
+                clock.advance(by: .milliseconds(500))
+                await service.settled()
+            }
+            return false
+        }
+        let (started, running) = AsyncStream.makeStream(of: Void.self)
+        try await withThrowingDiscardingTaskGroup { group throws in
+            group.addTask { try await service.run { running.finish() } }
+            for await _ in started {}
+            #expect(await streaming(true))
+            central.advance(by: .seconds(3))
+            await service.settled()
+            #expect(!central.deliveredNotifications(of: own).isEmpty)
+            #expect(central.deliveredNotifications(of: other).isEmpty)
+            central.stopStack()
+            #expect(await streaming(false))
+            central.startStack()
+            let before = central.deliveredNotifications(of: own).count
+            #expect(await streaming(true))
+            central.advance(by: .seconds(3))
+            await service.settled()
+            #expect(central.deliveredNotifications(of: own).count > before)
+            #expect(central.deliveredNotifications(of: other).isEmpty)
+            await withDiscardingTaskGroup { stopping in
+                stopping.addTask {
+                    while !Task.isCancelled {
+                        await clock.waitForSleepers(1)
+                        guard !Task.isCancelled else { return }
+                        clock.advanceToNextDeadline()
+                    }
+                }
+                await service.stop()
+                stopping.cancelAll()
+            }
+        }
+    }
 }
