@@ -46,6 +46,8 @@ public actor BlueZCentral: Central {
     var notificationCount = 0
     /// The cache's events taken so far, and the ``drainEvents()`` calls waiting for a count.
     var forwardedEvents = 0
+    /// Events passed on to the listeners (``CentralStatistics/events``).
+    var passedOnEvents = 0
     /// The cache's stream has ended: nothing more will be forwarded, so a drain has nothing to wait for.
     var forwardingEnded = false
     var drainWaiters: [(target: Int, continuation: CheckedContinuation<Void, Never>)] = []
@@ -167,6 +169,7 @@ public actor BlueZCentral: Central {
         default:
             break
         }
+        passedOnEvents += 1
         listeners.yield(event)
     }
 
@@ -243,7 +246,8 @@ public actor BlueZCentral: Central {
 
     public func statistics() async -> CentralStatistics {
         CentralStatistics(
-            notifications: notificationCount, droppedEvents: listeners.dropped + (await cache.droppedEvents))
+            notifications: notificationCount, droppedEvents: listeners.dropped + (await cache.droppedEvents),
+            events: passedOnEvents)
     }
 
     /// A round trip to bluetoothd (`Peer.Ping`, answered by its bus library), then ``drainEvents()``: every

@@ -128,8 +128,7 @@ extension FakeBlueZ {
                 devices[call.path]?.connectFault = count > 1 ? .dropsBeforeResolving(count - 1) : nil
                 devices[call.path]?.connected = true
                 setDeviceProperties(["Connected": .boolean(true)], at: call.path)
-                // allowed: runs after the Connect reply went out, as the aborted link drops; on the fake's executor
-                Task { self.disconnect(call.path) }
+                afterReply { $0.disconnect(call.path) }
                 return .empty
             }
             guard device.nearby, device.connectFault != .abortByLocal else {
@@ -159,8 +158,7 @@ extension FakeBlueZ {
                 devices[call.path]?.servicesResolved = false
                 setDeviceProperties(["ServicesResolved": .boolean(false)], at: call.path)
             }
-            // allowed: runs after the Disconnect reply went out, on the fake's executor
-            Task { self.disconnect(call.path) }
+            afterReply { $0.disconnect(call.path) }
             return .empty
         case "Pair":
             if device.paired { return .error(name: BlueZErrorName.alreadyExists, message: "Already Exists") }
@@ -183,8 +181,8 @@ extension FakeBlueZ {
         devices[path]?.temporary = false
         devices[path]?.peripheral.linkChanged(connected: true, at: now)
         setDeviceProperties(["Connected": .boolean(true)], at: path)
-        // allowed: runs after the Connect reply went out, as bluetoothd resolves later; on the fake's executor
-        Task { self.resolveServices(path) }
+        // As bluetoothd resolves later.
+        afterReply { $0.resolveServices(path) }
     }
 
     func resolveServices(_ path: String) {

@@ -56,6 +56,9 @@ public actor FakeBlueZ {
     public static let temporaryTimeout: Duration = .seconds(30)
     /// The simulation clock: time since switch-on of every peripheral.
     public private(set) var now: Duration = .zero
+    /// Work deferred past a reply and not yet run, and who waits until there is none (``idle()``).
+    var deferredWork = 0
+    var idleWaiters: [CheckedContinuation<Void, Never>] = []
     /// Errors met while emitting signals from scheduled work (nobody to throw them to), for tests.
     public internal(set) var emissionErrors: [String] = []
 
@@ -194,6 +197,28 @@ public actor FakeBlueZ {
     }
 
     // MARK: Helpers
+
+    /// Runs `work` on this actor once the handler now running has returned, so that its reply goes out first (a
+    /// disconnection after `Disconnect`'s reply, the services resolved after `Connect`'s), counted for ``idle()``.
+    func afterReply(_ work: @escaping @Sendable (isolated FakeBlueZ) -> Void) {
+        deferredWork += 1
+        // allowed: deferred past the reply on the fake's executor; counted until done, awaited by idle()
+        Task {
+            work(self)
+            self.deferredWork -= 1
+            guard self.deferredWork == 0 else { return }
+            let waiters = self.idleWaiters
+            self.idleWaiters = []
+            for waiter in waiters { waiter.resume() }
+        }
+    }
+
+    /// Returns once the work deferred past a reply (``afterReply(_:)``) has run: the signals it sent are on the
+    /// bus, ahead of anything sent after this returns. A test on a manual clock waits for it before it moves on.
+    public func idle() async {
+        if deferredWork == 0 { return }
+        await withCheckedContinuation { idleWaiters.append($0) }
+    }
 
     /// Runs `body` with the connection, isolated (we share its executor).
     func withBus<T: Sendable>(_ body: (isolated DBusConnection) throws -> T) rethrows -> T {

@@ -56,6 +56,7 @@ struct FakeCentralState {
     // MARK: Events
 
     mutating func emit(_ event: CentralEvent) {
+        statistics.events += 1
         for continuation in streams.values {
             if case .dropped = continuation.yield(event) { statistics.droppedEvents += 1 }
         }
