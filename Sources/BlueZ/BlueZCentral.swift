@@ -46,6 +46,8 @@ public actor BlueZCentral: Central {
     var notificationCount = 0
     /// The cache's events taken so far, and the ``drainEvents()`` calls waiting for a count.
     var forwardedEvents = 0
+    /// Events passed on to the listeners (``CentralStatistics/events``).
+    var passedOnEvents = 0
     /// The cache's stream has ended: nothing more will be forwarded, so a drain has nothing to wait for.
     var forwardingEnded = false
     var drainWaiters: [(target: Int, continuation: CheckedContinuation<Void, Never>)] = []
@@ -64,12 +66,13 @@ public actor BlueZCentral: Central {
     }
 
     /// Starts the object cache on `bus` and, unless `agentCapability` is `nil`, serves a ``PairingAgent`` that
-    /// accepts only the devices ``pair(_:timeout:)`` is pairing. Works without bluetoothd: the cache fills when it
-    /// appears.
+    /// accepts only the devices ``pair(_:timeout:)`` is pairing (and shows their passkeys to `onPasskey`). Works
+    /// without bluetoothd: the cache fills when it appears.
     ///
     /// - Throws: ``CentralError`` (`unavailable`) when the bus refuses the matches.
     public static func start(
-        on bus: DBusConnection, agentCapability: String? = "NoInputNoOutput",
+        on bus: DBusConnection, agentCapability: String? = "NoInputNoOutput", agentIsDefault: Bool = true,
+        onPasskey: (@Sendable (_ device: String, _ passkey: UInt32, _ kind: PairingAgent.PasskeyKind) -> Void)? = nil,
         clock: @escaping @Sendable () -> Timestamp = BlueZObjectCache.systemTimestamp
     ) async throws(CentralError) -> BlueZCentral {
         let cache = BlueZObjectCache(bus: bus, clock: clock)
@@ -82,7 +85,11 @@ public actor BlueZCentral: Central {
             await central.cancelForwarding()
             throw CentralError(error, operation: "GetManagedObjects")
         }
-        if let agentCapability { await central.serveAgent(capability: agentCapability) }
+        if let agentCapability {
+            await central.serveAgent(
+                PairingAgent(
+                    bus: bus, capability: agentCapability, isDefault: agentIsDefault, onPasskey: onPasskey))
+        }
         return central
     }
 
@@ -122,8 +129,7 @@ public actor BlueZCentral: Central {
         listeners.finishAll()
     }
 
-    private func serveAgent(capability: String) async {
-        let agent = PairingAgent(bus: bus, capability: capability)
+    private func serveAgent(_ agent: PairingAgent) async {
         self.agent = agent
         await agent.register()
     }
@@ -163,6 +169,7 @@ public actor BlueZCentral: Central {
         default:
             break
         }
+        passedOnEvents += 1
         listeners.yield(event)
     }
 
@@ -239,7 +246,8 @@ public actor BlueZCentral: Central {
 
     public func statistics() async -> CentralStatistics {
         CentralStatistics(
-            notifications: notificationCount, droppedEvents: listeners.dropped + (await cache.droppedEvents))
+            notifications: notificationCount, droppedEvents: listeners.dropped + (await cache.droppedEvents),
+            events: passedOnEvents)
     }
 
     /// A round trip to bluetoothd (`Peer.Ping`, answered by its bus library), then ``drainEvents()``: every

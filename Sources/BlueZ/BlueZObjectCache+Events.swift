@@ -26,12 +26,41 @@ extension BlueZObjectCache {
             interfacesRemoved(signal.arguments)
         case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
             guard underBlueZ(signal.path) else { return }
+            if resolvesServices(signal) { await adoptGATTObjects(below: signal.path) }
             propertiesChanged(at: signal.path, signal.arguments)
         case ("org.freedesktop.DBus", "NameOwnerChanged"):
             await nameOwnerChanged(signal.arguments)
         default:
             break  // other bluetoothd signals (e.g. Device1.Disconnected on BlueZ >= 5.83)
         }
+    }
+
+    /// Whether `signal` turns a known device's `ServicesResolved` true.
+    private func resolvesServices(_ signal: DBusSignal) -> Bool {
+        guard signal.arguments.count == 3, signal.arguments[0].stringValue == Self.device1,
+            objects[signal.path]?[Self.device1] != nil,
+            signal.arguments[1].stringKeyedValue?["ServicesResolved"]?.looseBool == true
+        else { return false }
+        return true
+    }
+
+    /// bluetoothd 5.66 sends `ServicesResolved=true` before the `InterfacesAdded` of the device's GATT objects,
+    /// which trickle out afterwards (seen in the BlueZ VM, docs/bluez-vm.md; its `GetManagedObjects` has them by
+    /// then). They are read first, so that whoever acts on the event finds every characteristic: the objects
+    /// below `device` that the cache lacks are added (those it has stay: signals still queued may be newer).
+    private func adoptGATTObjects(below device: String) async {
+        let all: [String: [String: [String: DBusValue]]]
+        do {
+            all = try await bus.managedObjects(destination: Self.serviceName)
+        } catch {
+            return  // bluetoothd going away: its NameOwnerChanged follows
+        }
+        for (path, interfaces) in all where path.hasPrefix(device + "/") {
+            var object = objects[path] ?? [:]
+            for (interface, properties) in interfaces where object[interface] == nil { object[interface] = properties }
+            objects[path] = object
+        }
+        gattObjectsAdopted += 1
     }
 
     /// `InterfacesAdded(o, a{sa{sv}})`: merges the interfaces; a new Adapter1 or Device1 is reported.

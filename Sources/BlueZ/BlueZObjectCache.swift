@@ -20,7 +20,8 @@ internal import Support
 /// ```
 ///
 /// The actor runs on the connection's bus thread. bluetoothd's signals are read from one `sender='org.bluez'`
-/// match, so they are applied in the order they were sent (GATT objects before `ServicesResolved=true`).
+/// match, so they are applied in the order they were sent. bluetoothd 5.66 sends `ServicesResolved=true` before
+/// the GATT objects' `InterfacesAdded`: the cache reads them with `GetManagedObjects` before applying it.
 public actor BlueZObjectCache {
     /// The well-known name of bluetoothd.
     public static let serviceName = "org.bluez"
@@ -52,6 +53,8 @@ public actor BlueZObjectCache {
     public private(set) var droppedEvents = 0
     /// Signals that were not shaped as BlueZ sends them (ignored, counted).
     public internal(set) var malformedSignals = 0
+    /// How often `ServicesResolved=true` made the cache read the device's GATT objects with `GetManagedObjects`.
+    public internal(set) var gattObjectsAdopted = 0
 
     /// Runs on the bus thread, like the connection.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { bus.unownedExecutor }

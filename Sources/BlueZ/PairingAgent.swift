@@ -1,9 +1,10 @@
 public import DBus
 internal import Synchronization
 
-/// The `org.bluez.Agent1` a headless gateway serves (`docs/bluez.md`, R15): registered as the default agent with
-/// capability `NoInputNoOutput` (LE sensors pair Just Works), it accepts confirmation and authorization only for
-/// devices being paired right now (``allow(_:)``), and refuses everything else with `org.bluez.Error.Rejected`.
+/// The `org.bluez.Agent1` a headless gateway serves (`docs/bluez.md`, R15): registered (the service's as the default
+/// agent, a one-shot command's as its own only) with capability `NoInputNoOutput` (LE sensors pair Just Works; `DisplayYesNo` for numeric comparison, whose passkey
+/// it shows), it accepts confirmation and authorization only for devices being paired right now (``allow(_:)``),
+/// and refuses everything else with `org.bluez.Error.Rejected`.
 /// PIN codes and passkeys are never guessed. bluetoothd calls it asynchronously while our `Pair` call waits,
 /// which is why every D-Bus call here is asynchronous.
 public final class PairingAgent: Sendable {
@@ -28,7 +29,17 @@ public final class PairingAgent: Sendable {
 
     let bus: DBusConnection
     let capability: String
+    let isDefault: Bool
+    let onPasskey: (@Sendable (_ device: String, _ passkey: UInt32, _ kind: PasskeyKind) -> Void)?
     private let state = Mutex(State())
+
+    /// Why bluetoothd shows the agent a passkey.
+    public enum PasskeyKind: Sendable {
+        /// `RequestConfirmation`: numeric comparison; the sensor shows the same number and asks its wearer.
+        case confirm
+        /// `DisplayPasskey`: the wearer types it on the sensor.
+        case display
+    }
 
     private struct State {
         var allowed: Set<String> = []
@@ -36,14 +47,24 @@ public final class PairingAgent: Sendable {
         var calls: [String] = []
     }
 
-    /// An agent on `bus` (not yet registered). `capability` is `NoInputNoOutput` for a gateway; tests use
-    /// `DisplayYesNo` to make bluetoothd ask.
-    public init(bus: DBusConnection, capability: String = "NoInputNoOutput") {
+    /// An agent on `bus` (not yet registered). `capability` is `NoInputNoOutput` for a gateway; `DisplayYesNo`
+    /// (`wearhouse pair --confirm-passkey`) makes LE Secure Connections pair a sensor with a display by numeric
+    /// comparison: the passkey of a device being paired goes to `onPasskey` (to be shown) and is accepted.
+    /// `isDefault` asks bluetoothd to make it the default agent, the one asked about pairings nobody called `Pair`
+    /// for (a bonded sensor asking for security again): the service's is; a one-shot command's is not, since
+    /// bluetoothd asks the agent of the client that called `Pair` about its pairing, and taking the default from the
+    /// service (or another agent on the machine) would leave it with an agent that exits within seconds.
+    public init(
+        bus: DBusConnection, capability: String = "NoInputNoOutput", isDefault: Bool = true,
+        onPasskey: (@Sendable (_ device: String, _ passkey: UInt32, _ kind: PasskeyKind) -> Void)? = nil
+    ) {
         self.bus = bus
         self.capability = capability
+        self.isDefault = isDefault
+        self.onPasskey = onPasskey
     }
 
-    /// Serves the object (once) and registers it with bluetoothd as the default agent. Called again after every
+    /// Serves the object (once) and registers it with bluetoothd (as the default agent when `isDefault`). Called again after every
     /// bluetoothd restart (R2). Failures (no bluetoothd yet) are ignored: the next restart registers it.
     public func register() async {
         let needsExport = state.withLock { state in
@@ -66,6 +87,7 @@ public final class PairingAgent: Sendable {
         _ = try? await bus.call(
             BlueZObjectCache.serviceName, path: "/org/bluez", interface: "org.bluez.AgentManager1",
             member: "RegisterAgent", arguments: arguments, timeout: .seconds(5))
+        guard isDefault else { return }
         _ = try? await bus.call(
             BlueZObjectCache.serviceName, path: "/org/bluez", interface: "org.bluez.AgentManager1",
             member: "RequestDefaultAgent", arguments: [.objectPath(Self.path)], timeout: .seconds(5))
@@ -93,10 +115,21 @@ public final class PairingAgent: Sendable {
             return device.map { state.allowed.contains($0) } ?? false
         }
         let rejected = DBusReply.error(name: "org.bluez.Error.Rejected", message: "Not a sensor being paired")
+        let passkey = call.arguments.dropFirst().first?.uint32Value
         switch call.member {
-        case "Release", "Cancel", "DisplayPinCode", "DisplayPasskey":
+        case "DisplayPasskey":
+            // Called again as the wearer types (the third argument counts the digits): shown once.
+            if allowed, let device, let passkey, call.arguments.dropFirst(2).first?.uint16Value ?? 0 == 0 {
+                onPasskey?(device, passkey, .display)
+            }
             return .empty
-        case "RequestConfirmation", "RequestAuthorization", "AuthorizeService":
+        case "Release", "Cancel", "DisplayPinCode":
+            return .empty
+        case "RequestConfirmation":
+            guard allowed else { return rejected }
+            if let device, let passkey { onPasskey?(device, passkey, .confirm) }
+            return .empty
+        case "RequestAuthorization", "AuthorizeService":
             return allowed ? .empty : rejected
         case "RequestPinCode", "RequestPasskey":
             return .error(name: "org.bluez.Error.Rejected", message: "This gateway has no way to enter a code")

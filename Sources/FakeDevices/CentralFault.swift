@@ -8,4 +8,8 @@ public enum ConnectFault: Hashable, Sendable {
     case inProgress
     /// No reply at all: the call hangs until the caller's timeout runs out on the manual clock.
     case noReply
+    /// The device object is gone just before the call: bluetoothd drops a device it only discovered
+    /// `TemporaryTimeout` (30 s) after it last saw it, so Connect answers `UnknownObject` and the peripheral is
+    /// unknown until discovery finds it again (it still advertises). Seen in the BlueZ VM (docs/bluez-vm.md).
+    case removed
 }

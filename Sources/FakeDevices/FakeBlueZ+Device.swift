@@ -128,8 +128,7 @@ extension FakeBlueZ {
                 devices[call.path]?.connectFault = count > 1 ? .dropsBeforeResolving(count - 1) : nil
                 devices[call.path]?.connected = true
                 setDeviceProperties(["Connected": .boolean(true)], at: call.path)
-                // allowed: runs after the Connect reply went out, as the aborted link drops; on the fake's executor
-                Task { self.disconnect(call.path) }
+                afterReply { $0.disconnect(call.path) }
                 return .empty
             }
             guard device.nearby, device.connectFault != .abortByLocal else {
@@ -159,8 +158,7 @@ extension FakeBlueZ {
                 devices[call.path]?.servicesResolved = false
                 setDeviceProperties(["ServicesResolved": .boolean(false)], at: call.path)
             }
-            // allowed: runs after the Disconnect reply went out, on the fake's executor
-            Task { self.disconnect(call.path) }
+            afterReply { $0.disconnect(call.path) }
             return .empty
         case "Pair":
             if device.paired { return .error(name: BlueZErrorName.alreadyExists, message: "Already Exists") }
@@ -175,7 +173,7 @@ extension FakeBlueZ {
         }
     }
 
-    /// Connected=true now; GATT objects (first time, or when the services changed) and ServicesResolved=true
+    /// Connected=true now; ServicesResolved=true and the GATT objects (first time, or when the services changed)
     /// once the Connect reply has gone out, as BlueZ does.
     func connect(_ path: String) {
         devices[path]?.connected = true
@@ -183,18 +181,23 @@ extension FakeBlueZ {
         devices[path]?.temporary = false
         devices[path]?.peripheral.linkChanged(connected: true, at: now)
         setDeviceProperties(["Connected": .boolean(true)], at: path)
-        // allowed: runs after the Connect reply went out, as bluetoothd resolves later; on the fake's executor
-        Task { self.resolveServices(path) }
+        // As bluetoothd resolves later.
+        afterReply { $0.resolveServices(path) }
     }
 
     func resolveServices(_ path: String) {
         guard var device = devices[path], device.connected, !device.servicesResolved else { return }
         let services = device.peripheral.services
-        if device.cachedServices != services {
-            removeGATTObjects(of: &device, at: path)
-            exportGATTObjects(services, of: &device, at: path)
-        }
+        // As 5.66 sends them (seen in the BlueZ VM, docs/bluez.md F3): the objects of a changed database go, then
+        // ServicesResolved=true, then the new objects' InterfacesAdded; a client must not take the objects it holds
+        // at ServicesResolved=true for all of them.
+        let changed = device.cachedServices != services
+        if changed { removeGATTObjects(of: &device, at: path) }
         device.servicesResolved = true
+        devices[path] = device
+        setDeviceProperties(
+            ["UUIDs": .strings(services.map(\.uuid.description)), "ServicesResolved": .boolean(true)], at: path)
+        if changed { exportGATTObjects(services, of: &device, at: path) }
         // While connected, BlueZ's battery plugin puts Battery1 on the device (docs/bluez.md, F6).
         if services.contains(where: { $0.uuid == .batteryService }),
             let level = try? device.peripheral.read(.batteryLevel).first
@@ -207,8 +210,6 @@ extension FakeBlueZ {
             }
         }
         devices[path] = device
-        let uuids = services.map(\.uuid.description)
-        setDeviceProperties(["UUIDs": .strings(uuids), "ServicesResolved": .boolean(true)], at: path)
         // Values queued while disconnected are gone, as over the air.
         _ = devices[path]?.peripheral.advance(to: now)
     }

@@ -17,8 +17,9 @@ internal import Glibc
 /// (GattCharacteristic1), cached across reconnects. The actor runs on the bus connection's thread, so D-Bus
 /// handlers and the clock share one serial executor.
 ///
-/// Behaviour follows BlueZ 5.66 (`docs/bluez.md`, F1-F18): Connect answers, then GATT objects are added
-/// (first connection, or after the services changed), then `ServicesResolved=true`; disconnection is
+/// Behaviour follows BlueZ 5.66 (`docs/bluez.md`, F1-F18): Connect answers, then `ServicesResolved=true`, then
+/// the GATT objects are added (first connection, or after the services changed; 5.66 sends them in this order
+/// too, seen in the BlueZ VM, docs/bluez-vm.md); disconnection is
 /// `ServicesResolved=false` then `Connected=false`; StartNotify sessions are per sender, survive reconnects and
 /// end when the sender leaves the bus; discovery sessions are per sender. Pair calls the caller's (or the
 /// default) agent back unless it is `NoInputNoOutput`. The fault API (``setConnectFault(_:for:)``,
@@ -55,6 +56,9 @@ public actor FakeBlueZ {
     public static let temporaryTimeout: Duration = .seconds(30)
     /// The simulation clock: time since switch-on of every peripheral.
     public private(set) var now: Duration = .zero
+    /// Work deferred past a reply and not yet run, and who waits until there is none (``idle()``).
+    var deferredWork = 0
+    var idleWaiters: [CheckedContinuation<Void, Never>] = []
     /// Errors met while emitting signals from scheduled work (nobody to throw them to), for tests.
     public internal(set) var emissionErrors: [String] = []
 
@@ -193,6 +197,28 @@ public actor FakeBlueZ {
     }
 
     // MARK: Helpers
+
+    /// Runs `work` on this actor once the handler now running has returned, so that its reply goes out first (a
+    /// disconnection after `Disconnect`'s reply, the services resolved after `Connect`'s), counted for ``idle()``.
+    func afterReply(_ work: @escaping @Sendable (isolated FakeBlueZ) -> Void) {
+        deferredWork += 1
+        // allowed: deferred past the reply on the fake's executor; counted until done, awaited by idle()
+        Task {
+            work(self)
+            self.deferredWork -= 1
+            guard self.deferredWork == 0 else { return }
+            let waiters = self.idleWaiters
+            self.idleWaiters = []
+            for waiter in waiters { waiter.resume() }
+        }
+    }
+
+    /// Returns once the work deferred past a reply (``afterReply(_:)``) has run: the signals it sent are on the
+    /// bus, ahead of anything sent after this returns. A test on a manual clock waits for it before it moves on.
+    public func idle() async {
+        if deferredWork == 0 { return }
+        await withCheckedContinuation { idleWaiters.append($0) }
+    }
 
     /// Runs `body` with the connection, isolated (we share its executor).
     func withBus<T: Sendable>(_ body: (isolated DBusConnection) throws -> T) rethrows -> T {

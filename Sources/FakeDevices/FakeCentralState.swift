@@ -56,6 +56,7 @@ struct FakeCentralState {
     // MARK: Events
 
     mutating func emit(_ event: CentralEvent) {
+        statistics.events += 1
         for continuation in streams.values {
             if case .dropped = continuation.yield(event) { statistics.droppedEvents += 1 }
         }
@@ -243,6 +244,13 @@ struct FakeCentralState {
             case .noReply:
                 devices[id]?.pendingConnect = PendingConnect(deadline: now + timeout, continuation: continuation)
                 return nil
+            case .removed:
+                forget(id)
+                return .failure(
+                    CentralError(
+                        .deviceMissing, operation: operation,
+                        detail: "org.freedesktop.DBus.Error.UnknownObject: Method \"Connect\" with signature \"\" on "
+                            + "interface \"org.bluez.Device1\" doesn't exist"))
             }
         }
         establish(id)

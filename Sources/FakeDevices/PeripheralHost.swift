@@ -17,7 +17,9 @@ public import GATT
 ///
 /// btvirt's emulated air delivers an advertising report only when a scanner or an advertiser is enabled, never
 /// again (docs/bluez-vm.md): while no central is connected, the advertisement is registered again every
-/// ``readvertiseInterval``.
+/// ``readvertiseInterval``. The host registers again with a new bluetoothd, and with its adapter when the adapter
+/// comes back after it went away (its controller removed); while ``layoutFile`` exists it serves the layout of an
+/// updated firmware (a service more, before the others: every handle moves).
 public actor PeripheralHost {
     /// Where the application's objects live.
     public static let applicationPath = "/org/wearhouse/peripheral"
@@ -25,6 +27,11 @@ public actor PeripheralHost {
     public static let advertisementPath = applicationPath + "/advertisement"
     /// The sensor's pairing agent.
     public static let agentPath = applicationPath + "/agent"
+    /// The service an updated firmware adds (``layoutFile``), and its one characteristic (read: the version).
+    public static let firmwareServiceUUID = BluetoothUUID("f3c1a5e0-2b6d-4e0a-9c1e-7d2f0a6b5c01")!
+    public static let firmwareVersionUUID = BluetoothUUID("f3c1a5e0-2b6d-4e0a-9c1e-7d2f0a6b5c02")!
+    /// What the firmware-version characteristic reads.
+    public static let updatedFirmware = Array("2.0.0".utf8)
 
     let bus: DBusConnection
     /// `/org/bluez/hciN`.
@@ -45,14 +52,32 @@ public actor PeripheralHost {
     var registeredWith: String?
     /// How often the application was registered (more than once: bluetoothd restarted).
     public private(set) var registrations = 0
+    /// Rounds of ``keepRegistered()`` so far.
+    var rounds = 0
+    /// Whether a central is bonded with the sensor (then its agent no longer registers: see
+    /// ``holdDefaultAgentUntilBonded()``).
+    var bonded = false
     /// Devices on our adapter that bluetoothd says are connected (its `Device1.Connected`, from signals), and when
     /// one last connected or disconnected.
     var connected: Set<String> = []
     var lastConnectionChange: ContinuousClock.Instant?
-    /// Errors met in scheduled work (nobody to throw them to).
-    public private(set) var errors: [String] = []
+    /// How many errors scheduled work met (each one is logged).
+    public private(set) var errorCount = 0
+    /// The last error logged, so that one repeating every second is logged once.
+    var lastError: String?
+    /// Where messages go (the command prints them on standard error as they come).
+    let log: @Sendable (String) -> Void
     let ledger: FileHandle?
     let start = ContinuousClock.now
+    /// The capability the sensor's agent registers with: `NoInputNoOutput` (Just Works), `DisplayYesNo` (a
+    /// sensor with a display and a button: numeric comparison when the central can confirm too).
+    let agentCapability: String
+    /// Whether bluetoothd serves our adapter (its `Adapter1` object); registration waits for it.
+    var adapterPresent = true
+    /// Object paths exported for the GATT application now (services and characteristics).
+    var exportedPaths: [String] = []
+    /// Whether the updated firmware's layout is served.
+    public private(set) var servesUpdatedLayout = false
 
     /// While a file exists at this path, the sensor sends nothing (it lost contact, as a strap taken off): the rig
     /// stops the stream this way to compare what was sent with what was stored. bluetoothd's calls are still
@@ -60,32 +85,52 @@ public actor PeripheralHost {
     public var pauseFile: String?
     public func setPauseFile(_ path: String?) { pauseFile = path }
 
+    /// While a file exists at this path, the sensor serves the layout of an updated firmware (a service more, before
+    /// the others); when it appears or goes, the application is registered again with the other layout.
+    public var layoutFile: String?
+    public func setLayoutFile(_ path: String?) { layoutFile = path }
+
     /// Between two registrations of the advertisement while nobody is connected.
     public var readvertiseInterval: Duration = .seconds(1)
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { bus.unownedExecutor }
 
-    init(bus: DBusConnection, adapterPath: String, peripheral: any SimulatedPeripheral, ledger: FileHandle?) {
+    init(
+        bus: DBusConnection, adapterPath: String, peripheral: any SimulatedPeripheral, ledger: FileHandle?,
+        agentCapability: String, log: @escaping @Sendable (String) -> Void
+    ) {
         self.bus = bus
         self.adapterPath = adapterPath
         self.peripheral = peripheral
         self.ledger = ledger
+        self.agentCapability = agentCapability
+        self.log = log
     }
 
     /// Connects to `address` (bluetoothd's bus), serves `peripheral` and registers it on `adapter` (`hci1`).
     ///
-    /// - Parameter ledgerPath: a file that gets one JSON line per value sent:
-    ///   `{"at":1.234,"characteristic":"2a37","value":"0648","indication":false}` (seconds since start).
+    /// - Parameters:
+    ///   - ledgerPath: a file that gets one JSON line per value sent:
+    ///     `{"at":1.234,"wall":1764967570.123,"characteristic":"2a37","value":"0648","indication":false}` (seconds
+    ///     since start, and since 1970 on the wall clock).
+    ///   - agentCapability: the sensor agent's capability (``agentCapabilities``).
+    ///   - log: takes the host's messages (errors, registrations, pairing requests) as they come.
     /// - Throws: ``DBusError`` when the bus cannot be reached or bluetoothd refuses a registration (its error
-    ///   name and message), ``FakeBlueZError`` for an adapter name that is not `hciN` or a ledger that cannot
-    ///   be opened.
+    ///   name and message), ``FakeBlueZError`` for an adapter name that is not `hciN`, an unknown capability or a
+    ///   ledger that cannot be opened.
     public static func start(
-        on address: DBusAddress, adapter: String, peripheral: any SimulatedPeripheral, ledgerPath: String?
+        on address: DBusAddress, adapter: String, peripheral: any SimulatedPeripheral, ledgerPath: String?,
+        agentCapability: String = "NoInputNoOutput", log: @escaping @Sendable (String) -> Void = { _ in }
     ) async throws -> PeripheralHost {
         guard adapter.hasPrefix("hci"), adapter.count <= 8,
             adapter.dropFirst(3).allSatisfy({ $0.isASCII && $0.isNumber }),
             adapter.count > 3
         else { throw FakeBlueZError(message: "the adapter must be named hciN, not '\(adapter)'") }
+        guard agentCapabilities.contains(agentCapability) else {
+            throw FakeBlueZError(
+                message: "the agent capability must be one of \(agentCapabilities.joined(separator: ", ")), "
+                    + "not '\(agentCapability)'")
+        }
         var ledger: FileHandle?
         if let ledgerPath {
             guard FileManager.default.createFile(atPath: ledgerPath, contents: nil),
@@ -95,7 +140,8 @@ public actor PeripheralHost {
         }
         let bus = try await DBusConnection.connect(to: address)
         let host = PeripheralHost(
-            bus: bus, adapterPath: "/org/bluez/" + adapter, peripheral: peripheral, ledger: ledger)
+            bus: bus, adapterPath: "/org/bluez/" + adapter, peripheral: peripheral, ledger: ledger,
+            agentCapability: agentCapability, log: log)
         do {
             try await host.exportObjects()
             try await host.exportAgent()
@@ -106,6 +152,9 @@ public actor PeripheralHost {
         }
         return host
     }
+
+    /// The capabilities a sensor's agent may have (bluetoothd's `AgentManager1.RegisterAgent`).
+    public static let agentCapabilities = ["NoInputNoOutput", "DisplayOnly", "DisplayYesNo", "KeyboardDisplay"]
 
     /// Unregisters (best effort) and closes the connection: bluetoothd drops the application with it.
     public func stop() async {
@@ -122,17 +171,26 @@ public actor PeripheralHost {
         let rule =
             "type='signal',sender='org.bluez',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',"
             + "path_namespace='\(adapterPath)'"
-        let watch: Task<Void, Never>?
+        // The adapter's object coming and going (its controller removed and added again); an object path
+        // argument matches `arg0path`, never `arg0`.
+        let adapterRule =
+            "type='signal',sender='org.bluez',interface='org.freedesktop.DBus.ObjectManager',arg0path='\(adapterPath)'"
+        var watches: [Task<Void, Never>] = []
         do {
             let subscription = try await bus.subscribe(toRule: rule)
-            watch = Task { [weak self] in
-                for await signal in subscription { await self?.deviceChanged(signal) }
-            }
+            watches.append(
+                Task { [weak self] in
+                    for await signal in subscription { await self?.deviceChanged(signal) }
+                })
+            let adapters = try await bus.subscribe(toRule: adapterRule)
+            watches.append(
+                Task { [weak self] in
+                    for await signal in adapters { await self?.adapterChanged(signal) }
+                })
         } catch {
-            errors.append("watching connections: \(error)")
-            watch = nil
+            report("watching connections: \(error)")
         }
-        defer { watch?.cancel() }
+        defer { for watch in watches { watch.cancel() } }
         let clock = ContinuousClock()
         var lastAdvertisement = clock.now
         while !Task.isCancelled {
@@ -168,7 +226,7 @@ public actor PeripheralHost {
                         ["Value": .bytes(emission.value)], interface: Self.characteristicInterface.name, path: path)
                 }
             } catch {
-                errors.append("notify \(emission.characteristic): \(error)")
+                report("notify \(emission.characteristic): \(error)")
                 continue
             }
             sent.append(emission)
@@ -179,21 +237,62 @@ public actor PeripheralHost {
     private func record(_ emission: PeripheralEmission, at time: Duration) {
         guard let ledger else { return }
         let seconds = Double(time.components.seconds) + Double(time.components.attoseconds) / 1e18
+        let wall = Date().timeIntervalSince1970
         let line =
-            "{\"at\":\(String(format: "%.3f", seconds)),\"characteristic\":\"\(emission.characteristic.shortDescription)\","
+            "{\"at\":\(String(format: "%.3f", seconds)),\"wall\":\(String(format: "%.3f", wall)),"
+            + "\"characteristic\":\"\(emission.characteristic.shortDescription)\","
             + "\"value\":\"\(emission.value.map { String(format: "%02x", $0) }.joined())\","
             + "\"indication\":\(emission.isIndication)}\n"
         ledger.write(Data(line.utf8))
     }
 
+    /// The application root (its object manager) and the advertisement: exported once.
     private func exportObjects() throws {
-        let services = peripheral.services
         let identity = peripheral.identity
         try bus.assumeIsolated { bus in
             try bus.export(Self.applicationPath, interfaces: [], objectManager: true)
         }
+        try exportServices()
+        try bus.assumeIsolated { bus in
+            try bus.export(
+                Self.advertisementPath,
+                interfaces: [
+                    DBusExportedInterface(
+                        Self.advertisementInterface,
+                        properties: [
+                            "Type": .string("peripheral"),
+                            "ServiceUUIDs": .strings(identity.advertisedServices.map(\.description)),
+                            "LocalName": .string(identity.name), "Discoverable": .boolean(true),
+                        ],
+                        methodHandler: { _, _ in .empty })
+                ])
+        }
+    }
+
+    /// Where the first service starts in the adapter's database, and how many handles each service is given.
+    /// Services ask for their handle (`Handle`), so that a host registering again (its process restarted, its
+    /// adapter back, bluetoothd restarted) gets the same handles, as a rebooted sensor keeps them: with handles
+    /// allocated afresh, a bonded central's cached database went stale and its StartNotify wrote a CCCD that was no
+    /// longer there (ATT 0x01, seen in the BlueZ VM). The characteristics follow their service's handle in order.
+    static let firstServiceHandle: UInt16 = 0x0100
+    static let handlesPerService: UInt16 = 0x20
+
+    /// The services as GattService1/GattCharacteristic1 objects: the peripheral's, after the updated firmware's
+    /// service when ``servesUpdatedLayout`` (every handle then moves).
+    private func exportServices() throws {
+        var services = peripheral.services
+        if servesUpdatedLayout {
+            services.insert(
+                ServiceDefinition(
+                    uuid: Self.firmwareServiceUUID,
+                    characteristics: [CharacteristicDefinition(uuid: Self.firmwareVersionUUID, properties: [.read])]),
+                at: 0)
+        }
+        paths = [:]
+        uuids = [:]
         for (serviceIndex, service) in services.enumerated() {
             let servicePath = "\(Self.applicationPath)/service\(serviceIndex)"
+            let handle = Self.firstServiceHandle + UInt16(serviceIndex) * Self.handlesPerService
             var characteristicPaths: [String] = []
             for (index, characteristic) in service.characteristics.enumerated() {
                 let path = "\(servicePath)/char\(index)"
@@ -209,10 +308,11 @@ public actor PeripheralHost {
                             Self.serviceInterface,
                             properties: [
                                 "UUID": .string(service.uuid.description), "Primary": .boolean(true),
-                                "Characteristics": .objectPaths(characteristicPaths),
+                                "Characteristics": .objectPaths(characteristicPaths), "Handle": .uint16(handle),
                             ])
                     ])
             }
+            exportedPaths.append(servicePath)
             for (index, characteristic) in service.characteristics.enumerated() {
                 let path = characteristicPaths[index]
                 try bus.assumeIsolated { bus in
@@ -230,30 +330,51 @@ public actor PeripheralHost {
                                 methodHandler: handler { $0.handleCharacteristic($1) })
                         ])
                 }
+                exportedPaths.append(path)
             }
         }
-        try bus.assumeIsolated { bus in
-            try bus.export(
-                Self.advertisementPath,
-                interfaces: [
-                    DBusExportedInterface(
-                        Self.advertisementInterface,
-                        properties: [
-                            "Type": .string("peripheral"),
-                            "ServiceUUIDs": .strings(identity.advertisedServices.map(\.description)),
-                            "LocalName": .string(identity.name), "Discoverable": .boolean(true),
-                        ],
-                        methodHandler: { _, _ in .empty })
-                ])
+    }
+
+    /// A firmware update: the application leaves bluetoothd (which tells connected centrals through Service
+    /// Changed), its objects are replaced by the other layout's and it is registered again. Subscriptions went
+    /// with the old objects: the central subscribes again to the new ones.
+    private func changeLayout(updated: Bool) async {
+        _ = try? await bus.call(
+            "org.bluez", path: adapterPath, interface: "org.bluez.GattManager1", member: "UnregisterApplication",
+            arguments: [.objectPath(Self.applicationPath)], timeout: .seconds(10))
+        do {
+            try replaceServices(updated: updated)
+            _ = try await bus.call(
+                "org.bluez", path: adapterPath, interface: "org.bluez.GattManager1", member: "RegisterApplication",
+                arguments: [.objectPath(Self.applicationPath), .vardict([:])], timeout: .seconds(20))
+            log("layout \(updated ? "of the updated firmware" : "of the original firmware") registered")
+        } catch {
+            // Registered again with the next bluetoothd or adapter (keepRegistered()).
+            report("changing the layout: \(error)")
+            registeredWith = nil
         }
+    }
+
+    /// Unexports the services and exports the other layout's.
+    private func replaceServices(updated: Bool) throws {
+        let old = exportedPaths
+        try bus.assumeIsolated { bus in
+            for path in old.reversed() { try bus.unexport(path) }
+        }
+        exportedPaths = []
+        subscribed = []
+        servesUpdatedLayout = updated
+        try exportServices()
     }
 
     /// The sensor's side of a pairing. One bluetoothd serves both ends in the rig, and for the end that did not
     /// call `Pair` it asks the default agent, with `RequestAuthorization` even for Just Works (the kernel asks for
-    /// confirmation of every Just Works pairing of LE Secure Connections). A real sensor decides by itself; here
-    /// the host's agent, kept the default one (``keepRegistered()``), accepts what a sensor without input or
-    /// display would. The central's end still asks the agent of whoever called `Pair` (wearhouse's).
+    /// confirmation of every Just Works pairing of LE Secure Connections), `RequestConfirmation` with the passkey
+    /// for numeric comparison. A real sensor decides by itself; here the host's agent, kept the default one
+    /// (``keepRegistered()``), accepts what a sensor without input, or with a display and a button, would. The
+    /// central's end still asks the agent of whoever called `Pair` (wearhouse's).
     private func exportAgent() throws {
+        let log = log
         try bus.assumeIsolated { bus in
             try bus.export(
                 Self.agentPath,
@@ -263,9 +384,17 @@ public actor PeripheralHost {
                         methodHandler: { _, call in
                             switch call.member {
                             case "RequestPinCode", "RequestPasskey":
-                                .error(name: "org.bluez.Error.Rejected", message: "A sensor has no keypad")
+                                return .error(name: "org.bluez.Error.Rejected", message: "A sensor has no keypad")
+                            case "RequestConfirmation":
+                                let digits = call.arguments.dropFirst().first?.uint32Value.map { String($0) } ?? "?"
+                                let passkey = String(repeating: "0", count: max(0, 6 - digits.count)) + digits
+                                log("pairing: confirmed passkey \(passkey)")
+                                return .empty
+                            case "RequestAuthorization":
+                                log("pairing: authorized")
+                                return .empty
                             default:
-                                .empty
+                                return .empty
                             }
                         })
                 ])
@@ -281,40 +410,120 @@ public actor PeripheralHost {
         try await bus.setProperty(
             "Alias", to: .string(peripheral.identity.name), interface: "org.bluez.Adapter1", path: adapterPath,
             destination: "org.bluez")
-        _ = try await bus.call(
-            "org.bluez", path: adapterPath, interface: "org.bluez.GattManager1", member: "RegisterApplication",
-            arguments: [.objectPath(Self.applicationPath), .vardict([:])], timeout: .seconds(20))
-        try await advertise(timeout: .seconds(20))
-        _ = try await bus.call(
-            "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1", member: "RegisterAgent",
-            arguments: [.objectPath(Self.agentPath), .string("NoInputNoOutput")], timeout: .seconds(5))
+        // Each step may have been done by an earlier attempt that failed further on: AlreadyExists is done.
+        try await registering {
+            _ = try await bus.call(
+                "org.bluez", path: adapterPath, interface: "org.bluez.GattManager1", member: "RegisterApplication",
+                arguments: [.objectPath(Self.applicationPath), .vardict([:])], timeout: .seconds(20))
+        }
+        try await registering { try await advertise(timeout: .seconds(20)) }
+        if !bonded {
+            try await registering {
+                _ = try await bus.call(
+                    "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1", member: "RegisterAgent",
+                    arguments: [.objectPath(Self.agentPath), .string(agentCapability)], timeout: .seconds(5))
+            }
+        }
         registeredWith = owner
         registrations += 1
+        lastError = nil
+        if registrations > 1 { log("registered again (\(registrations) registrations)") }
     }
 
-    /// Registers with a new bluetoothd (the old one's subscriptions went with it); then re-advertises unless
-    /// connected.
+    /// One bluetoothd plays every end in the rig, and its default agent does two jobs there: it answers for the
+    /// end that did not call `Pair` (the sensor's), and its capability becomes the IO capability of every adapter,
+    /// the gateway's included. A sensor with a display must be the default while it is paired (numeric comparison
+    /// needs its `DisplayYesNo`), and must not stay it afterwards: with a `DisplayYesNo` IO capability the
+    /// gateway's adapter demands an authenticated key of every strap that asks for security, and a strap bonded by
+    /// Just Works was paired again at each reconnection, which failed (status 0x05 on both ends). On a real
+    /// gateway the default agent is the service's (`NoInputNoOutput`), as it is here once this one steps aside.
+    /// So it takes the default while no central is bonded with its adapter (bluetoothd's `Paired` on a device of
+    /// the adapter, which a restarted host finds too), then unregisters its agent.
+    private func holdDefaultAgentUntilBonded() async {
+        let objects = try? await bus.managedObjects(destination: "org.bluez", timeout: .seconds(5))
+        let paired = (objects ?? [:]).contains { path, interfaces in
+            path.hasPrefix(adapterPath + "/dev_") && interfaces["org.bluez.Device1"]?["Paired"] == .boolean(true)
+        }
+        if paired {
+            bonded = true
+            _ = try? await bus.call(
+                "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1", member: "UnregisterAgent",
+                arguments: [.objectPath(Self.agentPath)], timeout: .seconds(5))
+            log("bonded: the sensor's agent steps aside (the gateway's adapters keep the default agent's capability)")
+        } else if objects != nil {
+            _ = try? await bus.call(
+                "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1", member: "RequestDefaultAgent",
+                arguments: [.objectPath(Self.agentPath)], timeout: .seconds(5))
+        }
+    }
+
+    /// Runs one registration step; bluetoothd's `AlreadyExists` means an earlier attempt did it.
+    private func registering(_ step: () async throws -> Void) async throws {
+        do {
+            try await step()
+        } catch let error as DBusError where error.name == "org.bluez.Error.AlreadyExists" {
+            return
+        }
+    }
+
+    /// Registers with a new bluetoothd, or again with the adapter once it is back (the old registration's
+    /// subscriptions went with it); serves the layout ``layoutFile`` asks for; then re-advertises unless connected.
     private func keepRegistered() async {
         let owner = try? await bus.nameOwner("org.bluez", timeout: .seconds(5))
         if owner != registeredWith {
-            registeredWith = nil
-            connected = []
-            lastConnectionChange = nil
-            for uuid in subscribed { if let path = paths[uuid] { setNotifying(false, at: path) } }
-            subscribed = []
-            guard owner != nil else { return }
+            forgetRegistration()
+            guard owner != nil, adapterPresent else { return }
             do {
                 try await register()
             } catch {
-                errors.append("registering again: \(error)")
+                report("registering again: \(error)")
                 return
             }
         }
-        // Back on top of bluetoothd's default agents: `wearhouse pair` pushes its own agent there when it starts.
-        _ = try? await bus.call(
-            "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1", member: "RequestDefaultAgent",
-            arguments: [.objectPath(Self.agentPath)], timeout: .seconds(5))
+        let updated = layoutFile.map { FileManager.default.fileExists(atPath: $0) } ?? false
+        if updated != servesUpdatedLayout { await changeLayout(updated: updated) }
+        // A sensor with a display holds bluetoothd's default agent, every third round, until a central bonded with
+        // it (docs/bluez-vm.md, "one bluetoothd plays both ends"); the others never take it.
+        rounds += 1
+        if agentCapability != "NoInputNoOutput", !bonded, rounds % 3 == 1 { await holdDefaultAgentUntilBonded() }
         await readvertiseUnlessConnected()
+    }
+
+    /// What a registration held goes with it: connections, subscriptions.
+    private func forgetRegistration() {
+        registeredWith = nil
+        connected = []
+        lastConnectionChange = nil
+        for uuid in subscribed { if let path = paths[uuid] { setNotifying(false, at: path) } }
+        subscribed = []
+    }
+
+    /// Our adapter's object was removed (its controller went away: bluetoothd dropped the application and the
+    /// advertisement with it) or added again.
+    func adapterChanged(_ signal: DBusSignal) {
+        guard signal.arguments.first?.objectPathValue == adapterPath else { return }
+        switch signal.member {
+        case "InterfacesRemoved":
+            guard signal.arguments.dropFirst().first?.stringArrayValue?.contains("org.bluez.Adapter1") == true
+            else { return }
+            adapterPresent = false
+            forgetRegistration()
+            log("adapter \(adapterPath) went away")
+        case "InterfacesAdded":
+            guard signal.arguments.dropFirst().first?.stringKeyedValue?["org.bluez.Adapter1"] != nil else { return }
+            adapterPresent = true
+            log("adapter \(adapterPath) is back")
+        default:
+            return
+        }
+    }
+
+    /// An error of scheduled work: counted, and logged unless it repeats the last one.
+    private func report(_ message: String) {
+        errorCount += 1
+        guard message != lastError else { return }
+        lastError = message
+        log("error: \(message)")
     }
 
     /// A device on our adapter connected or disconnected, or the adapter was powered on or off.
@@ -327,6 +536,7 @@ public actor PeripheralHost {
             if isConnected { connected.insert(signal.path) } else { connected.remove(signal.path) }
         case ("org.bluez.Adapter1", _, .boolean(let powered)?) where signal.path == adapterPath:
             if !powered { connected = [] }
+            log("adapter \(powered ? "powered on" : "powered off")")
         default:
             return
         }
@@ -358,8 +568,14 @@ public actor PeripheralHost {
             try await advertise(timeout: .seconds(5))
             readvertisements += 1
         } catch {
-            // bluetoothd going away: keepRegistered() registers with the next one.
-            errors.append("re-advertising: \(error)")
+            // bluetoothd going away: keepRegistered() registers with the next one. The adapter's object gone (its
+            // InterfacesRemoved missed): the registration went with it, and is made again once the adapter is back.
+            report("re-advertising: \(error)")
+            if let error = error as? DBusError,
+                [DBusError.Name.unknownObject, DBusError.Name.unknownMethod].contains(error.name)
+            {
+                forgetRegistration()
+            }
         }
     }
 
@@ -387,6 +603,8 @@ public actor PeripheralHost {
             return .error(name: "org.bluez.Error.Failed", message: "No such characteristic")
         }
         switch call.member {
+        case "ReadValue" where uuid == Self.firmwareVersionUUID:
+            return .values([.bytes(Self.updatedFirmware)])
         case "ReadValue":
             do throws(ATTError) {
                 // A Read Blob arrives with the offset in the options: the value from there, past its end
@@ -430,7 +648,7 @@ public actor PeripheralHost {
                     ["Notifying": .boolean(notifying)], interface: Self.characteristicInterface.name, path: path)
             }
         } catch {
-            errors.append("Notifying at \(path): \(error)")
+            report("Notifying at \(path): \(error)")
         }
     }
 
@@ -454,7 +672,10 @@ public actor PeripheralHost {
 
     static let serviceInterface = DBusInterface(
         name: "org.bluez.GattService1",
-        properties: [.init("UUID", .string), .init("Primary", .boolean), .init("Characteristics", .array(.objectPath))])
+        properties: [
+            .init("UUID", .string), .init("Primary", .boolean), .init("Characteristics", .array(.objectPath)),
+            .init("Handle", .uint16, access: .readwrite),
+        ])
 
     static let characteristicInterface = DBusInterface(
         name: "org.bluez.GattCharacteristic1",

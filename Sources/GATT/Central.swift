@@ -210,9 +210,12 @@ public enum CentralEvent: Hashable, Sendable {
 public struct CentralStatistics: Hashable, Sendable {
     public var notifications: Int
     public var droppedEvents: Int
-    public init(notifications: Int = 0, droppedEvents: Int = 0) {
+    /// Events of every kind passed on to each event stream so far (a test waits until they were handled).
+    public var events: Int
+    public init(notifications: Int = 0, droppedEvents: Int = 0, events: Int = 0) {
         self.notifications = notifications
         self.droppedEvents = droppedEvents
+        self.events = events
     }
 }
 

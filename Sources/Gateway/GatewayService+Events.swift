@@ -8,6 +8,8 @@ internal import Support
 /// status reports run from the ticker.
 extension GatewayService {
     func handle(_ event: CentralEvent) async {
+        handledEvents += 1
+        defer { checkSettled() }
         guard !stopped else {
             if case .notification = event { handledNotifications += 1 }
             return
@@ -22,12 +24,12 @@ extension GatewayService {
         case .stackUnavailable:
             log.warning("bluetoothd went away; waiting for it")
             stackAvailable = false
-            discovering = false
+            discovering = []
             for address in sensors.keys.sorted() { deliver(.stackUnavailable, to: address) }
         case .adapterRemoved(let adapter):
             log.warning("adapter \(address: adapter) removed", fields: [.adapter(adapter)])
             if defaultAdapter == adapter { defaultAdapter = nil }
-            discovering = false
+            discovering.remove(adapter)
             for (address, runtime) in sensors where runtime.peripheral(defaultAdapter: adapter)?.adapter == adapter {
                 deliver(.stackUnavailable, to: address)
             }
@@ -101,9 +103,9 @@ extension GatewayService {
             let hardware = name.flatMap(Doctor.adapterHardware) ?? "not a local controller"
             log.notice("using adapter \(name ?? "?") \(address: adapter) (\(hardware))", fields: [.adapter(adapter)])
         }
-        let known = await peripheralsByAddress()
+        let known = await knownPeripherals()
         for (address, runtime) in sensors where runtime.state.phase == .waitingForStack {
-            guard let info = known[address] else { continue }
+            guard let info = peripheral(of: runtime, among: known) else { continue }
             sensors[address]?.adapter = info.id.adapter
             deliver(.stackAvailable, to: address)
             if info.connected { deliver(.connected(true), to: address) }
@@ -111,13 +113,20 @@ extension GatewayService {
         }
     }
 
-    func peripheralsByAddress() async -> [String: PeripheralInfo] {
-        guard let known = try? await central.knownPeripherals() else { return [:] }
-        var result: [String: PeripheralInfo] = [:]
-        for info in known where settings.adapter.map({ $0.uppercased() == info.id.adapter }) ?? true {
-            if result[info.id.address] == nil || info.id.adapter == defaultAdapter { result[info.id.address] = info }
+    /// bluetoothd's devices (none when it cannot say).
+    func knownPeripherals() async -> [PeripheralInfo] {
+        (try? await central.knownPeripherals()) ?? []
+    }
+
+    /// The device object of `runtime`'s sensor among `known`: on the adapter it was enrolled with (a device object
+    /// with its address on another adapter is not the sensor's: in the BlueZ VM, with a gateway adapter per sensor,
+    /// the service connected to a strap through the default adapter's object after bluetoothd restarted, and that
+    /// link could not work, docs/bluez-vm.md), else on the configured adapter, preferring the default one.
+    func peripheral(of runtime: SensorRuntime, among known: [PeripheralInfo]) -> PeripheralInfo? {
+        let candidates = known.filter { info in
+            runtime.matches(info.id) && (settings.adapter.map { $0.uppercased() == info.id.adapter } ?? true)
         }
-        return result
+        return candidates.first { $0.id.adapter == defaultAdapter } ?? candidates.first
     }
 
     // MARK: The ticker
@@ -140,19 +149,27 @@ extension GatewayService {
         }
     }
 
-    /// `docs/bluez.md`, R14: discovery runs only while a sensor's device object is missing and bluetoothd is there.
+    /// `docs/bluez.md`, R14: discovery runs only while a sensor's device object is missing and bluetoothd is there,
+    /// on the adapter that sensor was enrolled with (else the default one): a device object found on another
+    /// adapter is not the sensor's (seen in the BlueZ VM with a gateway adapter per sensor, docs/bluez-vm.md).
     func manageDiscovery() async {
-        let waiting = sensors.values.contains { $0.state.phase == .waitingForStack }
-        if waiting, stackAvailable, defaultAdapter != nil, !discovering {
-            do {
-                try await central.startDiscovery(services: Self.discoveryServices, on: defaultAdapter)
-                discovering = true
-            } catch {
-                log.debug("discovery could not start: \(error)")
+        var wanted: Set<AdapterAddress> = []
+        if stackAvailable {
+            for runtime in sensors.values where runtime.state.phase == .waitingForStack {
+                if let adapter = runtime.registered.adapter?.uppercased() ?? defaultAdapter { wanted.insert(adapter) }
             }
-        } else if !waiting, discovering {
-            discovering = false
-            try? await central.stopDiscovery(on: defaultAdapter)
+        }
+        for adapter in wanted.subtracting(discovering).sorted() {
+            do {
+                try await central.startDiscovery(services: Self.discoveryServices, on: adapter)
+                discovering.insert(adapter)
+            } catch {
+                log.debug("discovery could not start on \(address: adapter): \(error)")
+            }
+        }
+        for adapter in discovering.subtracting(wanted).sorted() {
+            discovering.remove(adapter)
+            try? await central.stopDiscovery(on: adapter)
         }
     }
 

@@ -100,7 +100,8 @@ public actor GatewayService {
     var sensors: [String: SensorRuntime] = [:]
     var stackAvailable = false
     var defaultAdapter: AdapterAddress?
-    var discovering = false
+    /// The adapters our discovery runs on.
+    var discovering: Set<AdapterAddress> = []
     /// The adapter last announced in the log.
     var announcedAdapter: AdapterAddress?
     var registryVersion: Int64?
@@ -110,6 +111,8 @@ public actor GatewayService {
     var lastEventAt: Duration
     /// Notifications taken from the central's events (for ``quiesce()``).
     var handledNotifications = 0
+    /// Events of every kind taken from the central (``settled(notifications:events:)``).
+    var handledEvents = 0
     /// `stop()` began: sessions are released, notifications already received are still stored.
     var stopping = false
     /// Everything is released; events are ignored.
@@ -127,7 +130,7 @@ public actor GatewayService {
     var lifecycle = Lifecycle.idle
     let stopRequest = StopRequest()
     var finishedWaiters: [CheckedContinuation<Void, Never>] = []
-    var settleWaiters: [(notifications: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    var settleWaiters: [(notifications: Int, events: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
     enum Lifecycle {
         case idle, running, finished
@@ -219,7 +222,8 @@ public actor GatewayService {
                 group.cancelAll()
             }
             for address in sensors.keys.sorted() { await finish(address) }
-            if discovering { try? await central.stopDiscovery(on: defaultAdapter) }
+            for adapter in discovering.sorted() { try? await central.stopDiscovery(on: adapter) }
+            discovering = []
             await writer.close()
         }
         if failure == nil {
@@ -303,24 +307,29 @@ public actor GatewayService {
     // MARK: Settling (tests)
 
     /// For tests on a ``Support/ManualClock``: returns once the service has handled at least `notifications` of the
-    /// central's notifications, no action is queued or running, and the ticker has done every tick due by the
-    /// clock's present (or is not running). The test then knows that moving the clock is what happens next.
-    public func settled(notifications: Int = 0) async {
-        if isSettled(notifications) { return }
-        await withCheckedContinuation { settleWaiters.append((notifications, $0)) }
+    /// central's notifications and `events` of its events of every kind (``GATT/CentralStatistics/events``), no
+    /// action is queued or running, and the ticker has done every tick due by the clock's present (or is not
+    /// running). The test then knows that moving the clock is what happens next.
+    public func settled(notifications: Int = 0, events: Int = 0) async {
+        if isSettled(notifications, events) { return }
+        await withCheckedContinuation { settleWaiters.append((notifications, events, $0)) }
     }
 
-    func isSettled(_ notifications: Int) -> Bool {
-        guard handledNotifications >= notifications, jobsInFlight == 0 else { return false }
+    func isSettled(_ notifications: Int, _ events: Int) -> Bool {
+        guard handledNotifications >= notifications, handledEvents >= events, jobsInFlight == 0 else { return false }
         guard lifecycle == .running, !stopping, let nextTick else { return true }
         return clock.now < nextTick
     }
 
     func checkSettled() {
         guard !settleWaiters.isEmpty else { return }
-        var waiting: [(notifications: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiting: [(notifications: Int, events: Int, continuation: CheckedContinuation<Void, Never>)] = []
         for waiter in settleWaiters {
-            if isSettled(waiter.notifications) { waiter.continuation.resume() } else { waiting.append(waiter) }
+            if isSettled(waiter.notifications, waiter.events) {
+                waiter.continuation.resume()
+            } else {
+                waiting.append(waiter)
+            }
         }
         settleWaiters = waiting
     }
@@ -331,7 +340,7 @@ public actor GatewayService {
         let version = try await registry.registryVersion()
         registryVersion = version
         let enrolled = try await registry.registeredSensors()
-        let known = await peripheralsByAddress()
+        let known = await knownPeripherals()
         for sensor in enrolled {
             if var runtime = sensors[sensor.address] {
                 runtime.registered = sensor
@@ -347,7 +356,7 @@ public actor GatewayService {
                 builder: SampleBuilder(context: context(for: sensor, updating: nil), settings: settings.samples))
             sensors[sensor.address] = runtime
             log.info("sensor \(address: sensor.address) enrolled", fields: [.sensor(sensor.address)])
-            let info = known[sensor.address]
+            let info = peripheral(of: runtime, among: known)
             deliver(
                 .start(
                     deviceKnown: stackAvailable && info != nil, connected: info?.connected ?? false,

@@ -84,11 +84,19 @@ public struct SensorEnrolment: Sendable {
     }
 
     private func enrol(_ request: Request, waiter: EventWaiter) async throws -> Result {
-        let info = try await find(request, waiter: waiter)
+        var (info, wasKnown) = try await find(request, waiter: waiter)
         let id = info.id
         let wasConnected = info.connected
         if !info.connected || !info.servicesResolved {
-            try await connect(id, timeout: request.timeout, waiter: waiter)
+            do {
+                try await connect(id, timeout: request.timeout, waiter: waiter)
+            } catch let failure as Failure where wasKnown && failure.underlying?.kind == .deviceMissing {
+                // bluetoothd drops a device it only discovered `TemporaryTimeout` (30 s) after it last saw it: a
+                // sensor found by an earlier scan can go between the lookup and Connect (seen in the BlueZ VM,
+                // docs/bluez-vm.md). It is looked for again by discovery, once.
+                (info, _) = try await find(request, waiter: waiter, amongKnown: false)
+                try await connect(id, timeout: request.timeout, waiter: waiter)
+            }
         }
         var characteristics = try await step("list the characteristics of") { () throws(CentralError) in
             try await central.characteristics(of: id)
@@ -186,8 +194,11 @@ public struct SensorEnrolment: Sendable {
         }
     }
 
-    /// The peripheral the request names: known to bluetoothd already, or found by discovery within the timeout.
-    private func find(_ request: Request, waiter: EventWaiter) async throws -> PeripheralInfo {
+    /// The peripheral the request names: known to bluetoothd already (unless `amongKnown` is false), or found by
+    /// discovery within the timeout; and whether it was known.
+    private func find(
+        _ request: Request, waiter: EventWaiter, amongKnown: Bool = true
+    ) async throws -> (PeripheralInfo, known: Bool) {
         let address = RegisteredSensor.normalizedAddress(request.target)
         // A name matches exactly (case included, no prefixes): a near miss is named in the error, and a name that
         // several devices have is refused, so that a guess never enrols the wrong sensor.
@@ -196,16 +207,17 @@ public struct SensorEnrolment: Sendable {
             if let address { return info.id.address == address }
             return info.name == request.target
         }
-        let known = try await step("list the devices of") { () throws(CentralError) in
-            try await central.knownPeripherals()
-        }
+        let known =
+            amongKnown
+            ? try await step("list the devices of") { () throws(CentralError) in try await central.knownPeripherals() }
+            : []
         let exact = known.filter(matches)
         if address == nil, exact.count > 1 {
             throw Failure(
                 message: "\(exact.count) devices are named \(ErrorEcho.echo(request.target)) ("
                     + exact.map(\.id.address).sorted().joined(separator: ", ") + "): give the address")
         }
-        if let info = exact.first { return info }
+        if let info = exact.first { return (info, true) }
         let nearMisses =
             address != nil
             ? []
@@ -232,7 +244,7 @@ public struct SensorEnrolment: Sendable {
             throw Failure(
                 message: "no sensor \(ErrorEcho.echo(request.target)) found within \(request.timeout) (\(hint))")
         }
-        return found
+        return (found, false)
     }
 
     private func step<T>(

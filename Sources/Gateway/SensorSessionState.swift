@@ -84,15 +84,22 @@ public struct SensorSessionState: Sendable, Equatable {
         public var healthyAfter: Duration
         /// The minimum wait after a `deviceMissing` or `authentication` failure.
         public var slowRetry: Duration
+        /// Resolved without a measurement characteristic: how long to wait before looking again, and only then
+        /// taking it for a changed layout (R12). bluetoothd 5.66 sets `ServicesResolved=true` before the objects of
+        /// a database it discovers again (after the sensor's changed), which come seconds later (seen in the BlueZ
+        /// VM, docs/bluez-vm.md).
+        public var layoutSettle: Duration
 
         public init(
             watchdog: Duration = .seconds(15), resolveTimeout: Duration = .seconds(30),
-            healthyAfter: Duration = .seconds(60), slowRetry: Duration = .seconds(30)
+            healthyAfter: Duration = .seconds(60), slowRetry: Duration = .seconds(30),
+            layoutSettle: Duration = .seconds(5)
         ) {
             self.watchdog = watchdog
             self.resolveTimeout = resolveTimeout
             self.healthyAfter = healthyAfter
             self.slowRetry = slowRetry
+            self.layoutSettle = layoutSettle
         }
     }
 
@@ -109,6 +116,10 @@ public struct SensorSessionState: Sendable, Equatable {
     var phaseSince: Duration = .zero
     var lastData: Duration = .zero
     var removedForLayout = false
+    /// In this connection, a look-up found no measurement characteristic and the session waits
+    /// ``Settings/layoutSettle`` (in `resolving`) before looking again.
+    var settlingLayout = false
+    var settledLayoutOnce = false
     /// Streamed since the last connection: losing the link now counts as a reconnection.
     var streamedThisConnection = false
     var backoff: Backoff
@@ -143,6 +154,7 @@ public struct SensorSessionState: Sendable, Equatable {
 
         case .connectSucceeded:
             guard phase == .connecting else { return [] }
+            settledLayoutOnce = false
             if resolved { return enter(.subscribing, now) + [.subscribe] }
             return enter(.resolving, now)
 
@@ -167,6 +179,8 @@ public struct SensorSessionState: Sendable, Equatable {
                 return []
             }
             resolved = false
+            settlingLayout = false
+            settledLayoutOnce = false
             if streamedThisConnection {
                 streamedThisConnection = false
                 reconnects += 1
@@ -183,6 +197,7 @@ public struct SensorSessionState: Sendable, Equatable {
             resolved = value
             if value, connected || phase == .resolving, phase == .resolving || phase == .connecting {
                 connected = true
+                settlingLayout = false
                 return enter(.subscribing, now) + [.subscribe]
             }
             if !value, phase == .streaming || phase == .subscribing {
@@ -195,12 +210,20 @@ public struct SensorSessionState: Sendable, Equatable {
             guard phase == .subscribing else { return [] }
             lastData = now
             removedForLayout = false
+            settledLayoutOnce = false
             streamedThisConnection = true
             return enter(.streaming, now)
 
         case .subscribeFailed(let kind, let servicesChanged):
             guard phase == .subscribing else { return [] }
             lastFailure = kind
+            if servicesChanged, !settledLayoutOnce {
+                // The objects of a database bluetoothd discovers again may still be on their way: look again
+                // after `layoutSettle` (or at the next ServicesResolved=true) before taking the layout for changed.
+                settledLayoutOnce = true
+                settlingLayout = true
+                return enter(.resolving, now)
+            }
             if servicesChanged, !removedForLayout {
                 removedForLayout = true
                 return retry(now) + [.removeDevice]
@@ -221,6 +244,9 @@ public struct SensorSessionState: Sendable, Equatable {
                 reconnects += 1
                 streamedThisConnection = false
                 return [.linkLost] + retry(now) + [.disconnect]
+            case .resolving where settlingLayout && now - phaseSince >= settings.layoutSettle:
+                settlingLayout = false
+                return enter(.subscribing, now) + [.subscribe]
             case .resolving where now - phaseSince >= settings.resolveTimeout:
                 return retry(now) + [.disconnect]
             case .streaming where attempt > 0 && now - phaseSince >= settings.healthyAfter:

@@ -47,8 +47,12 @@ enum BluetoothOptions {
         .text("adapter", value: "address", path, help: "The adapter to use (default: the first powered).")
     }
 
-    /// Connects to bluetoothd's bus and starts the client (with the pairing agent).
-    static func connect(_ address: DBusAddress, console: Console) async -> (DBusConnection, BlueZCentral)? {
+    /// Connects to bluetoothd's bus and starts the client (with the pairing agent: `NoInputNoOutput`, or
+    /// `DisplayYesNo` showing passkeys on `console` when `confirmPasskey`; not the default agent, which stays the
+    /// service's: bluetoothd asks the caller's own agent about the pairing it asked for).
+    static func connect(
+        _ address: DBusAddress, console: Console, confirmPasskey: Bool = false
+    ) async -> (DBusConnection, BlueZCentral)? {
         let bus: DBusConnection
         do {
             bus = try await DBusConnection.connect(to: address)
@@ -59,7 +63,20 @@ enum BluetoothOptions {
             return nil
         }
         do {
-            return (bus, try await BlueZCentral.start(on: bus))
+            guard confirmPasskey else { return (bus, try await BlueZCentral.start(on: bus, agentIsDefault: false)) }
+            let central = try await BlueZCentral.start(
+                on: bus, agentCapability: "DisplayYesNo", agentIsDefault: false,
+                onPasskey: { device, passkey, kind in
+                    let digits = String(passkey)
+                    let code = String(repeating: "0", count: max(0, 6 - digits.count)) + digits
+                    switch kind {
+                    case .confirm:
+                        console.err("passkey \(code): check that the sensor shows the same, and confirm there\n")
+                    case .display:
+                        console.err("passkey \(code): type it on the sensor\n")
+                    }
+                })
+            return (bus, central)
         } catch {
             console.error("cannot talk to bluetoothd on \(address): \(error)")
             await bus.close()

@@ -17,8 +17,9 @@ struct PeripheralHostCommand: Command {
         (GattManager1.RegisterApplication) and its advertisement an LEAdvertisement1 on the adapter; the
         advertisement is registered again every second while no central is connected. Every value sent to a
         subscribed central is appended to --sent as one JSON line. Prints 'peripheral-host ready <address>'
-        once bluetoothd accepted both, and serves until killed or --duration passes; when bluetoothd restarts,
-        it registers again with the new one.
+        once bluetoothd accepted both, and serves until killed or --duration passes; when bluetoothd restarts, or
+        the adapter goes away and comes back, it registers again. Errors, registrations and pairing requests are
+        logged on standard error as they come.
         """
     }
 
@@ -32,6 +33,8 @@ struct PeripheralHostCommand: Command {
         var sent: String?
         var duration: Duration?
         var pauseFile: String?
+        var layoutFile: String?
+        var agentCapability = "NoInputNoOutput"
     }
 
     let syntax = CommandSyntax<Options>(options: [
@@ -49,6 +52,13 @@ struct PeripheralHostCommand: Command {
         .text(
             "pause-file", value: "file", \.pauseFile, kind: .path,
             help: "Send nothing while this file exists (the sensor lost contact)."),
+        .text(
+            "layout-file", value: "file", \.layoutFile, kind: .path,
+            help: "While this file exists, serve an updated firmware's GATT layout (a service more: handles move)."),
+        .text(
+            "agent-capability", value: "capability", \.agentCapability,
+            help: "The sensor's pairing capability: " + PeripheralHost.agentCapabilities.joined(separator: ", ")
+                + " (default NoInputNoOutput; DisplayYesNo confirms a passkey)."),
     ])
 
     func run(_ options: Options, console: Console) async -> ExitCode {
@@ -73,13 +83,15 @@ struct PeripheralHostCommand: Command {
         let host: PeripheralHost
         do {
             host = try await PeripheralHost.start(
-                on: options.bus, adapter: options.adapter, peripheral: script.makePeripheral(), ledgerPath: options.sent
-            )
+                on: options.bus, adapter: options.adapter, peripheral: script.makePeripheral(),
+                ledgerPath: options.sent,
+                agentCapability: options.agentCapability, log: { console.err("peripheral-host: \($0)\n") })
         } catch {
             console.error("cannot serve the sensor on \(options.adapter): \(error)")
             return .unavailable
         }
         await host.setPauseFile(options.pauseFile)
+        await host.setLayoutFile(options.layoutFile)
         console.out("peripheral-host ready \(await host.adapterAddress)\n")
         let running = Task { await host.run() }
         if let duration = options.duration {
@@ -89,7 +101,6 @@ struct PeripheralHostCommand: Command {
         }
         running.cancel()
         _ = await running.value
-        for error in await host.errors { console.err("peripheral-host: \(error)\n") }
         await host.stop()
         return .success
     }

@@ -31,6 +31,7 @@ struct PairCommand: Command {
         var bus: DBusAddress = .system
         var adapter: String?
         var pair = false
+        var confirmPasskey = false
         var acquireNotify = false
         var json = false
     }
@@ -49,6 +50,10 @@ struct PairCommand: Command {
             StoreOptions.store(\.store), BluetoothOptions.bus(\.bus), BluetoothOptions.adapter(\.adapter),
             .flag("pair", \.pair, help: "Pair (bond) even when the sensor works without."),
             .flag(
+                "confirm-passkey", \.confirmPasskey,
+                help: "Pair (implies --pair) by numeric comparison, for a sensor with a display: the passkey is "
+                    + "printed on standard error; check that the sensor shows it and confirm there."),
+            .flag(
                 "acquire-notify", \.acquireNotify,
                 help: "Take notifications through an AcquireNotify socket (less D-Bus traffic) for it."),
             .flag("json", \.json, help: "Print the result as JSON."),
@@ -62,14 +67,17 @@ struct PairCommand: Command {
             console.error(error.message)
             return error.code
         }
-        guard let (bus, central) = await BluetoothOptions.connect(options.bus, console: console) else {
+        guard
+            let (bus, central) = await BluetoothOptions.connect(
+                options.bus, console: console, confirmPasskey: options.confirmPasskey)
+        else {
             return .unavailable
         }
         // allowed: a defer cannot await; the bus closes as the command returns and the process exits
         defer { Task { await bus.close() } }
         let request = SensorEnrolment.Request(
             target: options.target, subject: options.subject, label: options.label, location: options.location,
-            adapter: options.adapter, forcePairing: options.pair,
+            adapter: options.adapter, forcePairing: options.pair || options.confirmPasskey,
             notifyMode: options.acquireNotify ? .acquired : .properties, timeout: options.timeout)
         do {
             let result = try await SensorEnrolment(central: central, registry: store).enrol(request)

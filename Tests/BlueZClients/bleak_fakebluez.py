@@ -5,9 +5,10 @@ discovery finds, and runs bleak (DBUS_SYSTEM_BUS_ADDRESS pointed at the private 
 by address, connect, read the Body Sensor Location, start notifications on the Heart Rate Measurement and get
 some, stop them, disconnect. Every run must succeed: the count is the assertion, not a timing. Before that,
 Tests/BlueZClients/bluez_traffic.py records one client scenario against FakeBlueZ, and what it saw must be what
-it saw against the real bluetoothd 5.66 (traffic-bluez-5.66.txt, recorded in the VM).
+it saw against the real bluetoothd 5.66 (traffic-bluez-5.66.txt, recorded in the VM) and, with --live FILE, what
+it saw against the real bluetoothd in this machine's VM run (the fidelity scenario's traffic-bluez.txt).
 
-    .venv/bin/python Tests/BlueZClients/bleak_fakebluez.py .build/debug/wearhouse [RUNS]
+    .venv/bin/python Tests/BlueZClients/bleak_fakebluez.py .build/debug/wearhouse [RUNS] [--live FILE]
 
 Run by `make test-bleak`; prints "bleak: N of N runs" and exits 1 unless every run passed.
 """
@@ -77,31 +78,54 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REAL_TRAFFIC = os.path.join(HERE, "traffic-bluez-5.66.txt")
 
 
-def compare_traffic():
+def record_lines(path):
+    """The traffic lines of a record, and the lines its header marks as sent by bluetoothd in some runs only
+    ("# optional: LINE")."""
+    with open(path) as file:
+        text = file.read().splitlines()
+    optional = [line[len("# optional: "):] for line in text if line.startswith("# optional: ")]
+    return [line for line in text if line and not line.startswith("#")], optional
+
+
+def normalized(lines, optional):
+    """Lines without the optional ones, and a signal that came several times in a row ("(repeated)") taken as
+    one: how many RSSI updates discovery sends before the script stops it depends on timing."""
+    result = []
+    for line in lines:
+        if line in optional:
+            continue
+        line = line[:-len(" (repeated)")] if line.endswith(" (repeated)") else line
+        if result and result[-1] == line and line.startswith("signal "):
+            continue
+        result.append(line)
+    return result
+
+
+def compare_traffic(records):
     """Runs bluez_traffic.py against FakeBlueZ (before bleak: the sensor is new) and compares what it saw with
-    the real stack's record: the calls with their replies and errors, and the signals between them, line by
-    line. Returns whether they are the same; prints the differences."""
+    each record of the real stack (name, path): the calls with their replies and errors, and the signals between
+    them, line by line. Returns whether it is the same as every record; prints the differences."""
     result = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "bluez_traffic.py"), "/org/bluez/hci0", ADDRESS],
                             capture_output=True, text=True, timeout=180)
     if result.returncode != 0:
         print("traffic: bluez_traffic.py failed: " + result.stderr[-2000:], file=sys.stderr)
         return False
-    fake = result.stdout.splitlines()
-    with open(REAL_TRAFFIC) as file:
-        text = file.read().splitlines()
-    real = [line for line in text if line and not line.startswith("#")]
-    # Lines only FakeBlueZ prints, each explained in the record's header, are taken out once each.
-    for line in text:
-        if line.startswith("# fake-only: ") and line[len("# fake-only: "):] in fake:
-            fake.remove(line[len("# fake-only: "):])
     import difflib
-    diff = list(difflib.unified_diff(real, fake, "bluetoothd 5.66", "FakeBlueZ", n=1, lineterm=""))
-    calls = lambda lines: [line for line in lines if line.startswith("call ")]
-    print("traffic: %d lines, %d calls; %s" % (len(fake), len(calls(fake)),
-                                               "the same as bluetoothd 5.66's" if not diff else "differs:"))
-    for line in diff:
-        print("  " + line)
-    return not diff
+    same = True
+    # The optional lines of the stored record apply to every comparison: they are what the real stack was seen
+    # to vary in.
+    _, optional = record_lines(REAL_TRAFFIC)
+    for name, path in records:
+        real, _ = record_lines(path)
+        fake = normalized(result.stdout.splitlines(), optional)
+        diff = list(difflib.unified_diff(normalized(real, optional), fake, name, "FakeBlueZ", n=1, lineterm=""))
+        calls = [line for line in fake if line.startswith("call ")]
+        print("traffic: %d lines, %d calls; %s" % (len(fake), len(calls),
+                                                   "the same as " + name if not diff else "differs from " + name))
+        for line in diff:
+            print("  " + line)
+        same = same and not diff
+    return same
 
 
 async def one_run(number):
@@ -155,8 +179,17 @@ def main():
     if len(sys.argv) < 2:
         print(__doc__, file=sys.stderr)
         return 2
-    wearhouse = os.path.abspath(sys.argv[1])
-    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 20
+    arguments = sys.argv[1:]
+    records = [("bluetoothd 5.66 (the stored record)", REAL_TRAFFIC)]
+    if "--live" in arguments:
+        at = arguments.index("--live")
+        if at + 1 >= len(arguments) or not os.path.isfile(arguments[at + 1]):
+            print("--live needs the VM run's traffic-bluez.txt (run make test-bluez first)", file=sys.stderr)
+            return 2
+        records.append(("bluetoothd in this machine's VM run", arguments[at + 1]))
+        del arguments[at:at + 2]
+    wearhouse = os.path.abspath(arguments[0])
+    runs = int(arguments[1]) if len(arguments) > 1 else 20
     if not 1 <= runs <= 1000:
         print("RUNS must be 1-1000", file=sys.stderr)
         return 2
@@ -167,7 +200,7 @@ def main():
         processes.append(daemon)
         processes.append(start_fake(wearhouse, address, directory))
         os.environ["DBUS_SYSTEM_BUS_ADDRESS"] = address
-        traffic_ok = compare_traffic()
+        traffic_ok = compare_traffic(records)
         passed = asyncio.run(run_all(runs))
     finally:
         for process in reversed(processes):

@@ -40,7 +40,7 @@ import Testing
 
     @Test func scanListsNearbyHealthSensorsOnly() async throws {
         try await Self.withFake { bus, _, _ in
-            let result = try WearhouseRunner.run(["scan", "--bus", bus, "--duration", "1", "--json"])
+            let result = try await WearhouseRunner.runOffPool(["scan", "--bus", bus, "--duration", "1", "--json"])
             #expect(result.status == 0, "\(result.stderr)")
             let found = try result.stdout.split(separator: "\n").map { try WearhouseRunner.json($0) }
             let addresses = Set(found.compactMap { $0["address"] as? String })
@@ -61,7 +61,7 @@ import Testing
             .init(kind: .treadmill, address: "C0:FF:EE:00:01:05", seed: 5),
         ])
         try await Self.withFake(devices) { bus, _, _ in
-            let result = try WearhouseRunner.run(["scan", "--bus", bus, "--duration", "1", "--json"])
+            let result = try await WearhouseRunner.runOffPool(["scan", "--bus", bus, "--duration", "1", "--json"])
             #expect(result.status == 0, "\(result.stderr)")
             let found = try result.stdout.split(separator: "\n").map { try WearhouseRunner.json($0) }
             var services: [String: [String]] = [:]
@@ -78,27 +78,27 @@ import Testing
 
     @Test func pairRecordsTheSensorPairingOnlyWhenNeededAndForgetRemovesIt() async throws {
         try await Self.withFake { bus, fake, store in
-            let plain = try WearhouseRunner.run([
+            let plain = try await WearhouseRunner.runOffPool([
                 "pair", "C0:FF:EE:00:00:01", "--bus", bus, "--store", store, "--subject", "alice", "--json",
             ])
             #expect(plain.status == 0, "\(plain.stderr)")
-            let locked = try WearhouseRunner.run([
+            let locked = try await WearhouseRunner.runOffPool([
                 "pair", "Locked strap", "--bus", bus, "--store", store, "--subject", "bob", "--label", "Bob's",
                 "--timeout", "5",
             ])
             #expect(locked.status == 0, "\(locked.stderr)")
             #expect(locked.stdout.contains("paired"))
-            let missing = try WearhouseRunner.run([
+            let missing = try await WearhouseRunner.runOffPool([
                 "pair", "C0:FF:EE:00:00:04", "--bus", bus, "--store", store, "--timeout", "1",
             ])
             #expect(missing.status == 69)
             #expect(missing.stderr.contains("no sensor 'C0:FF:EE:00:00:04' found"))
-            let badLocation = try WearhouseRunner.run([
+            let badLocation = try await WearhouseRunner.runOffPool([
                 "pair", "C0:FF:EE:00:00:01", "--bus", bus, "--store", store, "--location", "elbow",
             ])
             #expect(badLocation.status == 64)
 
-            let sensors = try WearhouseRunner.run(["sensors", "--store", store, "--json"])
+            let sensors = try await WearhouseRunner.runOffPool(["sensors", "--store", store, "--json"])
             let rows = try sensors.stdout.split(separator: "\n").map { try WearhouseRunner.json($0) }
             #expect(rows.map { $0["address"] as? String } == ["C0:FF:EE:00:00:01", "C0:FF:EE:00:00:02"])
             #expect(rows.map { $0["subject"] as? String } == ["alice", "bob"])
@@ -107,20 +107,40 @@ import Testing
             #expect(rows.allSatisfy { $0["state"] as? String == "not running" })
             // Enrolment leaves the sensors disconnected and trusted; the service connects them.
             #expect(await !fake.isConnected("C0:FF:EE:00:00:02"))
-            let table = try WearhouseRunner.run(["sensors", "--store", store])
+            let table = try await WearhouseRunner.runOffPool(["sensors", "--store", store])
             #expect(table.stdout.contains("SUBJECT") && table.stdout.contains("bob"))
 
-            #expect(try WearhouseRunner.run(["forget", "C0:FF:EE:00:00:01", "--store", store]).status == 0)
-            #expect(try WearhouseRunner.run(["forget", "C0:FF:EE:00:00:01", "--store", store]).status == 66)
-            let after = try WearhouseRunner.run(["sensors", "--store", store, "--json"])
+            #expect(
+                try await WearhouseRunner.runOffPool(["forget", "C0:FF:EE:00:00:01", "--store", store]).status == 0)
+            #expect(
+                try await WearhouseRunner.runOffPool(["forget", "C0:FF:EE:00:00:01", "--store", store]).status == 66)
+            let after = try await WearhouseRunner.runOffPool(["sensors", "--store", store, "--json"])
             #expect(!after.stdout.contains("C0:FF:EE:00:00:01"))
+        }
+    }
+
+    /// `--confirm-passkey`: the agent registers as DisplayYesNo, so bluetoothd asks it to confirm a passkey
+    /// (FakeBlueZ's 123456, as the real bluetoothd does for numeric comparison, seen in the BlueZ VM); the passkey
+    /// is printed and accepted, and the sensor is paired even though it would serve without.
+    @Test func pairConfirmingAPasskeyPrintsItAndPairs() async throws {
+        try await Self.withFake { bus, fake, store in
+            let result = try await WearhouseRunner.runOffPool([
+                "pair", "C0:FF:EE:00:00:01", "--confirm-passkey", "--bus", bus, "--store", store, "--json",
+            ])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stderr.contains("passkey 123456: check that the sensor shows the same"), "\(result.stderr)")
+            let sensor = try WearhouseRunner.json(result.stdout.split(separator: "\n").first ?? "")
+            #expect(sensor["paired"] as? Bool == true)
+            #expect(await fake.isPaired("C0:FF:EE:00:00:01"))
         }
     }
 
     /// SIGTERM in the middle of a stream: everything the sensor notified before is in the store.
     @Test func runStoresEverythingNotifiedBeforeSIGTERM() async throws {
         try await Self.withFake { bus, fake, store in
-            let pair = try WearhouseRunner.run(["pair", "C0:FF:EE:00:00:01", "--bus", bus, "--store", store])
+            let pair = try await WearhouseRunner.runOffPool([
+                "pair", "C0:FF:EE:00:00:01", "--bus", bus, "--store", store,
+            ])
             #expect(pair.status == 0, "\(pair.stderr)")
             let errors = Pipe()
             let process = try WearhouseRunner.start(
@@ -130,7 +150,7 @@ import Testing
                 if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             }
             let streaming = try await eventually(timeout: .seconds(10)) {
-                let status = try WearhouseRunner.run(["sensors", "--store", store, "--json"])
+                let status = try await WearhouseRunner.runOffPool(["sensors", "--store", store, "--json"])
                 return status.stdout.contains("\"state\":\"streaming\"")
             }
             #expect(streaming)
@@ -139,12 +159,11 @@ import Testing
             // stops (longer on a loaded machine) may be, but nothing twice.
             let sentBefore = await fake.deliveredNotifications(of: "C0:FF:EE:00:00:01").count
             kill(process.processIdentifier, SIGTERM)
-            process.waitUntilExit()
-            let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let log = try await WearhouseRunner.exit(of: process, errors: errors).stderr
             #expect(process.terminationStatus == 0, "\(log)")
             #expect(log.contains("stopping (SIGTERM)"))
             let sent = await fake.deliveredNotifications(of: "C0:FF:EE:00:00:01").count
-            let samples = try WearhouseRunner.run([
+            let samples = try await WearhouseRunner.runOffPool([
                 "samples", "--store", store, "--type", "heartRate", "--format", "json",
             ])
             let stored = samples.stdout.split(separator: "\n").count
@@ -161,7 +180,7 @@ import Testing
     @Test func sigtermWhileAConnectIsInFlightLeavesEverySensorDisconnectedAndLosesNothing() async throws {
         try await Self.withFake { bus, fake, store in
             for address in ["C0:FF:EE:00:00:01", "C0:FF:EE:00:00:03"] {
-                let pair = try WearhouseRunner.run(["pair", address, "--bus", bus, "--store", store])
+                let pair = try await WearhouseRunner.runOffPool(["pair", address, "--bus", bus, "--store", store])
                 #expect(pair.status == 0, "\(pair.stderr)")
             }
             await fake.setConnectFault(.noReply, for: "C0:FF:EE:00:00:03")
@@ -183,15 +202,14 @@ import Testing
             #expect(ready)
             let signalled = ContinuousClock.now
             kill(process.processIdentifier, SIGTERM)
-            process.waitUntilExit()
-            let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let log = try await WearhouseRunner.exit(of: process, errors: errors).stderr
             #expect(process.terminationStatus == 0, "\(log)")
             #expect(ContinuousClock.now - signalled < .seconds(10), "the stop waited for the Connect")
             #expect(await !fake.isConnecting("C0:FF:EE:00:00:03"))
             #expect(await !fake.isConnected("C0:FF:EE:00:00:03"))
             #expect(await !fake.isConnected("C0:FF:EE:00:00:01"))
             let sent = await fake.deliveredNotifications(of: "C0:FF:EE:00:00:01").count
-            let samples = try WearhouseRunner.run([
+            let samples = try await WearhouseRunner.runOffPool([
                 "samples", "--store", store, "--type", "heartRate", "--format", "json",
             ])
             #expect(samples.stdout.split(separator: "\n").count == sent)
@@ -222,7 +240,7 @@ import Testing
             kill(process.processIdentifier, SIGHUP)
             #expect(try await waitFor("reloaded \(config.path) (log level debug)"), "\(log())")
             kill(process.processIdentifier, SIGTERM)
-            process.waitUntilExit()
+            try await WearhouseRunner.exit(of: process)
             #expect(process.terminationStatus == 0, "\(log())")
             #expect(log().contains("stopping (SIGTERM)"))
         }
@@ -231,7 +249,7 @@ import Testing
     @Test func demoChecksWhatItStored() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("demo-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let result = try WearhouseRunner.run(["demo", "--duration", "4", "--dir", folder.path])
+        let result = try await WearhouseRunner.runOffPool(["demo", "--duration", "4", "--dir", folder.path])
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
         #expect(result.stdout.contains("Check: every stored number matches what the simulated sensors sent."))
         #expect(result.stdout.contains("alice:") && result.stdout.contains("bob:"))

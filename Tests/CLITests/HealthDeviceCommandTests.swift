@@ -63,7 +63,7 @@ import Testing
         let now = Int64(Date().timeIntervalSince1970)
         try await GatewayCommandTests.withFake(Self.scenario(now: now)) { bus, fake, store in
             for (address, subject) in zip(Self.all, ["1=alice,2=bob", "carol", "dana", "erin", "frank", "gus", "hal"]) {
-                let pair = try WearhouseRunner.run([
+                let pair = try await WearhouseRunner.runOffPool([
                     "pair", address, "--bus", bus, "--store", store, "--subject", subject, "--timeout", "10",
                 ])
                 #expect(pair.status == 0, "\(address): \(pair.stderr)")
@@ -97,8 +97,7 @@ import Testing
             }
             // SIGTERM: the service stores everything delivered before it stops.
             kill(process.processIdentifier, SIGTERM)
-            process.waitUntilExit()
-            let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let log = try await WearhouseRunner.exit(of: process, errors: errors).stderr
             #expect(process.terminationStatus == 0, "\(log)")
             #expect(log.contains("s behind; set it, and corrected the stamps taken before"), "\(log)")
             try await Self.check(fake, store: store, now: now)

@@ -24,11 +24,13 @@ import Testing
             let store = folder.appendingPathComponent("health.db").path
             let trace = folder.appendingPathComponent("run.trace").path
             for address in [Self.strap, "C0:FF:EE:00:00:03"] {
-                let pair = try WearhouseRunner.run(["pair", address, "--bus", bus.address, "--store", store])
+                let pair = try await WearhouseRunner.runOffPool([
+                    "pair", address, "--bus", bus.address, "--store", store,
+                ])
                 #expect(pair.status == 0, "\(pair.stderr)")
             }
             // The service runs until the trace holds a few notifications (however busy the machine), then SIGTERM.
-            let run = try Self.run(
+            let run = try await Self.run(
                 ["run", "--config", "/dev/null", "--bus", bus.address, "--store", store, "--record", trace]
             ) { Self.notifications(in: trace, afterLast: nil) >= 4 }
             #expect(run.status == 0, "\(run.stderr)")
@@ -41,11 +43,13 @@ import Testing
 
             // Replayed into an empty store: the same heart-rate samples as the service stored.
             let replayStore = folder.appendingPathComponent("replay.db").path
-            let replay = try WearhouseRunner.run(["replay", trace, "--store", replayStore])
+            let replay = try await WearhouseRunner.runOffPool(["replay", trace, "--store", replayStore])
             #expect(replay.status == 0, "\(replay.stderr)")
             for type in ["heartRate", "runningSpeed", "heartbeatSeries"] {
-                let live = try WearhouseRunner.run(["samples", "--store", store, "--type", type, "--format", "csv"])
-                let again = try WearhouseRunner.run([
+                let live = try await WearhouseRunner.runOffPool([
+                    "samples", "--store", store, "--type", type, "--format", "csv",
+                ])
+                let again = try await WearhouseRunner.runOffPool([
                     "samples", "--store", replayStore, "--type", type, "--format", "csv",
                 ])
                 #expect(!live.stdout.isEmpty)
@@ -53,15 +57,17 @@ import Testing
             }
 
             // Record only: the trace grows by a session, the store does not.
-            let before = try WearhouseRunner.run([
+            let before = try await WearhouseRunner.runOffPool([
                 "samples", "--store", store, "--type", "heartRate", "--format", "csv",
             ])
-            let record = try Self.run([
+            let record = try await Self.run([
                 "record", "--out", trace, "--sensor", Self.strap.lowercased(), "--config", "/dev/null", "--bus",
                 bus.address, "--store", store,
             ]) { Self.notifications(in: trace, afterLast: #""kind":"session""#) >= 2 }
             #expect(record.status == 0, "\(record.stderr)")
-            let after = try WearhouseRunner.run(["samples", "--store", store, "--type", "heartRate", "--format", "csv"])
+            let after = try await WearhouseRunner.runOffPool([
+                "samples", "--store", store, "--type", "heartRate", "--format", "csv",
+            ])
             #expect(before.stdout == after.stdout)
             let all = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
             let session = try #require(all.firstIndex { $0.contains(#""kind":"session""#) })
@@ -82,8 +88,10 @@ import Testing
             let fake = try await FakeBlueZ.start(on: .address(bus.address), scenario: Self.scenario)
             let clock = Task { await fake.runInRealTime(interval: .milliseconds(50)) }
             defer { clock.cancel() }
-            #expect(try WearhouseRunner.run(["pair", Self.strap, "--bus", bus.address, "--store", first]).status == 0)
-            let run = try Self.run(
+            #expect(
+                try await WearhouseRunner.runOffPool(["pair", Self.strap, "--bus", bus.address, "--store", first])
+                    .status == 0)
+            let run = try await Self.run(
                 ["run", "--config", "/dev/null", "--bus", bus.address, "--store", first, "--record", trace]
             ) { Self.notifications(in: trace, afterLast: nil) >= 8 }
             #expect(run.status == 0, "\(run.stderr)")
@@ -97,13 +105,15 @@ import Testing
             defer { kill(server.processIdentifier, SIGKILL) }
             var paired = WearhouseRunner.Result(ToolRun(status: -1, stdout: "", stderr: ""))
             _ = try await eventually(timeout: .seconds(5)) {
-                paired = try WearhouseRunner.run(["pair", Self.strap, "--bus", bus.address, "--store", again])
+                paired = try await WearhouseRunner.runOffPool([
+                    "pair", Self.strap, "--bus", bus.address, "--store", again,
+                ])
                 return paired.status == 0
             }
             #expect(paired.status == 0, "\(paired.stderr)")
             #expect(paired.stdout.contains("Strap"))
-            let run = try Self.run(["run", "--config", "/dev/null", "--bus", bus.address, "--store", again]) {
-                let stored = try? WearhouseRunner.run([
+            let run = try await Self.run(["run", "--config", "/dev/null", "--bus", bus.address, "--store", again]) {
+                let stored = try? await WearhouseRunner.runOffPool([
                     "samples", "--store", again, "--type", "heartRate", "--format", "csv",
                 ])
                 return (stored?.stdout.split(separator: "\n").count ?? 0) >= 4
@@ -112,7 +122,9 @@ import Testing
         }
         // What the replayed strap sent is what the real one sent: the values are a run of the original ones.
         func values(_ store: String) throws -> [String] {
-            let csv = try WearhouseRunner.run(["samples", "--store", store, "--type", "heartRate", "--format", "csv"])
+            let csv = try WearhouseRunner.run([
+                "samples", "--store", store, "--type", "heartRate", "--format", "csv",
+            ])
             let rows = csv.stdout.split(separator: "\n").map {
                 $0.split(separator: ",", omittingEmptySubsequences: false)
             }
@@ -149,16 +161,12 @@ import Testing
     }
 
     /// Runs the binary until `done` holds (checked every 100 ms, at most a minute), then stops it with SIGTERM.
-    static func run(_ arguments: [String], until done: () -> Bool) throws -> WearhouseRunner.Result {
+    static func run(_ arguments: [String], until done: () async -> Bool) async throws -> WearhouseRunner.Result {
         let errors = Pipe()
         let process = try WearhouseRunner.start(arguments, errors: errors)
-        let deadline = Date().addingTimeInterval(60)
-        while !done(), Date() < deadline, process.isRunning { Thread.sleep(forTimeInterval: 0.1) }
+        _ = try await eventually(timeout: .seconds(60)) { await done() || !process.isRunning }
         kill(process.processIdentifier, SIGTERM)
-        let log = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return WearhouseRunner.Result(
-            ToolRun(status: process.terminationStatus, stdout: "", stderr: String(decoding: log, as: UTF8.self)))
+        return try await WearhouseRunner.exit(of: process, errors: errors)
     }
 
     /// Notification lines in the trace at `path`, counting only after the last line containing `marker`.

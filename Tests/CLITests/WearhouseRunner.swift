@@ -3,7 +3,7 @@ import TestSupport
 
 /// Runs the real `wearhouse` binary that SwiftPM built next to the test bundle.
 struct WearhouseRunner {
-    struct Result {
+    struct Result: Sendable {
         var status: Int32
         var stdout: String
         var stderr: String
@@ -27,6 +27,26 @@ struct WearhouseRunner {
 
     static func run(_ arguments: [String], stdin: String? = nil) throws -> Result {
         Result(try TestSupport.runTool(executable.path, arguments, stdin: stdin))
+    }
+
+    /// ``run(_:stdin:)`` without holding a thread of the concurrency pool while the binary runs (`offPool`): for
+    /// tests whose own process serves what the binary talks to (FakeBlueZ in real time).
+    static func runOffPool(_ arguments: [String], stdin: String? = nil) async throws -> Result {
+        let path = executable.path
+        return Result(try await offPool { try TestSupport.runTool(path, arguments, stdin: stdin) })
+    }
+
+    /// Waits, off the pool, for `process` to exit and reads `errors` (its standard error's pipe, if it has one)
+    /// to the end.
+    @discardableResult
+    static func exit(of process: Process, errors: Pipe? = nil) async throws -> Result {
+        let handle = errors?.fileHandleForReading
+        return try await offPool {
+            let log = handle?.readDataToEndOfFile() ?? Data()
+            process.waitUntilExit()
+            return Result(
+                ToolRun(status: process.terminationStatus, stdout: "", stderr: String(decoding: log, as: UTF8.self)))
+        }
     }
 
     /// Starts the binary with `arguments` in the background, its standard output and error to `output` and

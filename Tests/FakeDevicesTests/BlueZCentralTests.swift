@@ -41,6 +41,24 @@ import Testing
         }
     }
 
+    /// 5.66 sends `ServicesResolved=true` before the GATT objects' `InterfacesAdded` (docs/bluez.md, F3; FakeBlueZ
+    /// too): the cache reads them with `GetManagedObjects` first, so every characteristic is there when the event
+    /// is. The event is taken from its own stream, at once, with the cache's count of such reads.
+    @Test func characteristicsAreThereWhenServicesResolvedIsReported() async throws {
+        try await CentralFixture.run(Self.scenario) { fixture in
+            let events = fixture.central.events()
+            try await fixture.central.connect(Self.strap, timeout: .seconds(5))
+            var characteristics: [CharacteristicInfo] = []
+            for await event in events where event == .servicesResolved(Self.strap, resolved: true) {
+                characteristics = try await fixture.central.characteristics(of: Self.strap)
+                break
+            }
+            #expect(characteristics.contains { $0.uuid == .heartRateMeasurement })
+            #expect(characteristics.contains { $0.uuid == .manufacturerNameString })
+            #expect(await fixture.central.cache.gattObjectsAdopted == 1)
+        }
+    }
+
     @Test func connectResolveReadAndNotifyFromTwoSensorsAtOnce() async throws {
         try await CentralFixture.run(Self.scenario) { fixture in
             let central = fixture.central

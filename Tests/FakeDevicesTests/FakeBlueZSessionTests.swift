@@ -94,11 +94,15 @@ import Testing
             try await fixture.connectAndResolve(Self.updatingPath)
             let after = try await fixture.characteristicPath(Self.hrmUUID, of: Self.updatingPath)
             #expect(before != after)
+            try await fixture.log.wait("the new GATT objects") { signals in
+                signals.contains { $0.adds("org.bluez.GattCharacteristic1") }
+            }
             let signals = fixture.log.all
             let removed = try #require(signals.firstIndex { $0.member == "InterfacesRemoved" })
             let added = try #require(signals.firstIndex { $0.adds("org.bluez.GattCharacteristic1") })
             let resolved = try #require(signals.firstIndex { $0.changes("ServicesResolved", to: .boolean(true)) })
-            #expect(removed < added && added < resolved)
+            // The old objects go, ServicesResolved=true, then the new objects (docs/bluez.md, F3).
+            #expect(removed < resolved && resolved < added)
         }
     }
 

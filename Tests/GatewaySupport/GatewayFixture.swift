@@ -24,6 +24,7 @@ public struct GatewayFixture {
     public let store: SQLiteHealthStore
     public let writer: StoreWriter
     public let service: GatewayService
+    let central: BlueZCentral
     /// The one clock (monotonic time starts at 1 s, the wall clock at 2026-11-29T08:00:00Z).
     public let clock: ManualClock
     public let notifications: NotificationCounter
@@ -170,7 +171,8 @@ public struct GatewayFixture {
             log: ServiceLog(level: .warning, destination: .standardError), clock: clock, observer: observer)
         let fixture = GatewayFixture(
             daemon: daemon, fakeBox: Box(fake), scenario: scenario, bus: bus, store: store, writer: writer,
-            service: service, clock: clock, notifications: counter, deliveredBefore: Box(0), gate: Gate(),
+            service: service, central: central, clock: clock, notifications: counter, deliveredBefore: Box(0),
+            gate: Gate(),
             started: Gate(), directory: directory, observer: observer)
         var failure: (any Error)?
         try await withThrowingDiscardingTaskGroup { group in
@@ -242,7 +244,26 @@ public struct GatewayFixture {
             sent += await fake.deliveredNotifications(of: peripheral.address).count
         }
         await notifications.wait(atLeast: sent)
-        await service.settled(notifications: notifications.total)
+        await settle()
+    }
+
+    /// Waits until nothing more happens at the clock's present: the service's actions are done, FakeBlueZ ran what
+    /// they set off past their replies (``FakeDevices/FakeBlueZ/idle()``), every signal it sent came through the
+    /// client (a round trip and the object cache's drain, ``BlueZ/BlueZCentral/flushEvents()``), and the service
+    /// handled every event passed on; again until a round brings no new event. Without it a disconnection's
+    /// `Connected=false` could reach the service seconds of the manual clock late, after the next `Connect` (a
+    /// scale then never streamed again in 3 runs of 5).
+    func settle() async {
+        var passedOn = -1
+        for _ in 0..<100 {
+            await service.settled(notifications: notifications.total)
+            await fake.idle()
+            await central.flushEvents()
+            let events = await central.statistics().events
+            if events == passedOn { return }
+            passedOn = events
+            await service.settled(notifications: notifications.total, events: events)
+        }
     }
 
     /// Advances the simulation one second at a time (see ``advance(by:)``): each second's notifications are

@@ -134,10 +134,30 @@ struct SensorSessionStateTests {
         #expect(state.handle(.connected(false), now: .seconds(20)) == [])
     }
 
+    /// bluetoothd 5.66 sets ServicesResolved=true before the objects of a database it discovers again: the first
+    /// look-up without a measurement characteristic waits `layoutSettle` and looks again.
+    @Test func noMeasurementCharacteristicIsLookedForAgainAfterAMoment() {
+        var state = Self.machine()
+        _ = state.handle(.start(deviceKnown: true, connected: true, resolved: true), now: .zero)
+        #expect(state.handle(.subscribeFailed(.other, servicesChanged: true), now: .zero) == [])
+        #expect(state.phase == .resolving)
+        #expect(state.handle(.tick, now: .seconds(4)) == [])
+        #expect(state.handle(.tick, now: .seconds(5)) == [.subscribe])
+        #expect(state.handle(.subscribed, now: .seconds(5)) == [])
+        #expect(state.phase == .streaming)
+        // A ServicesResolved=true during the wait looks again at once.
+        var other = Self.machine()
+        _ = other.handle(.start(deviceKnown: true, connected: true, resolved: true), now: .zero)
+        _ = other.handle(.subscribeFailed(.other, servicesChanged: true), now: .zero)
+        #expect(other.handle(.servicesResolved(true), now: .seconds(1)) == [.subscribe])
+    }
+
     @Test func aChangedLayoutRemovesTheDeviceOnceThenRetriesSlowly() {
         var state = Self.machine()
         _ = state.handle(.start(deviceKnown: true, connected: true, resolved: true), now: .zero)
-        #expect(state.handle(.subscribeFailed(.other, servicesChanged: true), now: .zero) == [.removeDevice])
+        #expect(state.handle(.subscribeFailed(.other, servicesChanged: true), now: .zero) == [])
+        #expect(state.handle(.tick, now: .seconds(5)) == [.subscribe])
+        #expect(state.handle(.subscribeFailed(.other, servicesChanged: true), now: .seconds(5)) == [.removeDevice])
         guard case .backingOff(let until) = state.phase else {
             Issue.record("not backing off")
             return
@@ -145,7 +165,10 @@ struct SensorSessionStateTests {
         _ = state.handle(.tick, now: until)
         _ = state.handle(.connectSucceeded, now: until)
         _ = state.handle(.servicesResolved(true), now: until)
-        #expect(state.handle(.subscribeFailed(.other, servicesChanged: true), now: until) == [.disconnect])
+        #expect(state.handle(.subscribeFailed(.other, servicesChanged: true), now: until) == [])
+        _ = state.handle(.tick, now: until + .seconds(5))
+        #expect(
+            state.handle(.subscribeFailed(.other, servicesChanged: true), now: until + .seconds(5)) == [.disconnect])
         guard case .backingOff(let later) = state.phase else {
             Issue.record("not backing off")
             return

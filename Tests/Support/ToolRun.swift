@@ -59,3 +59,13 @@ private final class ErrorReader: @unchecked Sendable {
         return data
     }
 }
+
+/// Runs `work` (a blocking wait: a program run to completion, a process's exit) on a thread of its own and awaits
+/// it, leaving the concurrency pool's threads free. A test whose own process serves the program it waits for (a
+/// FakeBlueZ on a private bus, whose agent calls and clock run as tasks) must wait so: two such tests blocking a pool
+/// thread each took both of the machine's two, and a `Pair` then waited for an agent call that never started.
+public func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
+    }
+}
