@@ -143,7 +143,7 @@ test-bluez: deps
 	Tests/BlueZVM/setup-host.sh
 	@$(BLUEZ_RUN); status=$$?; \
 	if [ $$status != 0 ] && grep -q -e 'kernel BUG' -e 'Oops' -e 'oopsed' -e 'Segmentation fault' -e 'double free' \
-	    -e 'Aborted' .build/bluez-vm/out/console.log .build/bluez-vm/out/scenarios.log \
+	    -e 'Aborted' -e 'bluetoothd died' .build/bluez-vm/out/console.log .build/bluez-vm/out/scenarios.log \
 	    .build/bluez-vm/out/bluetoothd.log 2>/dev/null; then \
 	    echo "test-bluez: the guest crashed (docs/bluez-vm.md), not a scenario: booting once more"; \
 	    rm -rf .build/bluez-vm/out-first; cp -r .build/bluez-vm/out .build/bluez-vm/out-first; \
