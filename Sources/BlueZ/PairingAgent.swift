@@ -1,12 +1,12 @@
 public import DBus
 internal import Synchronization
 
-/// The `org.bluez.Agent1` a headless gateway serves (`docs/bluez.md`, R15): registered (the service's as the default
-/// agent, a one-shot command's as its own only) with capability `NoInputNoOutput` (LE sensors pair Just Works; `DisplayYesNo` for numeric comparison, whose passkey
-/// it shows), it accepts confirmation and authorization only for devices being paired right now (``allow(_:)``),
-/// and refuses everything else with `org.bluez.Error.Rejected`.
-/// PIN codes and passkeys are never guessed. bluetoothd calls it asynchronously while our `Pair` call waits,
-/// which is why every D-Bus call here is asynchronous.
+/// The `org.bluez.Agent1` a headless gateway serves (`docs/bluez.md`, R15): registered (the service's as the
+/// default agent, a one-shot command's as its own only) with capability `NoInputNoOutput` (LE sensors pair Just
+/// Works; `DisplayYesNo` for numeric comparison, whose passkey it shows), it accepts confirmation and authorization
+/// only for devices being paired right now (``allow(_:)``), and refuses everything else with
+/// `org.bluez.Error.Rejected`. PIN codes and passkeys are never guessed. bluetoothd calls it asynchronously while
+/// our `Pair` call waits, which is why every D-Bus call here is asynchronous.
 public final class PairingAgent: Sendable {
     /// Where the agent is served.
     public static let path = "/org/wearhouse/agent"
@@ -64,8 +64,9 @@ public final class PairingAgent: Sendable {
         self.onPasskey = onPasskey
     }
 
-    /// Serves the object (once) and registers it with bluetoothd (as the default agent when `isDefault`). Called again after every
-    /// bluetoothd restart (R2). Failures (no bluetoothd yet) are ignored: the next restart registers it.
+    /// Serves the object (once) and registers it with bluetoothd (as the default agent when `isDefault`). Called
+    /// again after every bluetoothd restart (R2). Failures (no bluetoothd yet) are ignored: the next restart
+    /// registers it.
     public func register() async {
         let needsExport = state.withLock { state in
             defer { state.exported = true }
