@@ -55,6 +55,11 @@ public actor SQLiteHealthStore: HealthStore {
     var metadataIDs: [String: Int64] = [:]
     /// The write-order counter while a write transaction runs (see ``writeTransaction(_:)``).
     var pendingSequence: Int64?
+    /// The chunks within reach of a stream's tail, per device and type, while a write transaction runs
+    /// (SQLiteHealthStore+Tails.swift).
+    var tails: [TailScope: TailList] = [:]
+    /// The span counters as the running write transaction last read or wrote them (``raiseSpan(_:to:)``).
+    var knownSpans: (chunk: Int64?, heartbeat: Int64?) = (nil, nil)
     var metadataCache: [[String: MetadataValue]: String?] = [:]
     /// Rollup changes of the running write transaction (see SQLiteHealthStore+Rollups.swift).
     var pendingRollups: [RollupKey: RollupValue] = [:]
@@ -328,6 +333,37 @@ public actor SQLiteHealthStore: HealthStore {
         pendingSequence = max(try lastSequence(), last)
     }
 
+    /// The counters that bound searches by time: the longest span of any series chunk, of any heartbeat series.
+    enum SpanCounter: String {
+        case chunk = "chunk_span"
+        case heartbeat = "heartbeat_span"
+    }
+
+    /// Raises `counter` to `span` when it is lower. Inside ``writeTransaction(_:)`` the counter is read once and
+    /// written only when it grows (a few times in a store's life), not once per chunk or series written; it is
+    /// written at once, not at the commit, so that the transaction's own searches by time see it.
+    func raiseSpan(_ counter: SpanCounter, to span: Int64) throws {
+        if pendingSequence != nil {
+            let cached = counter == .chunk ? knownSpans.chunk : knownSpans.heartbeat
+            let known: Int64
+            if let cached {
+                known = cached
+            } else {
+                let read = try connection.cached("SELECT value FROM counters WHERE name = ?1")
+                try read.bind(1, counter.rawValue)
+                known = try read.step() ? read.int64(0) : .min
+                read.reset()
+            }
+            let kept = max(known, span)
+            if counter == .chunk { knownSpans.chunk = kept } else { knownSpans.heartbeat = kept }
+            guard span > known else { return }
+        }
+        let raise = try connection.cached("UPDATE counters SET value = ?1 WHERE name = ?2 AND value < ?1")
+        try raise.bind(1, span)
+        try raise.bind(2, counter.rawValue)
+        try raise.step()
+    }
+
     /// A write transaction (`BEGIN IMMEDIATE`) with the sequence counter held in memory for its duration.
     ///
     /// When it throws, the transaction rolls back, and so do the id caches: a row it inserted into a dimension
@@ -356,7 +392,11 @@ public actor SQLiteHealthStore: HealthStore {
     private func transactionKeepingSequence<Result>(_ body: () throws -> Result) throws -> Result {
         try connection.transaction {
             pendingSequence = try connection.scalarInt("SELECT value FROM counters WHERE name = 'seq'") ?? 0
-            defer { pendingSequence = nil }
+            defer {
+                pendingSequence = nil
+                knownSpans = (nil, nil)
+                tails.removeAll(keepingCapacity: true)
+            }
             let result = try body()
             try flushRollups()
             let store = try connection.cached("UPDATE counters SET value = ?1 WHERE name = 'seq'")
