@@ -109,8 +109,10 @@ public actor SQLiteHealthStore: HealthStore {
         let connection = try SQLiteConnection(path: path)
         try connection.execute("PRAGMA journal_mode = WAL")
         connection.keepWALFiles()
-        // SQLite checkpoints the WAL every 1,000 pages and then writes it again from the start; without a limit the
-        // file keeps the size of its largest transaction forever. With one, it is cut back after each checkpoint.
+        // SQLite checkpoints the WAL once it holds ``walCheckpointPages`` pages (at a commit that leaves no statement
+        // reading: SQLiteConnection.transaction) and then writes it again from the start; without a limit the file
+        // keeps the size of its largest transaction forever. With one, it is cut back after each checkpoint.
+        try connection.execute("PRAGMA wal_autocheckpoint = \(Self.walCheckpointPages)")
         try connection.execute("PRAGMA journal_size_limit = \(Self.walSizeLimit)")
         try connection.execute(durability == .full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
         try Self.migrate(connection)
@@ -147,7 +149,12 @@ public actor SQLiteHealthStore: HealthStore {
     }
 
     /// The size the WAL file is cut back to after a checkpoint (`PRAGMA journal_size_limit`), bytes.
-    public static let walSizeLimit = 8 << 20
+    public static let walSizeLimit = 16 << 20
+    /// How many pages (4 KiB) the WAL holds before a commit copies them into the database (`PRAGMA
+    /// wal_autocheckpoint`): as many as ``walSizeLimit`` takes. SQLite's default, 1,000, made a replay's writes
+    /// copy the pages that every batch changes (indexes, rollups, counters) four times as often, each copy two
+    /// `fsync`s (BENCHMARKS.md, "replay").
+    public static let walCheckpointPages = walSizeLimit / 4096
 
     /// The most a store file's mode allows: the owner reads and writes, the group (the store directory's, the
     /// service's group `wearhouse` under the shipped unit) at most reads, others nothing.
@@ -391,7 +398,9 @@ public actor SQLiteHealthStore: HealthStore {
 
     private func transactionKeepingSequence<Result>(_ body: () throws -> Result) throws -> Result {
         try connection.transaction {
-            pendingSequence = try connection.scalarInt("SELECT value FROM counters WHERE name = 'seq'") ?? 0
+            let sequence = try connection.cached("SELECT value FROM counters WHERE name = 'seq'")
+            pendingSequence = try sequence.step() ? sequence.int64(0) : 0
+            sequence.reset()
             defer {
                 pendingSequence = nil
                 knownSpans = (nil, nil)
