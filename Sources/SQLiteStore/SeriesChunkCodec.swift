@@ -183,18 +183,13 @@ enum SeriesChunkCodec {
         (0..<exponent).reduce(1.0) { value, _ in value * 10 }
     }
 
-    /// Appends `value` as an LEB128 varint (what ``VarintWriter/unsigned(_:)`` writes).
+    /// Appends `value` as an LEB128 varint (for blobs built piece by piece, as tests do).
     static func appendUnsigned(_ value: UInt64, to out: inout [UInt8]) {
-        var rest = value
-        while rest >= 0x80 {
-            out.append(UInt8(truncatingIfNeeded: rest) | 0x80)
-            rest >>= 7
+        out += [UInt8](unsafeUninitializedCapacity: 10) { buffer, written in
+            var writer = VarintWriter(buffer)
+            writer.unsigned(value)
+            written = writer.count
         }
-        out.append(UInt8(rest))
-    }
-
-    static func appendSigned(_ value: Int64, to out: inout [UInt8]) {
-        appendUnsigned(UInt64(bitPattern: (value << 1) ^ (value >> 63)), to: &out)
     }
 }
 
