@@ -1,9 +1,11 @@
 /* Peer for the `ingest` benchmark: the plain-SQLite limit. One row per sample with a time-ordered key,
  * inserted in batches of 1,000 per transaction, WAL + synchronous=FULL (the same durability as wearhouse).
  *
- * Usage: ingest_baseline DATA DB. DATA has one "start_ms,value" line per sample (the harness writes it).
- * Prints {"samples": n, "seconds": s, "bytes": size of DB + WAL}.
+ * Usage: ingest_baseline DATA DB [normal]. DATA has one "start_ms,value" line per sample (the harness writes it);
+ * with `normal`, synchronous=NORMAL (commits not flushed to the disk: what the program costs without the disk's
+ * flushes). Prints {"samples": n, "seconds": s, "bytes": size of DB + WAL}.
  */
+#include <string.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +24,8 @@ static long long file_size(const char *path) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) { fprintf(stderr, "usage: ingest_baseline DATA DB\n"); return 64; }
+    int normal = argc == 4 && strcmp(argv[3], "normal") == 0;
+    if (argc != 3 && !normal) { fprintf(stderr, "usage: ingest_baseline DATA DB [normal]\n"); return 64; }
     FILE *in = fopen(argv[1], "r");
     if (!in) { perror(argv[1]); return 66; }
     long long *starts = NULL; double *values = NULL; size_t n = 0, cap = 0;
@@ -40,8 +43,9 @@ int main(int argc, char **argv) {
 
     sqlite3 *db;
     if (sqlite3_open(argv[2], &db) != SQLITE_OK) { fprintf(stderr, "%s\n", sqlite3_errmsg(db)); return 74; }
-    sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
-                     "CREATE TABLE sample (id INTEGER PRIMARY KEY, start_ms INTEGER NOT NULL, end_ms INTEGER NOT NULL,"
+    sqlite3_exec(db, normal ? "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                            : "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", NULL, NULL, NULL);
+    sqlite3_exec(db, "CREATE TABLE sample (id INTEGER PRIMARY KEY, start_ms INTEGER NOT NULL, end_ms INTEGER NOT NULL,"
                      " type_id INTEGER NOT NULL, source_id INTEGER NOT NULL, device_id INTEGER NOT NULL,"
                      " value REAL NOT NULL);", NULL, NULL, NULL);
     sqlite3_stmt *insert;

@@ -32,6 +32,11 @@ enum IngestScenario {
         let baseline = try Peers.compile("ingest_baseline", in: directory)
         var baselineResults: [PeerResult] = []
         var ratios: [Double] = []
+        // The same two without the disk's flushes (synchronous=NORMAL): what the programs themselves cost, round by
+        // round; and the disk's own cost of a durable commit, measured in the same round.
+        var baselineNormal: [PeerResult] = []
+        var normalRatios: [Double] = []
+        var flushes: [Double] = []
         for run in 0...runs {  // run 0 warms up
             // The gateway's path: its writer hands the store streams column by column (SampleBatch).
             var stream = QuantitySeries(
@@ -61,11 +66,27 @@ enum IngestScenario {
                     ratios.append(Double(count) / seconds(elapsed) / peer.rate)
                 }
             }
-            // The same with synchronous=NORMAL, to show what durable commits cost.
+            // The same with synchronous=NORMAL, to show what durable commits cost, next to the C program's.
+            func runNormalBaseline() throws -> PeerResult? {
+                try baseline.map {
+                    try runPeer(
+                        $0.path, [dataFile.path, directory.appendingPathComponent("cn-\(run).db").path, "normal"])
+                }
+            }
+            var normalPeer = run.isMultiple(of: 2) ? try runNormalBaseline() : nil
             let normal = try SQLiteHealthStore(
                 path: directory.appendingPathComponent("normal-\(run).db").path, durability: .normal)
             let normalElapsed = try await saveInBatches(stream, into: normal)
-            if run > 0 { normalRates.append(Double(count) / seconds(normalElapsed)) }
+            if !run.isMultiple(of: 2) { normalPeer = try runNormalBaseline() }
+            let flush = try flushMilliseconds(in: directory)
+            if run > 0 {
+                normalRates.append(Double(count) / seconds(normalElapsed))
+                flushes.append(flush)
+                if let normalPeer {
+                    baselineNormal.append(normalPeer)
+                    normalRatios.append(Double(count) / seconds(normalElapsed) / normalPeer.rate)
+                }
+            }
             // An app's path: sample values, each with its id, through save([QuantitySample]).
             let samples = stream.samples
             let bySample = try SQLiteHealthStore(path: directory.appendingPathComponent("samples-\(run).db").path)
@@ -84,10 +105,18 @@ enum IngestScenario {
                 BenchRow(
                     subject: "C, row per sample, time-ordered keys", unit: "samples/s",
                     runs: baselineResults.map(\.rate)))
+            rows.append(
+                BenchRow(
+                    subject: "C, row per sample, synchronous=NORMAL", unit: "samples/s",
+                    runs: baselineNormal.map(\.rate)))
             byteRows.append(
                 BenchRow(subject: "C bytes/sample", unit: "bytes", runs: baselineResults.map(\.bytesPerSample)))
             byteRows.append(BenchRow(subject: "wearhouse / C, round by round", unit: "x", runs: ratios))
+            byteRows.append(
+                BenchRow(
+                    subject: "wearhouse / C, both synchronous=NORMAL, round by round", unit: "x", runs: normalRatios))
         }
+        byteRows.append(BenchRow(subject: "the disk: 40 KiB written + fdatasync", unit: "ms", runs: flushes))
         if FileManager.default.fileExists(atPath: "/usr/bin/python3") {
             let results = try (0...runs).map { run in
                 try runPeer(
@@ -109,7 +138,36 @@ enum IngestScenario {
                 "targets: ingest >= 2x the C row-per-sample baseline; <= 8 bytes per heart-rate sample on disk",
                 "bytes/sample rows: lower is better (the ratio column compares rates only within the rate rows)",
                 "wearhouse / C: the C baseline runs next to wearhouse in each round (order alternating); the median of the ratios",
+                "each commit waits for one fdatasync of the WAL: with the disk's row above near a batch's CPU time or more, "
+                    + "both programs wait on the disk and their ratio tends to 1; the NORMAL ratio is what the code sets",
             ])
+    }
+
+    /// The disk's own cost of a durable commit: 40 KiB (about the ten pages a batch's commit writes to the WAL)
+    /// appended to a file and handed to `fdatasync`, 20 times; the median, in milliseconds.
+    static func flushMilliseconds(in directory: URL) throws -> Double {
+        let path = directory.appendingPathComponent("flush.bin").path
+        let descriptor = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0o600)
+        guard descriptor >= 0 else { throw ReplayScenario.BenchError("cannot create \(path): errno \(errno)") }
+        defer {
+            close(descriptor)
+            unlink(path)
+        }
+        let page = [UInt8](repeating: 0x5A, count: 40 * 1024)
+        var times: [Double] = []
+        let clock = ContinuousClock()
+        for round in 0..<20 {
+            var failed = false
+            let elapsed = clock.measure {
+                let written = page.withUnsafeBytes {
+                    pwrite(descriptor, $0.baseAddress, $0.count, off_t(round * page.count))
+                }
+                failed = written != page.count || fdatasync(descriptor) != 0
+            }
+            if failed { throw ReplayScenario.BenchError("cannot write and sync \(path): errno \(errno)") }
+            times.append(seconds(elapsed) * 1000)
+        }
+        return times.sorted()[times.count / 2]
     }
 
     /// Saves `stream` in batches of 1,000, as the gateway's writer does, and returns how long it took.

@@ -23,6 +23,7 @@ enum ReplayScenario {
         var parseRates: [Double] = []
         var buildRates: [Double] = []
         var replayRates: [Double] = []
+        var replayCPURates: [Double] = []
         var discardRates: [Double] = []
         var storeRates: [Double] = []
         var samplesPerNotification = 0.0
@@ -63,11 +64,13 @@ enum ReplayScenario {
                 sink: HealthStoreSink(store: store),
                 settings: TraceReplay.writerSettings)
             let started = clock.now
+            let cpuBefore = cpuSeconds()
             var reader = try TraceReader(path: trace)
             let counters = try await writer.whileRunning {
                 try await TraceReplay.run(&reader, engine: TraceReplayEngine(settings: settings), writer: writer)
             }
             let replay = clock.now - started
+            let replayCPU = cpuSeconds() - cpuBefore
             let written = await writer.counters
             guard written.inserted == counters.samples, counters.notifications + counters.indications == generated
             else {
@@ -88,6 +91,7 @@ enum ReplayScenario {
                 parseRates.append(Double(count) / seconds(parse))
                 buildRates.append(Double(count) / seconds(build))
                 replayRates.append(Double(generated) / seconds(replay))
+                replayCPURates.append(Double(generated) / replayCPU)
                 samplesPerNotification = Double(built) / Double(count)
             }
         }
@@ -95,6 +99,9 @@ enum ReplayScenario {
             scenario: "replay", size: size,
             rows: [
                 BenchRow(subject: "replay --speed max into empty SQLite", unit: "notifications/s", runs: replayRates),
+                BenchRow(
+                    subject: "the same replay, per CPU second (user + system)", unit: "notifications/s",
+                    runs: replayCPURates),
                 BenchRow(subject: "read + parse the trace only", unit: "notifications/s", runs: parseRates),
                 BenchRow(subject: "read + parse + build samples, no store", unit: "notifications/s", runs: buildRates),
                 BenchRow(
@@ -106,6 +113,7 @@ enum ReplayScenario {
                 "\(generated) notifications from 10 simulated sensors over \(hours) h (\(bytes / 1_000_000) MB trace), "
                     + String(format: "%.2f", samplesPerNotification) + " samples per notification",
                 "store: WAL + synchronous=FULL, the writer settings of `wearhouse replay`; target >= 1 M notifications/s",
+                "per CPU second: notifications over the replay's user + system time (getrusage), what the replay costs whatever else runs",
             ])
     }
 
@@ -162,6 +170,15 @@ enum ReplayScenario {
     struct BenchError: Error, CustomStringConvertible {
         var description: String
         init(_ description: String) { self.description = description }
+    }
+
+    /// The CPU time (user and system) this process has used so far: during the replay it does nothing else, so
+    /// the difference is what the replay cost, however busy the machine was.
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
+            + Double(usage.ru_stime.tv_usec) / 1e6
     }
 
     static func seconds(_ duration: Duration) -> Double {

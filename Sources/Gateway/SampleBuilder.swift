@@ -92,7 +92,7 @@ public struct SampleBuilder: Sendable {
     var watchSteps = CumulativeCounter(width: 32)
     var glucose = GlucoseState()
     /// The instant and value of each characteristic's last notification (see ``instant(of:_:receivedAt:)``).
-    private var lastArrivals: [BluetoothUUID: (at: Instant, value: [UInt8])] = [:]
+    private var lastArrivals = LastArrivals()
     /// The previous RSC notification: when, and its cadence (for the step estimate).
     var lastRSC: (at: Instant, cadence: UInt8)?
     /// Bike trainers, power meters, treadmills and rowers (`SampleBuilder+FitnessMachines.swift`).
@@ -221,13 +221,15 @@ public struct SampleBuilder: Sendable {
     /// are placed at their whole-second stamps, and the two would be one sample of the same device and type.
     mutating func instant(of characteristic: BluetoothUUID, _ value: [UInt8], receivedAt: Timestamp) -> Instant {
         var at = timeline.instant(of: receivedAt)
-        if let last = lastArrivals[characteristic], at <= last.at {
+        let slot = lastArrivals.slot(of: characteristic)
+        if let slot, at <= lastArrivals.entries[slot].at {
+            let last = lastArrivals.entries[slot]
             at = last.value == value ? last.at : Instant(milliseconds: last.at.milliseconds + 1)
         }
         if characteristic == .plxContinuousMeasurement, at.milliseconds % 1000 == 0 {
             at = Instant(milliseconds: at.milliseconds + 1)
         }
-        lastArrivals[characteristic] = (at, value)
+        lastArrivals.set(characteristic, at: at, value: value, in: slot)
         return at
     }
 
@@ -381,7 +383,36 @@ public struct SampleBuilder: Sendable {
 extension Duration {
     /// Whole milliseconds (rounded down).
     var wholeMilliseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        Int64(clamping: attoseconds / 1_000_000_000_000_000)  // `components` divides by 10^18, several times slower
+    }
+}
+
+/// The last arrival of each characteristic of one sensor (``SampleBuilder/instant(of:_:receivedAt:)``): a short
+/// list searched from the front, since a sensor notifies a handful of characteristics (a dictionary hashed a
+/// UUID twice per notification, a third of the builder's time in the replay benchmark). At most ``capacity``
+/// are kept; past that (a sensor sending more distinct characteristics than any does), the entry added longest ago
+/// makes room, and a burst of the characteristic it named is no longer told apart.
+struct LastArrivals {
+    static let capacity = 16
+    private(set) var entries: [(characteristic: BluetoothUUID, at: Instant, value: [UInt8])] = []
+    /// The entry replaced next once the list is full.
+    private var oldest = 0
+
+    /// Where `characteristic`'s last arrival is, if it is remembered.
+    func slot(of characteristic: BluetoothUUID) -> Int? {
+        entries.firstIndex { $0.characteristic == characteristic }
+    }
+
+    /// Remembers `characteristic`'s arrival, in `slot` when ``slot(of:)`` found one.
+    mutating func set(_ characteristic: BluetoothUUID, at: Instant, value: [UInt8], in slot: Int?) {
+        if let slot {
+            entries[slot].at = at
+            entries[slot].value = value
+        } else if entries.count < Self.capacity {
+            entries.append((characteristic, at, value))
+        } else {
+            entries[oldest] = (characteristic, at, value)
+            oldest = (oldest + 1) % Self.capacity
+        }
     }
 }

@@ -24,11 +24,10 @@ public struct Timeline: Hashable, Sendable {
     /// from outside (a trace checks its own, Sources/Traces/TraceLineCodec.swift; a live clock may be anything),
     /// and an instant beyond the store's range is refused by the store, not a trap here.
     static func wall(_ anchor: Timestamp, plus elapsed: Duration) -> Int64 {
-        let (seconds, attoseconds) = elapsed.components
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
-        guard !overflow else { return seconds < 0 ? .min : .max }
-        let (microseconds, carried) = whole.addingReportingOverflow(attoseconds / 1_000_000_000_000)
-        guard !carried else { return seconds < 0 ? .min : .max }
+        // Whole microseconds, toward zero, from the attoseconds at once (`components` divides by 10^18 and was a
+        // tenth of building a replay's samples).
+        let whole = elapsed.attoseconds / 1_000_000_000_000
+        guard let microseconds = Int64(exactly: whole) else { return whole < 0 ? .min : .max }
         let (wall, beyond) = anchor.wallMicroseconds.addingReportingOverflow(microseconds)
         guard !beyond else { return microseconds < 0 ? .min : .max }
         return wall

@@ -58,11 +58,12 @@ public struct TraceReplayEngine: Sendable {
 
     public let settings: Settings
     private var samples: SampleBuilder.Settings
-    /// One builder per sensor of the running session, found by address through `slots` (and `lastSlot` for the
-    /// common case of a sensor sending again): builders are mutated in place in the array, never copied out.
+    /// One builder per sensor of the running session, found by address through `slots` (and `recent` for values,
+    /// the common case): builders are mutated in place in the array, never copied out.
     private var builders: [SampleBuilder] = []
     private var slots: [String: Int] = [:]
-    private var lastSlot: (address: String, index: Int)?
+    /// The first sensors' slots again, by their addresses' bytes (``AddressKeys``): what a value looks up.
+    private var recent = AddressKeys()
     /// Counters of builders already finished (earlier sessions).
     private var finished = Counters()
     private var counters = Counters()
@@ -130,11 +131,8 @@ public struct TraceReplayEngine: Sendable {
             case .indication: counters.indications += 1
             }
             let index: Int
-            if let last = lastSlot, last.address == value.address {
-                index = last.index
-            } else if let found = slots[value.address] {
+            if let found = recent.index(of: value.address) ?? slots[value.address] {
                 index = found
-                lastSlot = (value.address, found)
             } else {
                 counters.sensors += 1
                 index = addBuilder(
@@ -149,7 +147,7 @@ public struct TraceReplayEngine: Sendable {
     private mutating func addBuilder(_ builder: SampleBuilder, for address: String) -> Int {
         builders.append(builder)
         slots[address] = builders.count - 1
-        lastSlot = (address, builders.count - 1)
+        recent.add(address, index: builders.count - 1)
         return builders.count - 1
     }
 
@@ -173,7 +171,7 @@ public struct TraceReplayEngine: Sendable {
         }
         builders = []
         slots = [:]
-        lastSlot = nil
+        recent = AddressKeys()
     }
 
     /// Adds the samples of `output` to ``Counters/samplesByType`` (once per batch filled by
@@ -221,5 +219,41 @@ public struct TraceReplayEngine: Sendable {
                 offset: .milliseconds(offset), setAt: sensor.clockSetMilliseconds.map(Instant.init(milliseconds:)))
         }
         return context
+    }
+}
+
+/// The slots of a session's first ``capacity`` sensors by their addresses' bytes: an address of fewer than 24 bytes
+/// is three words (its bytes, then its length in the last byte), compared as integers. A dictionary lookup hashed
+/// the address for every value, and a miss of the last sensor compared two strings: together a tenth of building a
+/// replay's samples. Further sensors are found through the dictionary only.
+struct AddressKeys {
+    static let capacity = 32
+    private typealias Key = (UInt64, UInt64, UInt64)
+    private var keys: [Key] = []
+    private var indices: [Int] = []
+
+    private static func key(_ address: String) -> Key? {
+        address.utf8.withContiguousStorageIfAvailable { bytes -> Key? in
+            guard bytes.count < 24 else { return nil }
+            var key: Key = (0, 0, 0)
+            withUnsafeMutableBytes(of: &key) { words in
+                words.copyMemory(from: UnsafeRawBufferPointer(bytes))
+                words[23] = UInt8(bytes.count)
+            }
+            return key
+        } ?? nil
+    }
+
+    /// The slot of `address`, when it is one of the first sensors'.
+    func index(of address: String) -> Int? {
+        guard !keys.isEmpty, let key = Self.key(address) else { return nil }
+        for (position, known) in keys.enumerated() where known == key { return indices[position] }
+        return nil
+    }
+
+    mutating func add(_ address: String, index: Int) {
+        guard keys.count < Self.capacity, let key = Self.key(address) else { return }
+        keys.append(key)
+        indices.append(index)
     }
 }

@@ -128,17 +128,48 @@ extension QuantitySeries {
                 throw InvalidSampleError(index: first, reason: "unknown type '\(series.type.identifier)'")
             }
             catalogued.append(known)
-            if !series.metadata.isEmpty, !series.isEmpty, let reason = series.sample(at: 0).invalidityReason(as: known)
+            // The first sample's own rule, then the metadata (a stream's samples all have ids derived from their
+            // natural key, or, with an externalUUID, new ones: the id rule holds for each).
+            if !series.metadata.isEmpty, !series.isEmpty,
+                let reason = series.invalidityReason(at: 0, as: known) ?? series.metadata.invalidityReason
             {
                 throw InvalidSampleError(index: first, reason: reason)
             }
-            for index in 0..<series.count {
-                if let reason = series.invalidityReason(at: index, as: known) {
-                    throw InvalidSampleError(index: first + index, reason: reason)
+            if let suspect = series.firstInvalidIndex(as: known) {
+                for index in suspect..<series.count {
+                    if let reason = series.invalidityReason(at: index, as: known) {
+                        throw InvalidSampleError(index: first + index, reason: reason)
+                    }
                 }
             }
             first += series.count
         }
         return catalogued
+    }
+
+    /// The first sample that ``invalidityReason(at:as:)`` may refuse, or `nil` when it refuses none: for a quantity
+    /// type, the rule's tests in one loop over the columns, without making a reason (this runs for every sample the
+    /// gateway saves); for others, the first one it refuses.
+    func firstInvalidIndex(as type: HealthType) -> Int? {
+        guard type.kind == .quantity else { return starts.indices.first { invalidityReason(at: $0, as: type) != nil } }
+        let times = Instant.supportedMilliseconds
+        let range = type.validRange ?? -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude
+        return starts.withUnsafeBufferPointer { starts in
+            ends.withUnsafeBufferPointer { ends in
+                values.withUnsafeBufferPointer { values in
+                    for index in 0..<Swift.min(starts.count, ends.count, values.count) {
+                        let start = starts[index]
+                        let end = ends[index]
+                        let value = values[index]
+                        if !(times.contains(start) && times.contains(end) && end >= start && value.isFinite
+                            && range.contains(value))
+                        {
+                            return index
+                        }
+                    }
+                    return nil
+                }
+            }
+        }
     }
 }

@@ -63,12 +63,16 @@ enum HeartbeatCodec {
 
         /// The first unit in which every value is a whole number (1/16 µs when none is).
         static func coarsest(for values: some Sequence<Double>) -> Unit {
-            var candidates: [Unit] = [.tick, .millisecond]
+            var tick = true
+            var millisecond = true
             for value in values {
-                candidates.removeAll { $0.milliseconds($0.count(value)) != value }
-                if candidates.isEmpty { return .sixteenthMicrosecond }
+                if tick, Unit.tick.milliseconds(Unit.tick.count(value)) != value { tick = false }
+                if millisecond, Unit.millisecond.milliseconds(Unit.millisecond.count(value)) != value {
+                    millisecond = false
+                }
+                if !tick && !millisecond { return .sixteenthMicrosecond }
             }
-            return candidates.first ?? .sixteenthMicrosecond
+            return tick ? .tick : .millisecond
         }
     }
 
@@ -102,23 +106,28 @@ enum HeartbeatCodec {
             if offset != nil || beat.precededByGap { flagged.append((index, beat.precededByGap, offset)) }
         }
 
-        var out: [UInt8] = [version, rrUnit.rawValue | offsetUnit.rawValue << 4]
-        out.reserveCapacity(8 + beats.count + flagged.count * 4)
-        SeriesChunkCodec.appendUnsigned(UInt64(beats.count), to: &out)
-        SeriesChunkCodec.appendUnsigned(UInt64(flagged.count), to: &out)
-        var previousIndex = -1
-        for beat in flagged {
-            let step = UInt64(beat.index - previousIndex - 1)
-            SeriesChunkCodec.appendUnsigned(step << 2 | (beat.offset == nil ? 0 : 2) | (beat.gap ? 1 : 0), to: &out)
-            if let offset = beat.offset { SeriesChunkCodec.appendUnsigned(UInt64(offset), to: &out) }
-            previousIndex = beat.index
+        // At most 10 bytes a varint: the two counts, a word and an offset per flagged beat, an RR per beat.
+        let capacity = 2 + 20 + flagged.count * 20 + rr.count * 10
+        return [UInt8](unsafeUninitializedCapacity: capacity) { buffer, written in
+            var out = VarintWriter(buffer)
+            out.byte(version)
+            out.byte(rrUnit.rawValue | offsetUnit.rawValue << 4)
+            out.unsigned(UInt64(beats.count))
+            out.unsigned(UInt64(flagged.count))
+            var previousIndex = -1
+            for beat in flagged {
+                let step = UInt64(beat.index - previousIndex - 1)
+                out.unsigned(step << 2 | (beat.offset == nil ? 0 : 2) | (beat.gap ? 1 : 0))
+                if let offset = beat.offset { out.unsigned(UInt64(offset)) }
+                previousIndex = beat.index
+            }
+            var previousRR: Int64 = 0
+            for value in rr {
+                out.signed(value &- previousRR)
+                previousRR = value
+            }
+            written = out.count
         }
-        var previousRR: Int64 = 0
-        for value in rr {
-            SeriesChunkCodec.appendSigned(value &- previousRR, to: &out)
-            previousRR = value
-        }
-        return out
     }
 
     /// Decodes beats written by ``encode(_:)``.

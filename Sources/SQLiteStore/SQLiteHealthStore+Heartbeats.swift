@@ -99,10 +99,7 @@ extension SQLiteHealthStore {
         try insert.bind(10, derived ? nil : series.id.bytes)
         try insert.bind(11, beats)
         try insert.step()
-        let span = try connection.cached(
-            "UPDATE counters SET value = ?1 WHERE name = 'heartbeat_span' AND value < ?1")
-        try span.bind(1, end - start)
-        try span.step()
+        try raiseSpan(.heartbeat, to: end - start)
         return .inserted
     }
 

@@ -211,34 +211,20 @@ extension SQLiteHealthStore {
     private func append(_ points: [SeriesChunkCodec.Point], to key: StreamKey) throws {
         guard let first = points.first else { return }
         var pending = points[...]
-        let tailQuery = try connection.cached(
-            """
-            SELECT id, last_start_ms, count, data FROM series_chunks
-            WHERE type_id = ?1 AND source_id = ?2 AND device_id = ?3 AND subject_id = ?4 AND start_offset_s = ?5
-                AND metadata IS ?6 AND end_ms >= ?7
-            ORDER BY end_ms DESC LIMIT 1
-            """)
-        try tailQuery.bind(1, key.typeID)
-        try tailQuery.bind(2, key.sourceID)
-        try tailQuery.bind(3, key.deviceID)
-        try tailQuery.bind(4, key.subjectID)
-        try tailQuery.bind(5, Int64(key.offset))
-        try tailQuery.bind(6, key.metadata)
-        try tailQuery.bind(7, first.start - Self.tailReach)
-        // The tail: the stream's latest chunk, found backwards along the (type, source, device, end) index rather
-        // than by sorting the stream's chunks, and only within ``tailReach`` (streams whose metadata changes from
-        // sample to sample, like SDNN with its RMSSD, have no tail: the walk must not visit all their chunks). It is topped up (decoded and written again) when all the new points fit, or while it is less than
-        // half full; a large write that would only fill its last few places starts a chunk of its own instead.
-        let tailCount = try tailQuery.step() ? Int(tailQuery.int64(2)) : Self.chunkCapacity
-        if tailCount < Self.chunkCapacity, tailQuery.int64(1) < first.start,
-            points.count <= Self.chunkCapacity - tailCount || tailCount < Self.chunkCapacity / 2
+        // The tail: the stream's latest chunk, only within ``tailReach`` (streams whose metadata changes from sample
+        // to sample, like SDNN with its RMSSD, have no tail: the search must not visit all their chunks), found
+        // through the transaction's list of the device's chunks (SQLiteHealthStore+Tails.swift). It is topped up
+        // (decoded and written again) when all the new points fit, or while it is less than half full; a large
+        // write that would only fill its last few places starts a chunk of its own instead.
+        if let tail = try tail(of: key, endingFrom: first.start - Self.tailReach), tail.count < Self.chunkCapacity,
+            tail.lastStart < first.start,
+            points.count <= Self.chunkCapacity - tail.count || tail.count < Self.chunkCapacity / 2
         {
-            let id = tailQuery.int64(0)
-            var tail = try SeriesChunkCodec.decode(tailQuery.blob(3) ?? [])
-            let room = Self.chunkCapacity - tail.count
-            tail += pending.prefix(room)
+            var points = try chunkPoints(tail.id)
+            let room = Self.chunkCapacity - points.count
+            points += pending.prefix(room)
             pending = pending.dropFirst(room)
-            try write(tail, key: key, replacing: id)
+            try write(points, key: key, replacing: tail.id)
         }
         while !pending.isEmpty {
             try write(Array(pending.prefix(Self.chunkCapacity)), key: key, replacing: nil)
@@ -253,6 +239,7 @@ extension SQLiteHealthStore {
                 let delete = try connection.cached("DELETE FROM series_chunks WHERE id = ?1")
                 try delete.bind(1, id)
                 try delete.step()
+                noteChunk(id, of: key, now: nil, replaced: true)
             }
             return
         }
@@ -277,11 +264,15 @@ extension SQLiteHealthStore {
         try statement.bind(12, points.map(\.seq).max() ?? 0)
         try statement.bind(13, SeriesChunkCodec.encode(points))
         try statement.step()
+        let written = id ?? connection.lastInsertRowID
+        noteChunk(
+            written, of: key,
+            now: TailEntry(
+                id: written, subjectID: key.subjectID, offset: Int64(key.offset), metadata: key.metadata, end: end,
+                lastStart: last.start, count: points.count),
+            replaced: id != nil)
         // The longest span a chunk has bounds searches for chunks by time (deletion by id, time ranges).
-        let span = try connection.cached(
-            "UPDATE counters SET value = ?1 WHERE name = 'chunk_span' AND value < ?1")
-        try span.bind(1, end - first.start)
-        try span.step()
+        try raiseSpan(.chunk, to: end - first.start)
     }
 
     /// The chunks of one (type, source, device) that may hold a point starting in `[from, to]` (a chunk whose

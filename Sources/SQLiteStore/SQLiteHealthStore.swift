@@ -55,6 +55,11 @@ public actor SQLiteHealthStore: HealthStore {
     var metadataIDs: [String: Int64] = [:]
     /// The write-order counter while a write transaction runs (see ``writeTransaction(_:)``).
     var pendingSequence: Int64?
+    /// The chunks within reach of a stream's tail, per device and type, while a write transaction runs
+    /// (SQLiteHealthStore+Tails.swift).
+    var tails: [TailScope: TailList] = [:]
+    /// The span counters as the running write transaction last read or wrote them (``raiseSpan(_:to:)``).
+    var knownSpans: (chunk: Int64?, heartbeat: Int64?) = (nil, nil)
     var metadataCache: [[String: MetadataValue]: String?] = [:]
     /// Rollup changes of the running write transaction (see SQLiteHealthStore+Rollups.swift).
     var pendingRollups: [RollupKey: RollupValue] = [:]
@@ -104,8 +109,10 @@ public actor SQLiteHealthStore: HealthStore {
         let connection = try SQLiteConnection(path: path)
         try connection.execute("PRAGMA journal_mode = WAL")
         connection.keepWALFiles()
-        // SQLite checkpoints the WAL every 1,000 pages and then writes it again from the start; without a limit the
-        // file keeps the size of its largest transaction forever. With one, it is cut back after each checkpoint.
+        // SQLite checkpoints the WAL once it holds ``walCheckpointPages`` pages (at a commit that leaves no statement
+        // reading: SQLiteConnection.transaction) and then writes it again from the start; without a limit the file
+        // keeps the size of its largest transaction forever. With one, it is cut back after each checkpoint.
+        try connection.execute("PRAGMA wal_autocheckpoint = \(Self.walCheckpointPages)")
         try connection.execute("PRAGMA journal_size_limit = \(Self.walSizeLimit)")
         try connection.execute(durability == .full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
         try Self.migrate(connection)
@@ -142,7 +149,12 @@ public actor SQLiteHealthStore: HealthStore {
     }
 
     /// The size the WAL file is cut back to after a checkpoint (`PRAGMA journal_size_limit`), bytes.
-    public static let walSizeLimit = 8 << 20
+    public static let walSizeLimit = 16 << 20
+    /// How many pages (4 KiB) the WAL holds before a commit copies them into the database (`PRAGMA
+    /// wal_autocheckpoint`): as many as ``walSizeLimit`` takes. SQLite's default, 1,000, made a replay's writes
+    /// copy the pages that every batch changes (indexes, rollups, counters) four times as often, each copy two
+    /// `fsync`s (BENCHMARKS.md, "replay").
+    public static let walCheckpointPages = walSizeLimit / 4096
 
     /// The most a store file's mode allows: the owner reads and writes, the group (the store directory's, the
     /// service's group `wearhouse` under the shipped unit) at most reads, others nothing.
@@ -328,6 +340,37 @@ public actor SQLiteHealthStore: HealthStore {
         pendingSequence = max(try lastSequence(), last)
     }
 
+    /// The counters that bound searches by time: the longest span of any series chunk, of any heartbeat series.
+    enum SpanCounter: String {
+        case chunk = "chunk_span"
+        case heartbeat = "heartbeat_span"
+    }
+
+    /// Raises `counter` to `span` when it is lower. Inside ``writeTransaction(_:)`` the counter is read once and
+    /// written only when it grows (a few times in a store's life), not once per chunk or series written; it is
+    /// written at once, not at the commit, so that the transaction's own searches by time see it.
+    func raiseSpan(_ counter: SpanCounter, to span: Int64) throws {
+        if pendingSequence != nil {
+            let cached = counter == .chunk ? knownSpans.chunk : knownSpans.heartbeat
+            let known: Int64
+            if let cached {
+                known = cached
+            } else {
+                let read = try connection.cached("SELECT value FROM counters WHERE name = ?1")
+                try read.bind(1, counter.rawValue)
+                known = try read.step() ? read.int64(0) : .min
+                read.reset()
+            }
+            let kept = max(known, span)
+            if counter == .chunk { knownSpans.chunk = kept } else { knownSpans.heartbeat = kept }
+            guard span > known else { return }
+        }
+        let raise = try connection.cached("UPDATE counters SET value = ?1 WHERE name = ?2 AND value < ?1")
+        try raise.bind(1, span)
+        try raise.bind(2, counter.rawValue)
+        try raise.step()
+    }
+
     /// A write transaction (`BEGIN IMMEDIATE`) with the sequence counter held in memory for its duration.
     ///
     /// When it throws, the transaction rolls back, and so do the id caches: a row it inserted into a dimension
@@ -355,8 +398,14 @@ public actor SQLiteHealthStore: HealthStore {
 
     private func transactionKeepingSequence<Result>(_ body: () throws -> Result) throws -> Result {
         try connection.transaction {
-            pendingSequence = try connection.scalarInt("SELECT value FROM counters WHERE name = 'seq'") ?? 0
-            defer { pendingSequence = nil }
+            let sequence = try connection.cached("SELECT value FROM counters WHERE name = 'seq'")
+            pendingSequence = try sequence.step() ? sequence.int64(0) : 0
+            sequence.reset()
+            defer {
+                pendingSequence = nil
+                knownSpans = (nil, nil)
+                tails.removeAll(keepingCapacity: true)
+            }
             let result = try body()
             try flushRollups()
             let store = try connection.cached("UPDATE counters SET value = ?1 WHERE name = 'seq'")

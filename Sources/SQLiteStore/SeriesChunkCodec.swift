@@ -32,50 +32,49 @@ enum SeriesChunkCodec {
 
     /// Encodes `points` (sorted by start; durations ≥ 0). Values round-trip exactly, scaled or not.
     static func encode(_ points: [Point]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(16 + points.count * 5)
-        out.append(version)
         let scale = integerScale(points.lazy.map(\.value))
         let instants = points.allSatisfy { $0.duration == 0 }
-        out.append((scale == nil ? 0 : 1) | (instants ? 2 : 0))
-        out.append(UInt8(scale ?? 0))
-        appendUnsigned(UInt64(points.count), to: &out)
-        var previousStart: Int64 = 0
-        var previousDelta: Int64 = 0
-        for (index, point) in points.enumerated() {
-            if index == 0 {
-                appendSigned(point.start, to: &out)
-            } else {
-                let delta = point.start &- previousStart
-                appendSigned(delta &- previousDelta, to: &out)
-                previousDelta = delta
-            }
-            previousStart = point.start
-        }
-        if !instants { for point in points { appendUnsigned(UInt64(max(0, point.duration)), to: &out) } }
-        var previousSeq: Int64 = 0
-        for point in points {
-            appendSigned(point.seq &- previousSeq, to: &out)
-            previousSeq = point.seq
-        }
-        if let scale {
-            let factor = pow10(scale)
-            var previous: Int64 = 0
-            for point in points {
-                let scaled = scaledInteger(point.value, factor) ?? 0  // integerScale checked every value
-                appendSigned(scaled &- previous, to: &out)
-                previous = scaled
-            }
-        } else {
-            for point in points {
-                var bits = point.value.bitPattern
-                for _ in 0..<8 {
-                    out.append(UInt8(truncatingIfNeeded: bits))
-                    bits >>= 8
+        // Written through a pointer into room for the longest encoding (a varint takes at most 10 bytes: the
+        // count, then a start, a duration, a write-order number and a value per point): appending byte by byte
+        // to an array checked its capacity and uniqueness each time, most of the cost of encoding.
+        let capacity = 3 + 10 + points.count * 40
+        return [UInt8](unsafeUninitializedCapacity: capacity) { buffer, written in
+            var out = VarintWriter(buffer)
+            out.byte(version)
+            out.byte((scale == nil ? 0 : 1) | (instants ? 2 : 0))
+            out.byte(UInt8(scale ?? 0))
+            out.unsigned(UInt64(points.count))
+            var previousStart: Int64 = 0
+            var previousDelta: Int64 = 0
+            for (index, point) in points.enumerated() {
+                if index == 0 {
+                    out.signed(point.start)
+                } else {
+                    let delta = point.start &- previousStart
+                    out.signed(delta &- previousDelta)
+                    previousDelta = delta
                 }
+                previousStart = point.start
             }
+            if !instants { for point in points { out.unsigned(UInt64(max(0, point.duration))) } }
+            var previousSeq: Int64 = 0
+            for point in points {
+                out.signed(point.seq &- previousSeq)
+                previousSeq = point.seq
+            }
+            if let scale {
+                let factor = pow10(scale)
+                var previous: Int64 = 0
+                for point in points {
+                    let scaled = scaledInteger(point.value, factor) ?? 0  // integerScale checked every value
+                    out.signed(scaled &- previous)
+                    previous = scaled
+                }
+            } else {
+                for point in points { out.fixed64(point.value.bitPattern) }
+            }
+            written = out.count
         }
-        return out
     }
 
     /// Decodes a chunk written by ``encode(_:)``.
@@ -184,17 +183,55 @@ enum SeriesChunkCodec {
         (0..<exponent).reduce(1.0) { value, _ in value * 10 }
     }
 
+    /// Appends `value` as an LEB128 varint (for blobs built piece by piece, as tests do).
     static func appendUnsigned(_ value: UInt64, to out: inout [UInt8]) {
-        var rest = value
-        while rest >= 0x80 {
-            out.append(UInt8(truncatingIfNeeded: rest) | 0x80)
-            rest >>= 7
+        out += [UInt8](unsafeUninitializedCapacity: 10) { buffer, written in
+            var writer = VarintWriter(buffer)
+            writer.unsigned(value)
+            written = writer.count
         }
-        out.append(UInt8(rest))
+    }
+}
+
+/// Writes the fields of the layouts above into room the caller made for them (at most 10 bytes a varint, 8 a
+/// fixed field): the encoders' counterpart of ``VarintReader``.
+struct VarintWriter {
+    private let buffer: UnsafeMutableBufferPointer<UInt8>
+    /// Bytes written so far.
+    private(set) var count = 0
+
+    init(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
+        self.buffer = buffer
     }
 
-    static func appendSigned(_ value: Int64, to out: inout [UInt8]) {
-        appendUnsigned(UInt64(bitPattern: (value << 1) ^ (value >> 63)), to: &out)
+    mutating func byte(_ value: UInt8) {
+        buffer[count] = value
+        count += 1
+    }
+
+    mutating func unsigned(_ value: UInt64) {
+        var rest = value
+        while rest >= 0x80 {
+            buffer[count] = UInt8(truncatingIfNeeded: rest) | 0x80
+            count += 1
+            rest >>= 7
+        }
+        buffer[count] = UInt8(rest)
+        count += 1
+    }
+
+    mutating func signed(_ value: Int64) {
+        unsigned(UInt64(bitPattern: (value << 1) ^ (value >> 63)))
+    }
+
+    /// `value` in 8 bytes, little-endian.
+    mutating func fixed64(_ value: UInt64) {
+        var rest = value
+        for _ in 0..<8 {
+            buffer[count] = UInt8(truncatingIfNeeded: rest)
+            count += 1
+            rest >>= 8
+        }
     }
 }
 
