@@ -262,6 +262,12 @@ final class PostgresRows {
         return Double(bitPattern: UInt64(bigEndian: UnsafeRawPointer(value).loadUnaligned(as: UInt64.self)))
     }
 
+    /// The bytes of a value of a binary result (valid while these rows live); `nil` for NULL.
+    func binaryBytes(_ row: Int, _ column: Int) -> UnsafeRawBufferPointer? {
+        guard !isNull(row, column), let value = pq.getvalue(result, Int32(row), Int32(column)) else { return nil }
+        return UnsafeRawBufferPointer(start: value, count: Int(pq.getlength(result, Int32(row), Int32(column))))
+    }
+
     func optionalDouble(_ row: Int, _ column: Int) -> Double? {
         isNull(row, column) ? nil : double(row, column)
     }

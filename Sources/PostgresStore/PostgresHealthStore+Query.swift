@@ -64,6 +64,24 @@ extension PostgresHealthStore {
         order: SampleOrder = .chronological(ascending: true), limit: Int? = nil
     ) throws -> [Row] {
         guard let typeID = try existingTypeID(connection, type.identifier) else { return [] }
+        var conditions = try rangeConditions(
+            connection, typeID: typeID, type: type, from: from, to: to, sources: sources, devices: devices,
+            subjects: subjects, caller: caller, after: cursor, order: order)
+        var sql =
+            "SELECT \(Self.rowColumns) WHERE \(conditions.sql) "
+            + "ORDER BY \(order.orderBy(start: "s.start_ms", end: "s.end_ms", id: "s.uuid"))"
+        if let limit { sql += " LIMIT \(conditions.parameter("\(max(0, limit))"))" }
+        return readRows(try connection.query(sql, conditions.parameters), type: type)
+    }
+
+    /// The SQL conditions on `samples s` of a range query by type and time (``rows(_:of:from:to:sources:devices:subjects:caller:after:order:limit:)``,
+    /// ``sampleColumns(_:as:)``): rows of `typeID` that may overlap `[from, to]`, of the sources, devices and subjects
+    /// named (by their ids, so that no join is needed), that `caller` may read, after `cursor` in `order`.
+    func rangeConditions(
+        _ connection: PostgresConnection, typeID: Int64, type: HealthType, from: Instant?, to: Instant?,
+        sources: [String]?, devices: [String]?, subjects: [String]?, caller: Caller, after cursor: SampleCursor?,
+        order: SampleOrder
+    ) throws -> PostgresConditions {
         var conditions = PostgresConditions()
         conditions.add("s.type_id = ?", ["\(typeID)"])
         // Overlap: start <= to and end >= from; no sample is longer than the longest stored, which bounds the
@@ -74,9 +92,9 @@ extension PostgresHealthStore {
             conditions.add(
                 "s.start_ms >= ? AND s.end_ms >= ?", ["\(from.milliseconds - span)", "\(from.milliseconds)"])
         }
-        conditions.add("so.identifier", in: sources)
-        conditions.add("d.key", in: devices)
-        conditions.add("sj.name", in: subjects)
+        conditions.add("s.source_id", ids: "SELECT id FROM sources WHERE identifier", in: sources)
+        conditions.add("s.device_id", ids: "SELECT id FROM devices WHERE key", in: devices)
+        conditions.add("s.subject_id", ids: "SELECT id FROM subjects WHERE name", in: subjects)
         if case .app(let app) = caller, try !canRead(connection, caller, type) {
             conditions.add("s.writer = ?", [app])
         }
@@ -84,11 +102,7 @@ extension PostgresHealthStore {
             let after = order.after(start: "s.start_ms", end: "s.end_ms", id: "s.uuid", idPlaceholder: "?::uuid")
             conditions.add(after.sql, after.fields.map { Self.parameter($0, of: cursor) })
         }
-        var sql =
-            "SELECT \(Self.rowColumns) WHERE \(conditions.sql) "
-            + "ORDER BY \(order.orderBy(start: "s.start_ms", end: "s.end_ms", id: "s.uuid"))"
-        if let limit { sql += " LIMIT \(conditions.parameter("\(max(0, limit))"))" }
-        return readRows(try connection.query(sql, conditions.parameters), type: type)
+        return conditions
     }
 
     public func samples(_ query: SampleQuery, as caller: Caller) throws -> SamplePage {
@@ -265,32 +279,6 @@ extension PostgresHealthStore {
                 heartbeatSeries: heartbeats.filter { $0.seq <= newAnchor }.map(\.series),
                 deleted: deleted.filter { $0.0 <= newAnchor }.map(\.1), anchor: newAnchor,
                 hasMore: events.count > kept.count)
-        }
-    }
-}
-
-extension PostgresHealthStore {
-    /// How many samples ``sampleColumns(_:as:)`` holds as values at a time.
-    static let columnsPart = 4_096
-
-    /// ``HealthStoreEngine/sampleColumns(_:as:)``: the page ``samples(_:as:)`` reads, column by column (every sample
-    /// is a row here, read as one). Read in parts of ``columnsPart`` samples (each logged as a read), each turned
-    /// into columns before the next is read, so that a large page never holds its samples as values.
-    public func sampleColumns(_ query: SampleQuery, as caller: Caller) throws -> SampleColumns {
-        let wanted = query.limit ?? Int.max
-        var columns = SampleColumns()
-        var streams: [QuantitySeries: Int32] = [:]
-        var part = query
-        while true {
-            part.limit = min(wanted - columns.count, Self.columnsPart)
-            let page = try samples(part, as: caller)
-            columns.append(page.samples, streams: &streams)
-            // The last part's cursor is the page's: after its last sample, when the page is full.
-            guard let next = page.next, columns.count < wanted else {
-                columns.next = page.next
-                return columns
-            }
-            part.cursor = next
         }
     }
 }

@@ -168,6 +168,14 @@ struct PostgresConditions {
         add("\(column) = ANY(?::text[])", [PostgresText.array(values)])
     }
 
+    /// Adds `column = ANY(ARRAY(<select> = ANY(...)))` when `values` is given and not empty: `column` holds the id
+    /// of a row of a dimension table that `select` (`SELECT id FROM sources WHERE identifier`) finds by one of
+    /// `values`. The ids are looked up once per statement, and the condition stays one on `samples`' own column.
+    mutating func add(_ column: String, ids select: String, in values: [String]?) {
+        guard let values, !values.isEmpty else { return }
+        add("\(column) = ANY(ARRAY(\(select) = ANY(?::text[])))", [PostgresText.array(values)])
+    }
+
     /// Adds a value and returns its placeholder.
     mutating func parameter(_ value: String?) -> String {
         parameters.append(value)

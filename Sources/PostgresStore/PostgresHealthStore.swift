@@ -60,6 +60,9 @@ public actor PostgresHealthStore: HealthStore {
     /// How many quarter hours cumulative statistics took from the rollups, and how many they swept, since the
     /// store opened (what the tests and benchmarks check the rollups against).
     package internal(set) var cumulativeQuarters = (fromRollups: 0, swept: 0)
+    /// How many rows one statement of ``sampleColumns(_:as:)`` reads: a part, logged as one read
+    /// (``defaultColumnsFetch``; tests set fewer).
+    var columnsFetch = defaultColumnsFetch
 
     /// How batches of quantity samples reach the staging table (both measured in BENCHMARKS.md).
     public enum BulkMethod: String, Sendable {
