@@ -113,6 +113,9 @@ public actor GatewayService {
     var handledNotifications = 0
     /// Events of every kind taken from the central (``settled(notifications:events:)``).
     var handledEvents = 0
+    /// The central's counts (``GATT/CentralStatistics``) when ``run(started:)`` began to listen: events passed on
+    /// before then went to other listeners only.
+    var passedOnBeforeRun = (notifications: 0, events: 0)
     /// `stop()` began: sessions are released, notifications already received are still stored.
     var stopping = false
     /// Everything is released; events are ignored.
@@ -179,6 +182,10 @@ public actor GatewayService {
         guard lifecycle == .idle else { return }
         lifecycle = .running
         let events = central.events()
+        // What the central passed on before we listened never reaches us; read after subscribing, so that the
+        // counts compared with the central's (settled(), quiesce()) never wait for an event we cannot get.
+        let before = await central.statistics()
+        passedOnBeforeRun = (before.notifications, before.events)
         let (queue, input) = AsyncStream.makeStream(of: Job.self)
         jobs = input
         var failure: (any Error)?
@@ -298,7 +305,7 @@ public actor GatewayService {
     func quiesce() async {
         let deadline = clock.now + .seconds(2)
         while clock.now < deadline {
-            let forwarded = await central.statistics().notifications
+            let forwarded = await central.statistics().notifications - passedOnBeforeRun.notifications
             if forwarded <= handledNotifications, clock.now - lastEventAt >= .milliseconds(100) { return }
             do { try await clock.sleep(for: .milliseconds(20)) } catch { return }
         }
@@ -306,18 +313,22 @@ public actor GatewayService {
 
     // MARK: Settling (tests)
 
-    /// For tests on a ``Support/ManualClock``: returns once the service has handled at least `notifications` of the
-    /// central's notifications and `events` of its events of every kind (``GATT/CentralStatistics/events``), no
-    /// action is queued or running, and the ticker has done every tick due by the clock's present (or is not
-    /// running). The test then knows that moving the clock is what happens next.
+    /// For tests on a ``Support/ManualClock``: returns once the service has handled the central's notifications
+    /// and events of every kind up to the counts given (``GATT/CentralStatistics``: `notifications`, `events`; what
+    /// the central passed on before ``run(started:)`` listened is not waited for), no action is queued or running,
+    /// and the ticker has done every tick due by the clock's present. The test then knows that moving the clock is
+    /// what happens next. Before the run and after it there is nothing to wait for.
     public func settled(notifications: Int = 0, events: Int = 0) async {
         if isSettled(notifications, events) { return }
         await withCheckedContinuation { settleWaiters.append((notifications, events, $0)) }
     }
 
     func isSettled(_ notifications: Int, _ events: Int) -> Bool {
-        guard handledNotifications >= notifications, handledEvents >= events, jobsInFlight == 0 else { return false }
-        guard lifecycle == .running, !stopping, let nextTick else { return true }
+        guard lifecycle == .running else { return true }
+        guard handledNotifications >= notifications - passedOnBeforeRun.notifications,
+            handledEvents >= events - passedOnBeforeRun.events, jobsInFlight == 0
+        else { return false }
+        guard !stopping, let nextTick else { return true }
         return clock.now < nextTick
     }
 

@@ -275,6 +275,13 @@ public struct GatewayFixture {
     /// Every notification the client received so far.
     public var receivedNotifications: Int { notifications.total }
 
+    /// The events the central passed on to its listeners so far, once every signal sent before this call came
+    /// through (``BlueZ/BlueZCentral/flushEvents()``).
+    public func passedOnEvents() async -> Int {
+        await central.flushEvents()
+        return await central.statistics().events
+    }
+
     public func status(_ address: String) async throws -> SensorStatus? {
         await service.statuses().first { $0.address == address }
     }
