@@ -79,7 +79,7 @@ extension SQLiteHealthStore {
                 try chunks.bind(1, typeID)
                 try chunks.bind(2, cutoff)
                 try chunks.step()
-                tails.removeAll()  // the transaction's tails (SQLiteHealthStore+Tails.swift) may name those chunks
+                forgetTails()  // the transaction's tails (SQLiteHealthStore+Tails.swift) may name those chunks
                 let straddling = try connection.cached(
                     "SELECT id FROM series_chunks WHERE type_id = ?1 AND start_ms < ?2")
                 try straddling.bind(1, typeID)

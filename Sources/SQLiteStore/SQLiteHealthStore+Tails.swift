@@ -8,8 +8,10 @@ internal import StoreEngine
 /// visits every chunk of the device and type within reach. Streams whose metadata changes from sample to sample
 /// (an SDNN with its RMSSD: a chunk of one sample each) made that a few dozen rows per stream, a sixth of saving
 /// a replay's batches. Inside a write transaction the chunks within reach are therefore read once per device and
-/// type (``TailList``), kept up to date by ``SQLiteHealthStore/write(_:key:replacing:)``, and forgotten at the end
-/// of the transaction (the write lock keeps other processes out meanwhile).
+/// type (``TailList``), kept up to date by ``SQLiteHealthStore/write(_:key:replacing:)``, left behind as searches
+/// move on in time, and forgotten at the end of the transaction (the write lock keeps other processes out
+/// meanwhile). Memory stays bounded: a device and type with more than ``tailListCapacity`` chunks within reach is
+/// searched through SQL as before, and all the lists together hold at most ``tailCacheBudget`` chunks.
 extension SQLiteHealthStore {
     /// The chunks of one type, source and device.
     struct TailScope: Hashable {
@@ -43,16 +45,25 @@ extension SQLiteHealthStore {
     }
 
     /// A scope with more chunks than this within reach is not kept in memory: its tails are looked up one by one.
-    static let tailListCapacity = 4_096
+    static let tailListCapacity = 1_024
+    /// The most chunks the lists of a transaction hold together; past it they are all dropped, and read again as
+    /// they are needed (an import's transaction may write to many devices and types).
+    static let tailCacheBudget = 16_384
 
     /// The latest chunk of `key`'s stream that ends at `since` or later, if there is one.
     func tail(of key: StreamKey, endingFrom since: Int64) throws -> TailEntry? {
         let scope = TailScope(key)
         if pendingSequence != nil, tails[scope]?.crowded != true {
-            if let list = tails[scope], list.since <= since { return Self.latest(of: key, endingFrom: since, in: list) }
-            let list = try loadTails(scope, since: since)
-            tails[scope] = list
-            if !list.crowded { return Self.latest(of: key, endingFrom: since, in: list) }
+            if var list = tails[scope], list.since <= since {
+                tails[scope] = nil  // so that the list below is the only copy
+                tailEntryCount -= list.entries.count
+                let found = Self.latest(of: key, endingFrom: since, in: &list)
+                keepTails(list, for: scope)
+                return found
+            }
+            var list = try loadTails(scope, since: since)
+            keepTails(list, for: scope)
+            if !list.crowded { return Self.latest(of: key, endingFrom: since, in: &list) }
         }
         let query = try connection.cached(
             """
@@ -72,6 +83,19 @@ extension SQLiteHealthStore {
         return TailEntry(
             id: query.int64(0), subjectID: key.subjectID, offset: Int64(key.offset), metadata: key.metadata,
             end: query.int64(3), lastStart: query.int64(1), count: Int(clamping: query.int64(2)))
+    }
+
+    /// Keeps `list` as `scope`'s, within ``tailCacheBudget``.
+    private func keepTails(_ list: TailList, for scope: TailScope) {
+        tailEntryCount += list.entries.count - (tails[scope]?.entries.count ?? 0)
+        tails[scope] = list
+        if tailEntryCount > Self.tailCacheBudget { forgetTails() }
+    }
+
+    /// Drops every list (at the end of a transaction, or when chunks went in ways the lists do not follow).
+    func forgetTails() {
+        tails.removeAll()
+        tailEntryCount = 0
     }
 
     /// The chunks of `scope` that end at `since` or later (a crowded list when there are more than
@@ -101,17 +125,26 @@ extension SQLiteHealthStore {
     }
 
     /// The entry the SQL search would find: of `key`'s stream, ending at `since` or later, the latest end (and of
-    /// equal ends, the latest chunk).
-    private static func latest(of key: StreamKey, endingFrom since: Int64, in list: TailList) -> TailEntry? {
+    /// equal ends, the latest chunk). The chunks that end before `since` leave the list, which searches come to
+    /// with later and later starts: it holds about the chunks within reach, not all those the transaction wrote.
+    private static func latest(of key: StreamKey, endingFrom since: Int64, in list: inout TailList) -> TailEntry? {
         var best: TailEntry?
         let offset = Int64(key.offset)
-        for entry in list.entries
-        where entry.end >= since && entry.subjectID == key.subjectID && entry.offset == offset
-            && entry.metadata == key.metadata
-        {
+        var stale = 0
+        for entry in list.entries {
+            guard entry.end >= since else {
+                stale += 1
+                continue
+            }
+            guard entry.subjectID == key.subjectID, entry.offset == offset, entry.metadata == key.metadata else {
+                continue
+            }
             if let found = best, (found.end, found.id) > (entry.end, entry.id) { continue }
             best = entry
         }
+        // Left behind in batches, not one by one: each removal moves the rest of the list.
+        if stale >= 64 || stale * 4 >= list.entries.count { list.entries.removeAll { $0.end < since } }
+        list.since = since
         return best
     }
 
@@ -120,6 +153,7 @@ extension SQLiteHealthStore {
         let scope = TailScope(key)
         guard var list = tails[scope], !list.crowded else { return }
         tails[scope] = nil  // so that the list below is the only copy
+        tailEntryCount -= list.entries.count
         if replaced, let position = list.entries.firstIndex(where: { $0.id == id }) {
             list.entries.remove(at: position)
         }
@@ -130,7 +164,7 @@ extension SQLiteHealthStore {
                 list.entries.append(entry)
             }
         }
-        tails[scope] = list
+        keepTails(list, for: scope)
     }
 
     /// The points of chunk `id`.

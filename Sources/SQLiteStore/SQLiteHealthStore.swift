@@ -58,6 +58,8 @@ public actor SQLiteHealthStore: HealthStore {
     /// The chunks within reach of a stream's tail, per device and type, while a write transaction runs
     /// (SQLiteHealthStore+Tails.swift).
     var tails: [TailScope: TailList] = [:]
+    /// How many chunks `tails` holds.
+    var tailEntryCount = 0
     /// The span counters as the running write transaction last read or wrote them (``raiseSpan(_:to:)``).
     var knownSpans: (chunk: Int64?, heartbeat: Int64?) = (nil, nil)
     var metadataCache: [[String: MetadataValue]: String?] = [:]
@@ -404,7 +406,7 @@ public actor SQLiteHealthStore: HealthStore {
             defer {
                 pendingSequence = nil
                 knownSpans = (nil, nil)
-                tails.removeAll(keepingCapacity: true)
+                forgetTails()
             }
             let result = try body()
             try flushRollups()
