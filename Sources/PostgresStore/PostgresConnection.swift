@@ -5,8 +5,8 @@ internal import Glibc
 /// One libpq connection (`PGconn *`), finished in `deinit`.
 ///
 /// Every statement with values is a prepared statement (`PQprepare` once per connection and SQL text, then
-/// `PQexecPrepared`), parameters and results in text format. Scripts without values (the schema, `BEGIN`) go
-/// through ``run(_:)``. Not thread-safe and deliberately not `Sendable`: the store confines its connection to one
+/// `PQexecPrepared`), parameters and results in text format, except a binary COPY out (``copyOut(_:_:row:)``, whose
+/// values are inlined as literals). Scripts without values (the schema, `BEGIN`) go through ``run(_:)``. Not thread-safe and deliberately not `Sendable`: the store confines its connection to one
 /// serial executor, never the cooperative pool (libpq calls block).
 final class PostgresConnection {
     private let pq: PQ

@@ -4,14 +4,15 @@ internal import StoreEngine
 
 /// ``HealthStoreEngine/sampleColumns(_:as:)``: the samples of ``samples(_:as:)``, read into columns. A page is one
 /// `COPY (SELECT ...) TO STDOUT (FORMAT binary)` of only what the columns need (id, times, value, the ids of source,
-/// device and subject, the UTC offset, the metadata's text), decoded row by row as the server sends it: no number is
+/// device and subject, the UTC offset, the metadata's text), decoded row by row as the server sends it (the SQL
+/// conditions, order and cursor are those of ``samples(_:as:)``, so the pages are the same): no number is
 /// printed or parsed, no result is held, and the server produces the next rows while these are decoded. Each stream
 /// is named once a call (its source, device and subject looked up by id, its metadata decoded once), and no sample
 /// value, string or metadata is made per sample.
 extension PostgresHealthStore {
-    /// What a column read selects, in the order ``sampleColumns(_:as:)`` reads.
-    /// The ids of source and device, and of subject and the UTC offset, go two to a `bigint` (each 32 bits, exact
-    /// for every `integer`): a fifth less of the server's time a row than a field each.
+    /// What a column read selects, in the order ``sampleColumns(_:as:)`` reads. The ids of source and device, and
+    /// of subject and the UTC offset, go two to a `bigint` (each 32 bits, exact for every `integer`): a fifth less of
+    /// the server's time a row than a field each.
     static let columnSelect = """
         SELECT s.uuid, s.start_ms, s.end_ms, s.value, (s.source_id::bigint << 32) | (s.device_id::bigint & 4294967295),
         (s.subject_id::bigint << 32) | (s.start_offset_s::bigint & 4294967295), s.metadata FROM samples s

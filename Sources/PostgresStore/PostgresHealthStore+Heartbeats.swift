@@ -303,9 +303,9 @@ extension PostgresHealthStore {
         }
         // After a bulk load the planner's statistics are those of the tables before it until autovacuum analyzes
         // them (a minute or more later): a range query after a cursor then looks cheap to sort whole, and each page
-        // of an export read and sorted every row after it (3.3 times as long for 1 M samples, BENCHMARKS.md,
-        // "postgres-import"). The import is committed; statistics it cannot refresh (a role that does not own the
-        // tables is skipped with a warning) leave that to autovacuum.
+        // of an export read and sorted every row after it (3.3 times as long for 1 M samples: BENCHMARKS.md, "Export
+        // from PostgreSQL through binary COPY"). The import is committed: statistics it cannot refresh (a role that
+        // does not own the tables is skipped with a warning, a lost connection) are left to autovacuum.
         if (counts[.inserted] ?? 0) + (counts[.replaced] ?? 0) >= Self.analyzeAfter {
             _ = try? withConnection { connection in
                 try connection.run(
