@@ -6,8 +6,9 @@ import TestSupport
 /// the same import into a fresh SQLite store, `psql`'s `\copy` of the same rows as CSV into a row table with no
 /// index (one transaction: PostgreSQL's own bulk load, as `sqlite3 .import` is SQLite's), and `psql`'s `\copy` of
 /// the very rows the import wrote (binary) into a table made like `samples`, its indexes included; then `wearhouse
-/// export` and `samples --format csv` of the database, beside `psql`'s `\copy` of the row table out as CSV. Every
-/// program runs as its own process, its wall time from start to exit.
+/// export` (NDJSON and CSV to stdout, NDJSON `--out`, synced) and `samples --format csv|json` of the database, beside
+/// `psql`'s `\copy` of the row table out as CSV (not synced), each output to a file removed and synced before, the
+/// ratio to psql taken round by round. Every program runs as its own process, its wall time from start to exit.
 enum PostgresImportScenario {
     static func run(size: BenchSize) async throws -> BenchReport {
         let count = size.pick(full: 1_000_000, quick: 200_000, smoke: 500)
@@ -93,16 +94,30 @@ enum PostgresImportScenario {
         var ndjson: [Double] = []
         var csv: [Double] = []
         var samples: [Double] = []
+        var samplesJSON: [Double] = []
+        var syncedNDJSON: [Double] = []
         var peer: [Double] = []
+        var exportRatios: [[Double]] = [[], [], [], []]
         var exportMemory: [Double] = []
         for run in 0...runs {
-            let first = try Peers.measure(
-                wearhouse, ["export", "--format", "ndjson", "--type", "heartRate", "--out", out, "--store", url])
-            let second = try Peers.measure(
-                wearhouse, ["export", "--format", "csv", "--type", "heartRate", "--out", out, "--store", url])
-            let third = try Peers.measure(
+            // Each output goes to the same file, removed and synced before each program (as in the `export`
+            // scenario), so that none frees or waits for what another left.
+            func measure(_ executable: String, _ arguments: [String], output: String? = nil) throws -> Peers.Measured {
+                try? FileManager.default.removeItem(atPath: out)
+                sync()
+                return try Peers.measure(executable, arguments, output: output)
+            }
+            let first = try measure(
+                wearhouse, ["export", "--format", "ndjson", "--type", "heartRate", "--store", url], output: out)
+            let second = try measure(
+                wearhouse, ["export", "--format", "csv", "--type", "heartRate", "--store", url], output: out)
+            let third = try measure(
                 wearhouse, ["samples", "--type", "heartRate", "--format", "csv", "--store", url], output: out)
-            let fourth = try Peers.measure(
+            let fourth = try measure(
+                wearhouse, ["samples", "--type", "heartRate", "--format", "json", "--store", url], output: out)
+            let synced = try measure(
+                wearhouse, ["export", "--format", "ndjson", "--type", "heartRate", "--out", out, "--store", url])
+            let psql = try measure(
                 "/usr/bin/psql",
                 [
                     server.conninfo(database: table), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c",
@@ -112,8 +127,14 @@ enum PostgresImportScenario {
                 ndjson.append(Double(count) / first.seconds)
                 csv.append(Double(count) / second.seconds)
                 samples.append(Double(count) / third.seconds)
-                peer.append(Double(count) / fourth.seconds)
-                exportMemory.append(max(first.peakMegabytes, second.peakMegabytes, third.peakMegabytes))
+                samplesJSON.append(Double(count) / fourth.seconds)
+                syncedNDJSON.append(Double(count) / synced.seconds)
+                peer.append(Double(count) / psql.seconds)
+                for (index, ours) in [first, second, third, fourth].enumerated() {
+                    exportRatios[index].append(psql.seconds / ours.seconds)
+                }
+                exportMemory.append(
+                    [first, second, third, fourth, synced].map(\.peakMegabytes).max() ?? 0)
             }
         }
         return BenchReport(
@@ -131,15 +152,27 @@ enum PostgresImportScenario {
                     runs: sameRowRatios),
                 BenchRow(subject: "wearhouse peak RSS, import into PostgreSQL", unit: "MB", runs: postgresMemory),
                 BenchRow(
-                    subject: "wearhouse export --format ndjson from PostgreSQL", unit: "samples/s",
+                    subject: "wearhouse export --format ndjson > file from PostgreSQL", unit: "samples/s",
                     runs: ndjson),
                 BenchRow(
-                    subject: "wearhouse export --format csv from PostgreSQL", unit: "samples/s",
-                    runs: csv),
+                    subject: "wearhouse export --format csv > file from PostgreSQL", unit: "samples/s", runs: csv),
                 BenchRow(
                     subject: "wearhouse samples --format csv from PostgreSQL", unit: "samples/s",
                     runs: samples),
+                BenchRow(
+                    subject: "wearhouse samples --format json from PostgreSQL", unit: "samples/s",
+                    runs: samplesJSON),
+                BenchRow(
+                    subject: "wearhouse export --format ndjson --out (synced) from PostgreSQL", unit: "samples/s",
+                    runs: syncedNDJSON),
                 BenchRow(subject: "psql \\copy of the row table to CSV", unit: "samples/s", runs: peer),
+                BenchRow(
+                    subject: "export ndjson / psql \\copy out, round by round", unit: "x", runs: exportRatios[0]),
+                BenchRow(subject: "export csv / psql \\copy out, round by round", unit: "x", runs: exportRatios[1]),
+                BenchRow(
+                    subject: "samples csv / psql \\copy out, round by round", unit: "x", runs: exportRatios[2]),
+                BenchRow(
+                    subject: "samples json / psql \\copy out, round by round", unit: "x", runs: exportRatios[3]),
                 BenchRow(subject: "wearhouse peak RSS, export from PostgreSQL", unit: "MB", runs: exportMemory),
             ],
             notes: [

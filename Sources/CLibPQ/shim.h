@@ -31,7 +31,9 @@
     X(putCopyData)                                                                                                     \
     X(putCopyEnd)                                                                                                      \
     X(getResult)                                                                                                       \
+    X(getCopyData)                                                                                                     \
     X(escapeIdentifier)                                                                                                \
+    X(escapeLiteral)                                                                                                   \
     X(freemem)                                                                                                         \
     X(libVersion)                                                                                                      \
     X(serverVersion)                                                                                                   \

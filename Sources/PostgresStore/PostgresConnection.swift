@@ -5,8 +5,8 @@ internal import Glibc
 /// One libpq connection (`PGconn *`), finished in `deinit`.
 ///
 /// Every statement with values is a prepared statement (`PQprepare` once per connection and SQL text, then
-/// `PQexecPrepared`), parameters and results in text format. Scripts without values (the schema, `BEGIN`) go
-/// through ``run(_:)``. Not thread-safe and deliberately not `Sendable`: the store confines its connection to one
+/// `PQexecPrepared`), parameters and results in text format, except a binary COPY out (``copyOut(_:_:row:)``, whose
+/// values are inlined as literals). Scripts without values (the schema, `BEGIN`) go through ``run(_:)``. Not thread-safe and deliberately not `Sendable`: the store confines its connection to one
 /// serial executor, never the cooperative pool (libpq calls block).
 final class PostgresConnection {
     private let pq: PQ
@@ -136,6 +136,121 @@ final class PostgresConnection {
         return rows
     }
 
+    /// `COPY (<query>) TO STDOUT (FORMAT binary)` of `query`, its `$n` placeholders replaced by `parameters` as
+    /// quoted literals (``inlined(_:_:)``: COPY takes no parameters), handing each row to `row` as it arrives (the
+    /// server sends while the rows are read; no result is held). Each row is one COPY message: its field count, then
+    /// per field a length (-1 for NULL) and the bytes (``CopyBinaryRow``). Returns the number of rows. When `row`
+    /// throws, the rest of the rows are read and dropped (so that the connection stays usable) and the error thrown.
+    /// `row` must not use the connection: a statement sent while the rows come would end the COPY (libpq drops the
+    /// rest), which is reported as an error.
+    @discardableResult
+    func copyOut(
+        _ query: String, _ parameters: [String?] = [], row: (inout CopyBinaryRow) throws -> Void
+    ) throws -> Int {
+        let sql = "COPY (\(inlined(query, parameters))) TO STDOUT (FORMAT binary)"
+        let start = pq.exec(handle, sql)
+        let status = pq.resultStatus(start)
+        if status != PGRES_COPY_OUT {
+            defer { pq.clear(start) }
+            try check(start, sql: sql, expecting: [PGRES_COPY_OUT])
+        }
+        pq.clear(start)
+        var rows = 0
+        var header = true
+        var failure: (any Error)?
+        while true {
+            var buffer: UnsafeMutablePointer<CChar>?
+            let length = pq.getCopyData(handle, &buffer, 0)
+            if length == -2, failure == nil {
+                // The connection failed, or another statement was sent (libpq then drops the rest of the rows).
+                failure = PostgresError(code: .connection, message: "COPY stopped: \(lastMessage)", sql: sql)
+            }
+            guard length >= 0 else { break }  // -1: the end; the statement's result follows
+            guard let buffer else { continue }
+            defer { pq.freemem(buffer) }
+            guard failure == nil else { continue }
+            do {
+                var bytes = UnsafeRawBufferPointer(start: buffer, count: Int(length))
+                if header {
+                    // The signature, flags and header extension come with the first row.
+                    bytes = try CopyBinaryRow.skippingHeader(bytes)
+                    header = false
+                }
+                var fields = try CopyBinaryRow(bytes, row: rows + 1)
+                if fields.isTrailer { continue }
+                try row(&fields)
+                try fields.finish()
+                rows += 1
+            } catch {
+                failure = error
+            }
+        }
+        var statementFailure: PostgresError?
+        while let result = pq.getResult(handle) {
+            if statementFailure == nil {
+                do throws(PostgresError) {
+                    try check(result, sql: sql, expecting: [PGRES_COMMAND_OK])
+                } catch {
+                    statementFailure = error
+                }
+            }
+            pq.clear(result)
+        }
+        if let statementFailure { throw statementFailure }
+        if let failure { throw failure }
+        return rows
+    }
+
+    /// `sql` with each `$n` placeholder replaced by the n-th of `parameters` as a quoted literal (`PQescapeLiteral`),
+    /// `NULL` for `nil`: for statements that take no parameters (COPY). One pass, so that a literal's own text is
+    /// never read as a placeholder. A placeholder without its parameter is left as it is (the server refuses it).
+    func inlined(_ sql: String, _ parameters: [String?]) -> String {
+        let literals = parameters.map { $0.map(literal) ?? "NULL" }
+        let digits = UInt8(ascii: "0")...UInt8(ascii: "9")
+        let bytes = Array(sql.utf8)
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count + literals.reduce(0) { $0 + $1.utf8.count })
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "$") {
+                var end = index + 1
+                var number = 0
+                while end < bytes.count, end - index <= 9, digits.contains(bytes[end]) {
+                    number = number * 10 + Int(bytes[end] - UInt8(ascii: "0"))
+                    end += 1
+                }
+                if end > index + 1, number >= 1, number <= literals.count {
+                    result += literals[number - 1].utf8
+                    index = end
+                    continue
+                }
+            }
+            result.append(bytes[index])
+            index += 1
+        }
+        return String(decoding: result, as: UTF8.self)
+    }
+
+    /// `text` quoted as an SQL string literal (`PQescapeLiteral`: `'it''s'`, or `E'...'` with backslashes).
+    func literal(_ text: String) -> String {
+        let utf8 = Array(text.utf8)
+        guard
+            let escaped = utf8.withUnsafeBufferPointer({ buffer in
+                buffer.baseAddress.flatMap { base in
+                    base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                        pq.escapeLiteral(handle, $0, buffer.count)
+                    }
+                } ?? pq.escapeLiteral(handle, "", 0)
+            })
+        else {
+            // Only when libpq runs out of memory or the text is not valid in the client encoding (never for a
+            // Swift string in UTF-8): quoted by hand, backslashes as themselves (standard_conforming_strings).
+            return "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+        }
+        defer { pq.freemem(escaped) }
+        return String(cString: escaped)
+    }
+
     /// `text` quoted as an SQL identifier.
     func identifier(_ text: String) -> String {
         let utf8 = Array(text.utf8)
@@ -262,12 +377,6 @@ final class PostgresRows {
         return Double(bitPattern: UInt64(bigEndian: UnsafeRawPointer(value).loadUnaligned(as: UInt64.self)))
     }
 
-    /// The bytes of a value of a binary result (valid while these rows live); `nil` for NULL.
-    func binaryBytes(_ row: Int, _ column: Int) -> UnsafeRawBufferPointer? {
-        guard !isNull(row, column), let value = pq.getvalue(result, Int32(row), Int32(column)) else { return nil }
-        return UnsafeRawBufferPointer(start: value, count: Int(pq.getlength(result, Int32(row), Int32(column))))
-    }
-
     func optionalDouble(_ row: Int, _ column: Int) -> Double? {
         isNull(row, column) ? nil : double(row, column)
     }
@@ -342,6 +451,102 @@ enum PostgresText {
         case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
         default: 0
         }
+    }
+}
+
+/// One row of `COPY ... TO STDOUT (FORMAT binary)` (``PostgresConnection/copyOut(_:_:row:)``): its fields read in
+/// order, each checked against the bytes there are, so that a short or malformed message is an error naming the row
+/// and field, never a read past its end.
+struct CopyBinaryRow {
+    private let bytes: UnsafeRawBufferPointer
+    private var offset = 2
+    /// The field count the row announces; -1 for the trailer that ends the data.
+    let fieldCount: Int
+    /// The row's number (from 1), for messages.
+    let row: Int
+    /// The number of the next field (from 1), for messages.
+    private var field = 1
+
+    static let signature: [UInt8] = Array("PGCOPY\n".utf8) + [0xFF, 0x0D, 0x0A, 0x00]
+
+    init(_ bytes: UnsafeRawBufferPointer, row: Int) throws(PostgresError) {
+        guard bytes.count >= 2 else { throw Self.error("row \(row) has \(bytes.count) bytes") }
+        self.bytes = bytes
+        self.row = row
+        fieldCount = Int(Int16(bigEndian: bytes.loadUnaligned(as: Int16.self)))
+        guard fieldCount >= -1 else { throw Self.error("row \(row) announces \(fieldCount) fields") }
+        if fieldCount == -1, bytes.count != 2 {
+            throw Self.error("the trailer after row \(row - 1) is followed by \(bytes.count - 2) bytes")
+        }
+    }
+
+    /// The bytes after the header of the first message (signature, flags, header extension).
+    static func skippingHeader(_ bytes: UnsafeRawBufferPointer) throws(PostgresError) -> UnsafeRawBufferPointer {
+        guard bytes.count >= 19, bytes.prefix(11).elementsEqual(signature) else {
+            throw error("the data does not start with COPY's binary signature")
+        }
+        let flags = UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: 11, as: UInt32.self))
+        guard flags & 0xFFFF_0000 == 0 else {
+            throw error("the header has critical flags 0x\(String(flags, radix: 16))")
+        }
+        let extensionLength = Int(UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: 15, as: UInt32.self)))
+        guard extensionLength <= bytes.count - 19 else { throw error("the header extension runs past the data") }
+        return UnsafeRawBufferPointer(rebasing: bytes[(19 + extensionLength)...])
+    }
+
+    var isTrailer: Bool { fieldCount == -1 }
+
+    /// The next field's bytes, `nil` for NULL (valid while the row is).
+    mutating func next(_ name: String) throws(PostgresError) -> UnsafeRawBufferPointer? {
+        guard field <= fieldCount else { throw Self.error("row \(row) has no field \(field) (\(name))") }
+        guard bytes.count - offset >= 4 else { throw Self.error("row \(row) ends before field \(field) (\(name))") }
+        let length = Int(Int32(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: Int32.self)))
+        offset += 4
+        field += 1
+        if length == -1 { return nil }
+        guard length >= 0, length <= bytes.count - offset else {
+            throw Self.error("row \(row): field \(field - 1) (\(name)) has a length of \(length), past the row's end")
+        }
+        defer { offset += length }
+        return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + length)])
+    }
+
+    /// A `bigint` or `integer` field.
+    mutating func integer(_ name: String) throws(PostgresError) -> Int64 {
+        guard let value = try next(name) else { throw Self.error("row \(row): \(name) is NULL") }
+        switch value.count {
+        case 8: return Int64(bigEndian: value.loadUnaligned(as: Int64.self))
+        case 4: return Int64(Int32(bigEndian: value.loadUnaligned(as: Int32.self)))
+        default: throw Self.error("row \(row): \(name) has \(value.count) bytes")
+        }
+    }
+
+    /// A `double precision` field, bit for bit.
+    mutating func double(_ name: String) throws(PostgresError) -> Double {
+        guard let value = try next(name) else { throw Self.error("row \(row): \(name) is NULL") }
+        guard value.count == 8 else { throw Self.error("row \(row): \(name) has \(value.count) bytes") }
+        return Double(bitPattern: UInt64(bigEndian: value.loadUnaligned(as: UInt64.self)))
+    }
+
+    /// A `uuid` field: its 16 bytes.
+    mutating func uuid(_ name: String) throws(PostgresError) -> UUID {
+        guard let value = try next(name) else { throw Self.error("row \(row): \(name) is NULL") }
+        guard value.count == 16 else { throw Self.error("row \(row): \(name) has \(value.count) bytes") }
+        return UUID(uuid: value.loadUnaligned(as: uuid_t.self))
+    }
+
+    /// Checks that every field was read.
+    func finish() throws(PostgresError) {
+        guard field > fieldCount else {
+            throw Self.error("row \(row) has \(fieldCount) fields, \(field - 1) expected")
+        }
+        guard offset == bytes.count else {
+            throw Self.error("row \(row) has \(bytes.count - offset) bytes after its last field")
+        }
+    }
+
+    private static func error(_ message: String) -> PostgresError {
+        PostgresError(code: .unexpected, message: "COPY data: " + message)
     }
 }
 

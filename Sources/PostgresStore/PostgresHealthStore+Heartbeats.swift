@@ -291,7 +291,7 @@ extension PostgresHealthStore {
     /// Saves the batches `next` hands out in one transaction (``HealthStoreEngine/saveAll(as:_:)``), each through
     /// the staging table as a single batch is, its rollups written before the next.
     public func saveAll(as caller: Caller, _ next: @Sendable () throws -> SampleBatch?) throws -> [WriteOutcome: Int] {
-        try writeTransaction { connection in
+        let counts = try writeTransaction { connection in
             copiesUnderSavepoints = true
             defer { copiesUnderSavepoints = false }
             var counts: [WriteOutcome: Int] = [:]
@@ -301,5 +301,20 @@ extension PostgresHealthStore {
             }
             return counts
         }
+        // After a bulk load the planner's statistics are those of the tables before it until autovacuum analyzes
+        // them (a minute or more later): a range query after a cursor then looks cheap to sort whole, and each page
+        // of an export read and sorted every row after it (3.3 times as long for 1 M samples: BENCHMARKS.md, "Export
+        // from PostgreSQL through binary COPY"). The import is committed: statistics it cannot refresh (a role that
+        // does not own the tables is skipped with a warning, a lost connection) are left to autovacuum.
+        if (counts[.inserted] ?? 0) + (counts[.replaced] ?? 0) >= Self.analyzeAfter {
+            _ = try? withConnection { connection in
+                try connection.run(
+                    "ANALYZE samples, rollups, cumulative_rollups, heartbeat_series, objects, object_members")
+            }
+        }
+        return counts
     }
+
+    /// How many samples an import (``saveAll(as:_:)``) stores before it refreshes the planner's statistics.
+    static let analyzeAfter = 10_000
 }

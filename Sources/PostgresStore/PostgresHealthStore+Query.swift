@@ -99,7 +99,9 @@ extension PostgresHealthStore {
             conditions.add("s.writer = ?", [app])
         }
         if let cursor {
-            let after = order.after(start: "s.start_ms", end: "s.end_ms", id: "s.uuid", idPlaceholder: "?::uuid")
+            let after =
+                order.afterRow(start: "s.start_ms", end: "s.end_ms", id: "s.uuid", idPlaceholder: "?::uuid")
+                ?? order.after(start: "s.start_ms", end: "s.end_ms", id: "s.uuid", idPlaceholder: "?::uuid")
             conditions.add(after.sql, after.fields.map { Self.parameter($0, of: cursor) })
         }
         return conditions

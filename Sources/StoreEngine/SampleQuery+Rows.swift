@@ -84,4 +84,19 @@ extension SampleOrder {
             + alternatives.joined(separator: " OR ") + ")"
         return (sql, fields)
     }
+
+    /// ``after(start:end:id:idPlaceholder:)`` as one row comparison, `k1 >= ? AND (k1, k2, id) > (?, ?, ?)`, when every
+    /// key and the id go in one direction (`nil` otherwise): the same rows, compared key by key as the order does, in
+    /// one test a row instead of a chain of them (PostgreSQL: a fifth of an export's time on the server).
+    public func afterRow(
+        start: String, end: String, id: String, idPlaceholder: String = "?"
+    ) -> (sql: String, fields: [SampleOrderField])? {
+        guard keys.allSatisfy({ $0.ascending == idAscending }) else { return nil }
+        let columns = keys.map { $0.key == .start ? start : end } + [id]
+        let fields: [SampleOrderField] = keys.map { $0.key == .start ? .start : .end } + [.id]
+        let comparison = idAscending ? ">" : "<"
+        let sql =
+            "\(columns[0]) \(comparison)= ? AND (\(columns.joined(separator: ", "))) \(comparison) (?, ?, \(idPlaceholder))"
+        return (sql, [fields[0]] + fields)
+    }
 }

@@ -89,7 +89,7 @@ extension StoreConformanceTests {
         let base: Int64 = 1_743_292_800_000
         let sources = [
             Source(identifier: "org.example.a"), Source(identifier: "org.example.b", version: "2.0"),
-            Source(identifier: "ö \"quoted\", comma\n"),
+            Source(identifier: "ö \"quoted\", comma\n $1 'q' \\"),
         ]
         let devices: [Device?] = [
             nil,
