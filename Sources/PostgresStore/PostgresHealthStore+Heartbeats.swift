@@ -88,7 +88,7 @@ extension PostgresHealthStore {
         let start = series.start.milliseconds
         let end = series.end.milliseconds
         let derived = series.hasDerivedID
-        let key = ["\(start)", "\(sourceID)", "\(deviceID)", "\(end)"]
+        let versions = try sourceVersionIDs(connection, sourceID)
 
         if !derived {
             // An explicit id names this series or nothing: not another series, not a quantity sample.
@@ -96,9 +96,12 @@ extension PostgresHealthStore {
             let named = try connection.query(
                 "SELECT start_ms, source_id, device_id, end_ms FROM heartbeat_series WHERE uuid = $1",
                 [series.id.uuidString])
-            let clash =
-                quantity.count > 0
-                || (named.count > 0 && (0..<4).map { "\(named.int64(0, $0))" } != key)
+            // (The series it names may have been written by another version of the source.)
+            let namesAnother =
+                named.count > 0
+                && ((named.int64(0, 0), named.int64(0, 2), named.int64(0, 3)) != (start, deviceID, end)
+                    || !versions.contains(named.int64(0, 1)))
+            let clash = quantity.count > 0 || namesAnother
             if clash {
                 throw InvalidSampleError(index: index, reason: "uuid \(series.id) already names a different sample")
             }
@@ -106,10 +109,11 @@ extension PostgresHealthStore {
         let stored = try connection.query(
             """
             SELECT subject_id, beats FROM heartbeat_series
-            WHERE start_ms = $1 AND source_id = $2 AND device_id = $3 AND end_ms = $4
-            """, key)
+            WHERE start_ms = $1 AND source_id = ANY($2::integer[]) AND device_id = $3 AND end_ms = $4
+            """, ["\(start)", PostgresText.array(versions), "\(deviceID)", "\(end)"])
         if stored.count > 0 {
-            // The same measurement, whatever id it was given this time (docs/store-semantics.md, item 21).
+            // The same measurement, whatever id it was given this time and whichever version of the source wrote
+            // it (docs/store-semantics.md, item 21).
             return stored.bytes(0, 1) == beats && stored.int64(0, 0) == subjectID ? .duplicate : .conflict
         }
         try connection.query(

@@ -175,7 +175,7 @@ extension PostgresHealthStore {
     /// The rows of a batch: the first row of each natural key (and of each uuid) is staged, the others follow it
     /// (`followers`: row and the position of its leader in `staged`). A stream that runs strictly forward in time,
     /// of a type, source and device no other stream of the batch has, repeats neither, and is not hashed.
-    private static func leaders(_ rows: [SampleRow]) throws(InvalidSampleError) -> (
+    private static func leaders(_ rows: [SampleRow], versioned: [Int64: Int64]) throws(InvalidSampleError) -> (
         staged: [Int], followers: [(index: Int, leader: Int)]
     ) {
         struct Origin: Hashable {
@@ -187,7 +187,8 @@ extension PostgresHealthStore {
         var unique = true
         var previous: (origin: Origin, start: Int64, end: Int64)?
         for row in rows {
-            let origin = Origin(typeID: row.typeID, sourceID: row.sourceID, deviceID: row.deviceID)
+            let origin = Origin(
+                typeID: row.typeID, sourceID: versioned[row.sourceID] ?? row.sourceID, deviceID: row.deviceID)
             if let before = previous, before.origin == origin {
                 guard (before.start, before.end) < (row.start, row.end) else {
                     unique = false
@@ -210,7 +211,8 @@ extension PostgresHealthStore {
         var followers: [(index: Int, leader: Int)] = []
         for (index, row) in rows.enumerated() {
             let key = NaturalKey(
-                typeID: row.typeID, sourceID: row.sourceID, deviceID: row.deviceID, start: row.start, end: row.end)
+                typeID: row.typeID, sourceID: versioned[row.sourceID] ?? row.sourceID, deviceID: row.deviceID,
+                start: row.start, end: row.end)
             if let leader = byUUID[row.id] {
                 let first = rows[staged[leader]]
                 guard first.typeID == row.typeID, first.start == row.start, first.end == row.end else {
@@ -237,10 +239,21 @@ extension PostgresHealthStore {
         -> [WriteOutcome]
     {
         var outcomes = [WriteOutcome](repeating: .rejected, count: rows.count)
-        let (staged, followers) = try Self.leaders(rows)
+        // Sources written at more than one version, each with the id of its first: their natural keys are looked
+        // for under every version (item 21), which the unique index, per version, does not do.
+        var versioned: [Int64: Int64] = [:]
+        var seen: Set<Int64> = []
+        var last: Int64?
+        for row in rows where row.sourceID != last {
+            last = row.sourceID
+            guard seen.insert(row.sourceID).inserted else { continue }
+            let versions = try sourceVersionIDs(connection, row.sourceID)
+            if versions.count > 1 { versioned[row.sourceID] = versions.min() }
+        }
+        let (staged, followers) = try Self.leaders(rows, versioned: versioned)
         let first = reserveSequence(staged.count)
         var inserted = 0
-        if optimisticCopy, bulkMethod == .copy {
+        if optimisticCopy, bulkMethod == .copy, versioned.isEmpty {
             let data = Self.copyData(rows, staged, firstSequence: first, writer: writer)
             if copiesUnderSavepoints {
                 if let copied = try Self.copyStraight(connection, data) {
@@ -257,7 +270,8 @@ extension PostgresHealthStore {
             try stage(connection, rows, staged, firstSequence: first, writer: writer)
             inserted = try connection.query(
                 """
-                INSERT INTO samples (\(Self.stagedColumns)) SELECT \(Self.stagedColumns) FROM staging
+                INSERT INTO samples (\(Self.stagedColumns)) SELECT \(Self.stagedColumns) FROM staging st
+                \(versioned.isEmpty ? "" : "WHERE NOT EXISTS (SELECT 1 FROM samples n WHERE \(Self.sameKeyAnyVersion))")
                 ON CONFLICT DO NOTHING
                 """
             ).affected
@@ -272,9 +286,7 @@ extension PostgresHealthStore {
                 SELECT st.seq, u.type_id, u.start_ms, u.end_ms, u.value, u.subject_id, n.value, n.subject_id
                 FROM staging st
                 LEFT JOIN samples u ON u.uuid = st.uuid
-                LEFT JOIN samples n ON n.external_uuid IS NULL AND n.type_id = st.type_id
-                    AND n.start_ms = st.start_ms AND n.source_id = st.source_id AND n.device_id = st.device_id
-                    AND n.end_ms = st.end_ms
+                LEFT JOIN samples n ON \(versioned.isEmpty ? Self.sameKey : Self.sameKeyAnyVersion)
                 WHERE u.seq IS DISTINCT FROM st.seq
                 """)
             for row in 0..<clashes.count {
@@ -333,6 +345,19 @@ extension PostgresHealthStore {
         for (typeID, span) in spans { try noteSpan(connection, typeID: typeID, span: span) }
         return outcomes
     }
+
+    /// A stored sample `n` with the natural key of the staged sample `st` (item 21).
+    private static let sameKey = """
+        n.external_uuid IS NULL AND n.type_id = st.type_id AND n.start_ms = st.start_ms
+            AND n.source_id = st.source_id AND n.device_id = st.device_id AND n.end_ms = st.end_ms
+        """
+    /// ``sameKey`` written by any version of the staged sample's source.
+    private static let sameKeyAnyVersion = """
+        n.external_uuid IS NULL AND n.type_id = st.type_id AND n.start_ms = st.start_ms
+            AND n.source_id IN (
+                SELECT v.id FROM sources v WHERE v.identifier = (SELECT s.identifier FROM sources s WHERE s.id = st.source_id))
+            AND n.device_id = st.device_id AND n.end_ms = st.end_ms
+        """
 
     /// COPYs `data` straight into `samples` and returns the rows copied. When one of them is stored already (a
     /// unique index refuses it): under a savepoint, it is rolled back and the answer is `nil`; without, the
@@ -430,6 +455,7 @@ extension PostgresHealthStore {
         let external = Self.externalID(sample)
         let start = sample.start.milliseconds
         let end = sample.end.milliseconds
+        let versions = PostgresText.array(try sourceVersionIDs(connection, sourceID))
 
         let byUUID = try connection.query(
             "SELECT type_id, start_ms, end_ms, value, subject_id FROM samples WHERE uuid = $1", [sample.id.uuidString])
@@ -444,8 +470,8 @@ extension PostgresHealthStore {
             let stored = try connection.query(
                 """
                 SELECT uuid, version, start_ms, end_ms, value, device_id, subject_id FROM samples
-                WHERE source_id = $1 AND type_id = $2 AND external_uuid = $3
-                """, ["\(sourceID)", "\(typeID)", externalUUID])
+                WHERE source_id = ANY($1::integer[]) AND type_id = $2 AND external_uuid = $3
+                """, [versions, "\(typeID)", externalUUID])
             if stored.count > 0 {
                 let storedVersion = stored.int64(0, 1)
                 if version < storedVersion { return .stale }
@@ -464,9 +490,9 @@ extension PostgresHealthStore {
             let stored = try connection.query(
                 """
                 SELECT value, subject_id FROM samples
-                WHERE type_id = $1 AND start_ms = $2 AND source_id = $3 AND device_id = $4 AND end_ms = $5
-                    AND external_uuid IS NULL
-                """, ["\(typeID)", "\(start)", "\(sourceID)", "\(deviceID)", "\(end)"])
+                WHERE type_id = $1 AND start_ms = $2 AND source_id = ANY($3::integer[]) AND device_id = $4
+                    AND end_ms = $5 AND external_uuid IS NULL
+                """, ["\(typeID)", "\(start)", versions, "\(deviceID)", "\(end)"])
             if stored.count > 0 {
                 return stored.double(0, 0) == sample.value && stored.int64(0, 1) == subjectID ? .duplicate : .conflict
             }

@@ -33,6 +33,9 @@ public actor PostgresHealthStore: HealthStore {
     // Id caches for the small dimension tables (cleared when a write transaction rolls back).
     var typeIDs: [String: Int64] = [:]
     var sourceIDs: [Source: Int64] = [:]
+    /// Each source's ids, one per version it wrote at (``sourceVersionIDs(_:_:)``); read again in every write
+    /// transaction, since another gateway may have added a version.
+    var sourceVersions: [Int64: [Int64]] = [:]
     var deviceIDs: [String: Int64] = [:]
     var subjectIDs: [String: Int64] = [:]
     /// The longest sample span stored per type id, as far as this process knows.
@@ -244,6 +247,7 @@ public actor PostgresHealthStore: HealthStore {
                     "SELECT pg_advisory_xact_lock($1), set_config('synchronous_commit', 'on', true)",
                     ["\(PostgresSchema.writeLock)"])
                 pendingSequence = try connection.query("SELECT value FROM counters WHERE name = 'seq'").int64(0, 0)
+                sourceVersions.removeAll(keepingCapacity: true)
                 defer { pendingSequence = nil }
                 let result = try body(connection)
                 try flushRollups(connection)
@@ -310,7 +314,23 @@ public actor PostgresHealthStore: HealthStore {
             insert: "INSERT INTO sources (identifier, version) VALUES ($1, $2) RETURNING id",
             [source.identifier, source.version ?? ""])
         sourceIDs[source] = id
+        sourceVersions.removeAll()  // the row may be a new version of a source
         return id
+    }
+
+    /// The ids of every version of the source `sourceID` is a version of, `sourceID` first (mostly it alone): a
+    /// sample's natural key, its client id and a heartbeat series' key are the app's whatever its version
+    /// (`docs/store-semantics.md`, item 21), so the writes look for them under each.
+    func sourceVersionIDs(_ connection: PostgresConnection, _ sourceID: Int64) throws -> [Int64] {
+        if let ids = sourceVersions[sourceID] { return ids }
+        let rows = try connection.query(
+            """
+            SELECT id FROM sources
+            WHERE identifier = (SELECT identifier FROM sources WHERE id = $1) AND id <> $1 ORDER BY id
+            """, ["\(sourceID)"])
+        let ids = [sourceID] + (0..<rows.count).map { rows.int64($0, 0) }
+        sourceVersions[sourceID] = ids
+        return ids
     }
 
     func deviceID(_ connection: PostgresConnection, _ device: Device?) throws -> Int64 {

@@ -59,11 +59,14 @@ extension SQLiteHealthStore {
             // An explicit id names this series or nothing: not another series, not a quantity sample.
             let quantity = try connection.cached("SELECT 1 FROM samples WHERE uuid = ?1")
             try quantity.bind(1, series.id.bytes)
-            let clash =
-                try quantity.step()
-                || (try storedHeartbeat(series.id).map {
-                    ($0.start, $0.sourceID, $0.deviceID, $0.end) != (start, sourceID, deviceID, end)
-                } ?? false)
+            // (The series it names may have been written by another version of the source.)
+            let named = try storedHeartbeat(series.id)
+            let namesAnother =
+                try named.map {
+                    try ($0.start, $0.deviceID, $0.end) != (start, deviceID, end)
+                        || !isVersion($0.sourceID, of: sourceID)
+                } ?? false
+            let clash = try quantity.step() || namesAnother
             if clash {
                 throw InvalidSampleError(index: index, reason: "uuid \(series.id) already names a different sample")
             }
@@ -71,14 +74,15 @@ extension SQLiteHealthStore {
         let byKey = try connection.cached(
             """
             SELECT subject_id, beats FROM heartbeat_series
-            WHERE start_ms = ?1 AND source_id = ?2 AND device_id = ?3 AND end_ms = ?4
+            WHERE start_ms = ?1 AND \(try sourceCondition(sourceID, 2)) AND device_id = ?3 AND end_ms = ?4
             """)
         try byKey.bind(1, start)
         try byKey.bind(2, sourceID)
         try byKey.bind(3, deviceID)
         try byKey.bind(4, end)
         if try byKey.step() {
-            // The same measurement, whatever id it was given this time (docs/store-semantics.md, item 21).
+            // The same measurement, whatever id it was given this time and whichever version of the source wrote
+            // it (docs/store-semantics.md, item 21).
             return byKey.blob(1) == beats && byKey.int64(0) == subjectID ? .duplicate : .conflict
         }
         let insert = try connection.cached(

@@ -186,7 +186,7 @@ extension SQLiteHealthStore {
             let lookup = try connection.cached(
                 """
                 SELECT uuid, version, start_ms, end_ms, value, device_id, subject_id FROM samples
-                WHERE source_id = ?1 AND type_id = ?2 AND external_uuid = ?3
+                WHERE \(try sourceCondition(sourceID, 1)) AND type_id = ?2 AND external_uuid = ?3
                 """)
             try lookup.bind(1, sourceID)
             try lookup.bind(2, typeID)
@@ -212,8 +212,8 @@ extension SQLiteHealthStore {
             let lookup = try connection.cached(
                 """
                 SELECT value, subject_id FROM samples
-                WHERE type_id = ?1 AND source_id = ?2 AND device_id = ?3 AND start_ms = ?4 AND end_ms = ?5
-                    AND external_uuid IS NULL
+                WHERE type_id = ?1 AND \(try sourceCondition(sourceID, 2)) AND device_id = ?3 AND start_ms = ?4
+                    AND end_ms = ?5 AND external_uuid IS NULL
                 """)
             try lookup.bind(1, typeID)
             try lookup.bind(2, sourceID)
@@ -225,7 +225,9 @@ extension SQLiteHealthStore {
             }
             let start = sample.start.milliseconds
             let end = sample.end.milliseconds
-            for chunk in try chunks(typeID: typeID, sourceID: sourceID, deviceID: deviceID, from: start, to: end) {
+            for chunk in try chunks(
+                typeID: typeID, sourceID: sourceID, deviceID: deviceID, from: start, to: end, anyVersion: true)
+            {
                 if let point = chunk.points.first(where: { $0.start == start && $0.start + $0.duration == end }) {
                     return point.value == sample.value && chunk.key.subjectID == subjectID ? .duplicate : .conflict
                 }

@@ -113,10 +113,11 @@ extension SQLiteHealthStore {
         let minStart = starts[order?.first ?? 0]
         let maxEnd = ends.max() ?? minStart
 
-        // What is already stored under these natural keys, sorted by key.
+        // What is already stored under these natural keys (by any version of the source), sorted by key.
         var stored: [(start: Int64, end: Int64, value: Double, subjectID: Int64)] = []
         for chunk in try chunks(
-            typeID: key.typeID, sourceID: key.sourceID, deviceID: key.deviceID, from: minStart, to: maxEnd)
+            typeID: key.typeID, sourceID: key.sourceID, deviceID: key.deviceID, from: minStart, to: maxEnd,
+            anyVersion: true)
         {
             for point in chunk.points where point.start >= minStart && point.start + point.duration <= maxEnd {
                 stored.append((point.start, point.start + point.duration, point.value, chunk.key.subjectID))
@@ -125,8 +126,8 @@ extension SQLiteHealthStore {
         let rowLookup = try connection.cached(
             """
             SELECT start_ms, end_ms, value, subject_id FROM samples
-            WHERE type_id = ?1 AND source_id = ?2 AND device_id = ?3 AND start_ms BETWEEN ?4 AND ?5
-                AND external_uuid IS NULL
+            WHERE type_id = ?1 AND \(try sourceCondition(key.sourceID, 2)) AND device_id = ?3
+                AND start_ms BETWEEN ?4 AND ?5 AND external_uuid IS NULL
             """)
         try rowLookup.bind(1, key.typeID)
         try rowLookup.bind(2, key.sourceID)
@@ -277,13 +278,16 @@ extension SQLiteHealthStore {
 
     /// The chunks of one (type, source, device) that may hold a point starting in `[from, to]` (a chunk whose
     /// last point starts before `from` is left out: the previous chunk of a stream of intervals ends exactly
-    /// where the next batch starts, and would be decoded for nothing).
-    func chunks(typeID: Int64, sourceID: Int64, deviceID: Int64, from: Int64, to: Int64) throws -> [Chunk] {
+    /// where the next batch starts, and would be decoded for nothing); with `anyVersion`, those of every version
+    /// of the source as well (``sourceCondition(_:_:)``), each with its own source id.
+    func chunks(typeID: Int64, sourceID: Int64, deviceID: Int64, from: Int64, to: Int64, anyVersion: Bool = false)
+        throws -> [Chunk]
+    {
         let statement = try connection.cached(
             """
-            SELECT id, subject_id, start_offset_s, metadata, last_start_ms, data FROM series_chunks
-            WHERE type_id = ?1 AND source_id = ?2 AND device_id = ?3 AND end_ms >= ?4 AND start_ms <= ?5
-                AND last_start_ms >= ?4
+            SELECT id, subject_id, start_offset_s, metadata, last_start_ms, data, source_id FROM series_chunks
+            WHERE type_id = ?1 AND \(anyVersion ? try sourceCondition(sourceID, 2) : "source_id = ?2")
+                AND device_id = ?3 AND end_ms >= ?4 AND start_ms <= ?5 AND last_start_ms >= ?4
             """)
         try statement.bind(1, typeID)
         try statement.bind(2, sourceID)
@@ -293,7 +297,7 @@ extension SQLiteHealthStore {
         var result: [Chunk] = []
         while try statement.step() {
             let key = StreamKey(
-                typeID: typeID, sourceID: sourceID, deviceID: deviceID, subjectID: statement.int64(1),
+                typeID: typeID, sourceID: statement.int64(6), deviceID: deviceID, subjectID: statement.int64(1),
                 offset: Int32(clamping: statement.int64(2)), metadata: statement.text(3))
             result.append(
                 Chunk(

@@ -49,6 +49,9 @@ public actor SQLiteHealthStore: HealthStore {
     // Id caches for the small dimension tables.
     var typeIDs: [String: Int64] = [:]
     var sourceIDs: [Source: Int64] = [:]
+    /// Whether a source wrote at more than one version (``sourceCondition(_:_:)``); read again in every write
+    /// transaction, since another process may have added a version.
+    var versionedSources: [Int64: Bool] = [:]
     var deviceIDs: [String: Int64] = [:]
     var subjectIDs: [String: Int64] = [:]
     /// Interned metadata dictionaries (heartbeat series), by their stored text.
@@ -261,7 +264,44 @@ public actor SQLiteHealthStore: HealthStore {
             insert: "INSERT INTO sources (identifier, version) VALUES (?1, ?2)",
             [source.identifier, source.version ?? ""])
         sourceIDs[source] = id
+        versionedSources.removeAll()  // the row may be a new version of a source
         return id
+    }
+
+    /// Whether the sources `other` and `sourceID` are versions of one app (or the same version).
+    func isVersion(_ other: Int64, of sourceID: Int64) throws -> Bool {
+        guard other != sourceID else { return true }
+        let statement = try connection.cached(
+            "SELECT (SELECT identifier FROM sources WHERE id = ?1) = (SELECT identifier FROM sources WHERE id = ?2)")
+        try statement.bind(1, other)
+        try statement.bind(2, sourceID)
+        defer { statement.reset() }
+        return try statement.step() && statement.int64(0) == 1
+    }
+
+    /// The condition on `source_id` that a lookup by natural key, client id or heartbeat series key (whose
+    /// source id is parameter `parameter`) needs: these belong to the app whatever its version
+    /// (`docs/store-semantics.md`, item 21), so a source written at more than one version is looked for under
+    /// each. Mostly `source_id = ?N`.
+    func sourceCondition(_ sourceID: Int64, _ parameter: Int) throws -> String {
+        let versioned: Bool
+        if let known = versionedSources[sourceID] {
+            versioned = known
+        } else {
+            let statement = try connection.cached(
+                """
+                SELECT EXISTS (
+                    SELECT 1 FROM sources
+                    WHERE identifier = (SELECT identifier FROM sources WHERE id = ?1) AND id != ?1)
+                """)
+            try statement.bind(1, sourceID)
+            versioned = try statement.step() && statement.int64(0) == 1
+            statement.reset()
+            versionedSources[sourceID] = versioned
+        }
+        guard versioned else { return "source_id = ?\(parameter)" }
+        let app = "SELECT identifier FROM sources WHERE id = ?\(parameter)"
+        return "source_id IN (SELECT id FROM sources WHERE identifier = (\(app)))"
     }
 
     func deviceID(_ device: Device?) throws -> Int64 {
@@ -402,6 +442,7 @@ public actor SQLiteHealthStore: HealthStore {
         try connection.transaction {
             let sequence = try connection.cached("SELECT value FROM counters WHERE name = 'seq'")
             pendingSequence = try sequence.step() ? sequence.int64(0) : 0
+            versionedSources.removeAll(keepingCapacity: true)
             sequence.reset()
             defer {
                 pendingSequence = nil
