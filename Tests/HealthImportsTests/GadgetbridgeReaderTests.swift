@@ -8,17 +8,28 @@ import Testing
 /// as greenDAO creates it (Tests/Resources/gadgetbridge/schema.sql) and rows of five device families
 /// (rows.sql) imports with the right counts per type, values, devices and source; what is not imported is named;
 /// importing it again stores nothing; the file is the same bytes after.
-@Suite struct GadgetbridgeReaderTests {
+@Suite final class GadgetbridgeReaderTests {
     static let resources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Resources/gadgetbridge")
 
-    /// A fresh database from schema.sql and rows.sql (plus `extra` SQL) in a temporary folder.
-    static func database(_ extra: String = "") throws -> String {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gadgetbridge-\(UUID())")
+    /// The test's temporary folder, removed after it.
+    let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("gadgetbridge-\(UUID())")
+
+    deinit { try? FileManager.default.removeItem(at: scratch) }
+
+    /// A folder of its own in the test's folder.
+    func folder() throws -> URL {
+        let folder = scratch.appendingPathComponent(UUID().uuidString)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    /// A fresh database from schema.sql and rows.sql (plus `extra` SQL) in a folder of its own.
+    func database(_ extra: String = "") throws -> String {
+        let folder = try folder()
         let path = folder.appendingPathComponent("Gadgetbridge").path
-        let schema = try String(contentsOf: resources.appendingPathComponent("schema.sql"), encoding: .utf8)
-        let rows = try String(contentsOf: resources.appendingPathComponent("rows.sql"), encoding: .utf8)
+        let schema = try String(contentsOf: Self.resources.appendingPathComponent("schema.sql"), encoding: .utf8)
+        let rows = try String(contentsOf: Self.resources.appendingPathComponent("rows.sql"), encoding: .utf8)
         let connection = try SQLiteConnection(path: path)
         try connection.execute(schema + rows + extra)
         return path
@@ -36,7 +47,7 @@ import Testing
     static let start: Int64 = 1_735_718_400
 
     @Test func isFoundFromItsHeaderAndTables() throws {
-        let path = try Self.database()
+        let path = try database()
         #expect(GadgetbridgeDatabase.kind(ofFileAt: path) == .gadgetbridge)
         let other = path + "-other.db"
         try SQLiteConnection(path: other).execute("CREATE TABLE t (x)")
@@ -47,7 +58,7 @@ import Testing
     }
 
     @Test func fiveFamiliesImportWithTheirCountsValuesDevicesAndSource() throws {
-        let path = try Self.database()
+        let path = try database()
         let (reader, samples) = try Self.readAll(path)
         #expect(reader.read == ["stepCount": 8, "heartRate": 14, "sleepAnalysis": 11])
         #expect(samples.count == 33)
@@ -98,7 +109,7 @@ import Testing
     }
 
     @Test func whatIsNotImportedIsNamedAndCounted() throws {
-        let (reader, _) = try Self.readAll(try Self.database())
+        let (reader, _) = try Self.readAll(try database())
         let skipped = reader.notImported
         #expect(skipped["MI_BAND_ACTIVITY_SAMPLE HEART_RATE=255"]?.count == 1)
         #expect(skipped["MI_BAND_ACTIVITY_SAMPLE HEART_RATE=-1"]?.count == 1)
@@ -138,7 +149,7 @@ import Testing
             INSERT INTO MI_BAND_ACTIVITY_SAMPLE VALUES (1736381100, 6, 1, 40, 25, 9, 0);
 
             """
-        let (reader, samples) = try Self.readAll(try Self.database(garmin + miBand1))
+        let (reader, samples) = try Self.readAll(try database(garmin + miBand1))
         func sleep(_ device: String) -> [(Int64, Int64, Double)] {
             samples.filter { $0.type == .sleepAnalysis && $0.device?.localIdentifier == device }.map {
                 ($0.start.milliseconds / 1_000, $0.end.milliseconds / 1_000, $0.value)
@@ -183,8 +194,8 @@ import Testing
                     "INSERT INTO MI_BAND_ACTIVITY_SAMPLE VALUES (\(night + Int64(minute) * 60), 1, 1, 2, 0, \(kind), 0);"
             }.joined(separator: "\n")
         }
-        let older = try Self.database(rows(5))
-        let newer = try Self.database(rows(9))
+        let older = try database(rows(5))
+        let newer = try database(rows(9))
         let store = try SQLiteHealthStore(path: older + "-store.db")
         func importing(_ path: String) async throws -> [WriteOutcome: Int] {
             let reader = try GadgetbridgeReader(path: path, progress: nil)
@@ -213,7 +224,7 @@ import Testing
     }
 
     @Test func reimportingStoresNothingNewAndTheFileIsUnchanged() async throws {
-        let path = try Self.database()
+        let path = try database()
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         let modified = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date
         let store = try SQLiteHealthStore(path: path + "-store.db")
@@ -231,8 +242,7 @@ import Testing
     }
 
     @Test func aDatabaseInWALModeIsReadWithoutFilesBesideIt() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gadgetbridge-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try folder()
         // A name SQLite URIs must escape.
         let path = folder.appendingPathComponent("Gadget?bridge #1%").path
         let schema = try String(contentsOf: Self.resources.appendingPathComponent("schema.sql"), encoding: .utf8)
@@ -250,7 +260,7 @@ import Testing
     }
 
     @Test func progressReachesTheEnd() throws {
-        let path = try Self.database()
+        let path = try database()
         let seen = Seen()
         let reader = try GadgetbridgeReader(path: path, progress: { seen.add($0) })
         while try reader.next() != nil {}
@@ -258,8 +268,7 @@ import Testing
     }
 
     @Test func aDatabaseWithoutDevicesIsRefused() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gadgetbridge-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try folder()
         let path = folder.appendingPathComponent("other.db").path
         try SQLiteConnection(path: path).execute("CREATE TABLE MI_BAND_ACTIVITY_SAMPLE (TIMESTAMP, DEVICE_ID)")
         #expect(throws: GadgetbridgeError.self) { try GadgetbridgeReader(path: path, progress: nil) }
