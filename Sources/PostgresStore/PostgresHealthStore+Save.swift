@@ -251,9 +251,12 @@ extension PostgresHealthStore {
             if versions.count > 1 { versioned[row.sourceID] = versions.min() }
         }
         let (staged, followers) = try Self.leaders(rows, versioned: versioned)
+        // Only where another version has samples in the batch's range must a key be looked for under it; a gateway
+        // upgraded long ago writes after its old version's last sample, straight in.
+        let anyVersion = try !versioned.isEmpty && otherVersionsOverlap(connection, rows, versioned)
         let first = reserveSequence(staged.count)
         var inserted = 0
-        if optimisticCopy, bulkMethod == .copy, versioned.isEmpty {
+        if optimisticCopy, bulkMethod == .copy, !anyVersion {
             let data = Self.copyData(rows, staged, firstSequence: first, writer: writer)
             if copiesUnderSavepoints {
                 if let copied = try Self.copyStraight(connection, data) {
@@ -271,7 +274,7 @@ extension PostgresHealthStore {
             inserted = try connection.query(
                 """
                 INSERT INTO samples (\(Self.stagedColumns)) SELECT \(Self.stagedColumns) FROM staging st
-                \(versioned.isEmpty ? "" : "WHERE NOT EXISTS (SELECT 1 FROM samples n WHERE \(Self.sameKeyAnyVersion))")
+                \(anyVersion ? "WHERE NOT EXISTS (SELECT 1 FROM samples n WHERE \(Self.sameKeyAnyVersion))" : "")
                 ON CONFLICT DO NOTHING
                 """
             ).affected
@@ -286,7 +289,7 @@ extension PostgresHealthStore {
                 SELECT st.seq, u.type_id, u.start_ms, u.end_ms, u.value, u.subject_id, n.value, n.subject_id
                 FROM staging st
                 LEFT JOIN samples u ON u.uuid = st.uuid
-                LEFT JOIN samples n ON \(versioned.isEmpty ? Self.sameKey : Self.sameKeyAnyVersion)
+                LEFT JOIN samples n ON \(anyVersion ? Self.sameKeyAnyVersion : Self.sameKey)
                 WHERE u.seq IS DISTINCT FROM st.seq
                 """)
             for row in 0..<clashes.count {
@@ -344,6 +347,40 @@ extension PostgresHealthStore {
         }
         for (typeID, span) in spans { try noteSpan(connection, typeID: typeID, span: span) }
         return outcomes
+    }
+
+    /// Whether the batch's sources written at more than one version (`versioned`: each with the id of its first)
+    /// have samples under another version than the batch writes at (or, when the batch writes at several, under any)
+    /// of the batch's types, starting within its time range.
+    private func otherVersionsOverlap(
+        _ connection: PostgresConnection, _ rows: [SampleRow], _ versioned: [Int64: Int64]
+    ) throws -> Bool {
+        var present: [Int64: Set<Int64>] = [:]  // by the first version's id: the versions the batch writes at
+        var types: Set<Int64> = []
+        var range = (low: Int64.max, high: Int64.min)
+        for row in rows {
+            guard let natural = versioned[row.sourceID] else { continue }
+            present[natural, default: []].insert(row.sourceID)
+            types.insert(row.typeID)
+            range = (min(range.low, row.start), max(range.high, row.start))
+        }
+        var others: [Int64] = []
+        for versions in present.values {
+            guard let one = versions.first else { continue }
+            let family = try sourceVersionIDs(connection, one)
+            others += versions.count > 1 ? family : family.filter { !versions.contains($0) }
+        }
+        guard !others.isEmpty else { return false }
+        let found = try connection.query(
+            """
+            SELECT count(*) FROM (
+                SELECT 1 FROM samples
+                WHERE type_id = ANY($1::integer[]) AND start_ms BETWEEN $2 AND $3 AND source_id = ANY($4::integer[])
+                    AND external_uuid IS NULL
+                LIMIT 1) AS x
+            """,
+            [PostgresText.array(types.sorted()), "\(range.low)", "\(range.high)", PostgresText.array(others)])
+        return found.int64(0, 0) > 0
     }
 
     /// A stored sample `n` with the natural key of the staged sample `st` (item 21).
@@ -471,6 +508,7 @@ extension PostgresHealthStore {
                 """
                 SELECT uuid, version, start_ms, end_ms, value, device_id, subject_id FROM samples
                 WHERE source_id = ANY($1::integer[]) AND type_id = $2 AND external_uuid = $3
+                ORDER BY version DESC, seq
                 """, [versions, "\(typeID)", externalUUID])
             if stored.count > 0 {
                 let storedVersion = stored.int64(0, 1)
@@ -481,8 +519,12 @@ extension PostgresHealthStore {
                         && stored.int64(0, 5) == deviceID && stored.int64(0, 6) == subjectID
                     return same ? .duplicate : .conflict
                 }
-                let old = UUID(uuidString: stored.text(0, 0) ?? "") ?? UUID()
-                try remove(connection, uuid: old, typeID: typeID, writer: writer, replacedBy: sample.id)
+                // Every sample of the client id goes: a store written before versions shared client ids may
+                // hold one under each version.
+                for row in 0..<stored.count {
+                    guard let old = UUID(uuidString: stored.text(row, 0) ?? "") else { continue }
+                    try remove(connection, uuid: old, typeID: typeID, writer: writer, replacedBy: sample.id)
+                }
                 try insert(connection, sample, (typeID, sourceID, deviceID, subjectID), writer: writer, external)
                 return .replaced
             }

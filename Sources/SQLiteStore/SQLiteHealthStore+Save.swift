@@ -187,6 +187,7 @@ extension SQLiteHealthStore {
                 """
                 SELECT uuid, version, start_ms, end_ms, value, device_id, subject_id FROM samples
                 WHERE \(try sourceCondition(sourceID, 1)) AND type_id = ?2 AND external_uuid = ?3
+                ORDER BY version DESC, seq
                 """)
             try lookup.bind(1, sourceID)
             try lookup.bind(2, typeID)
@@ -201,8 +202,14 @@ extension SQLiteHealthStore {
                         && lookup.int64(6) == subjectID
                     return same ? .duplicate : .conflict
                 }
-                let oldUUID = lookup.blob(0) ?? []
-                try remove(uuid: oldUUID, typeID: typeID, writer: writer, replacedBy: sample.id.bytes)
+                // Every sample of the client id goes: a store written before versions shared client ids may
+                // hold one under each version.
+                var replaced = [lookup.blob(0) ?? []]
+                while try lookup.step() { replaced.append(lookup.blob(0) ?? []) }
+                lookup.reset()
+                for uuid in replaced {
+                    try remove(uuid: uuid, typeID: typeID, writer: writer, replacedBy: sample.id.bytes)
+                }
                 try insert(
                     sample, typeID, sourceID, deviceID, subjectID, writer: writer, external: external,
                     sequence: sequence)
