@@ -185,7 +185,8 @@ extension SQLiteHealthStore {
         if let (externalUUID, version) = external {
             let lookup = try connection.cached(
                 """
-                SELECT uuid, version, start_ms, end_ms, value, device_id, subject_id FROM samples
+                SELECT uuid, version, start_ms, end_ms, value, device_id, subject_id
+                FROM samples INDEXED BY samples_external
                 WHERE \(try sourceCondition(sourceID, 1)) AND type_id = ?2 AND external_uuid = ?3
                 ORDER BY version DESC, seq
                 """)
@@ -218,7 +219,7 @@ extension SQLiteHealthStore {
         } else {
             let lookup = try connection.cached(
                 """
-                SELECT value, subject_id FROM samples
+                SELECT value, subject_id FROM samples INDEXED BY samples_natural
                 WHERE type_id = ?1 AND \(try sourceCondition(sourceID, 2)) AND device_id = ?3 AND start_ms = ?4
                     AND end_ms = ?5 AND external_uuid IS NULL
                 """)

@@ -279,13 +279,15 @@ extension SQLiteHealthStore {
     /// The chunks of one (type, source, device) that may hold a point starting in `[from, to]` (a chunk whose
     /// last point starts before `from` is left out: the previous chunk of a stream of intervals ends exactly
     /// where the next batch starts, and would be decoded for nothing); with `anyVersion`, those of every version
-    /// of the source as well (``sourceCondition(_:_:)``), each with its own source id.
+    /// of the source as well (``sourceCondition(_:_:)``), each with its own source id. The index is named: with
+    /// several sources SQLite's planner, without statistics, took the index by time and read every chunk of the type.
     func chunks(typeID: Int64, sourceID: Int64, deviceID: Int64, from: Int64, to: Int64, anyVersion: Bool = false)
         throws -> [Chunk]
     {
         let statement = try connection.cached(
             """
-            SELECT id, subject_id, start_offset_s, metadata, last_start_ms, data, source_id FROM series_chunks
+            SELECT id, subject_id, start_offset_s, metadata, last_start_ms, data, source_id
+            FROM series_chunks INDEXED BY series_chunks_stream
             WHERE type_id = ?1 AND \(anyVersion ? try sourceCondition(sourceID, 2) : "source_id = ?2")
                 AND device_id = ?3 AND end_ms >= ?4 AND start_ms <= ?5 AND last_start_ms >= ?4
             """)
