@@ -182,12 +182,22 @@ public actor SQLiteHealthStore: HealthStore {
                 message: "the store has schema version \(version), newer than this wearhouse understands "
                     + "(\(SQLiteSchema.currentVersion)); upgrade wearhouse")
         }
-        for (index, migration) in SQLiteSchema.migrations.enumerated() where index >= version {
-            try connection.transaction {
-                try connection.execute(migration)
-                try SQLiteSchema.finish(migrationTo: index + 1, on: connection)
-                try connection.execute("PRAGMA user_version = \(index + 1)")
-            }
+        for index in SQLiteSchema.migrations.indices where index >= version {
+            try applyMigration(index, on: connection)
+        }
+    }
+
+    /// Takes the store from schema version `index` to `index + 1` in one write transaction, unless another
+    /// connection did since this one read the version: the version is read again under the write lock. Two
+    /// wearhouse processes opening a new store at once (`wearhouse run` and `wearhouse pair`, or two `pair`s, as in
+    /// the BlueZ VM rig) both read version 0, and the second, once the first had committed, created the tables again
+    /// and could not open the store ("table types already exists").
+    static func applyMigration(_ index: Int, on connection: SQLiteConnection) throws {
+        try connection.transaction {
+            guard Int(try connection.scalarInt("PRAGMA user_version") ?? 0) == index else { return }
+            try connection.execute(SQLiteSchema.migrations[index])
+            try SQLiteSchema.finish(migrationTo: index + 1, on: connection)
+            try connection.execute("PRAGMA user_version = \(index + 1)")
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Health
+import Synchronization
 import Testing
 
 @testable import SQLiteStore
@@ -77,5 +78,38 @@ import Testing
         #expect(failures == [])
         #expect(
             try await api.samples(SampleQuery(type: .heartRate), as: .owner).samples.count == writes * apps.count * 2)
+    }
+
+    /// Two processes opening a new store at once (`wearhouse run` and `wearhouse pair`, several `pair`s) both read
+    /// schema version 0; the second takes the write lock once the first committed every migration. Its migration
+    /// must then find the store migrated, not create the tables again ("table types already exists").
+    @Test func aMigrationAnotherConnectionAppliedMeanwhileIsNotAppliedAgain() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-busy-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("health.db").path
+        let late = try SQLiteConnection(path: path)
+        #expect(try late.scalarInt("PRAGMA user_version") == 0)  // what the second process read
+        _ = try SQLiteHealthStore(path: path)  // the first one creates the store meanwhile
+        for index in SQLiteSchema.migrations.indices { try SQLiteHealthStore.applyMigration(index, on: late) }
+        #expect(try late.scalarInt("PRAGMA user_version") == Int64(SQLiteSchema.currentVersion))
+        _ = try SQLiteHealthStore(path: path)
+    }
+
+    /// Several stores opened on one new file at once, each on its own thread: every one opens.
+    @Test func storesOpenedAtOnceOnANewFileAllOpen() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-busy-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("health.db").path
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 6) { _ in
+            do {
+                _ = try SQLiteHealthStore(path: path)
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
     }
 }
