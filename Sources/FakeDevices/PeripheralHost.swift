@@ -57,8 +57,8 @@ public actor PeripheralHost {
     /// Whether a central is bonded with the sensor (then its agent no longer registers: see
     /// ``holdDefaultAgentUntilBonded()``).
     var bonded = false
-    /// Whether the peripheral was last told its link is up (connected and not paused: ``advance(to:)``).
-    var peripheralLinked = false
+    /// What the peripheral was told of its link (connected and not paused: ``advance(to:)``).
+    var link = PeripheralLink()
     /// The simulation time of the last ``advance(to:)``.
     var lastAdvance: Duration = .zero
     /// Devices on our adapter that bluetoothd says are connected (its `Device1.Connected`, from signals), and when
@@ -219,23 +219,14 @@ public actor PeripheralHost {
     /// Runs the peripheral to `time`; what it sends reaches a central only while one is connected and subscribed
     /// (bluetoothd keeps a bonded central's subscription across its disconnections, and sends nothing meanwhile).
     ///
-    /// The peripheral is told of its link (``SimulatedPeripheral/linkChanged(connected:at:)``) and of each
-    /// subscription on it: a health device stores its readings while nobody listens and sends them once a central
-    /// subscribed again. A paused sensor is out of contact: its link is down as far as it knows, so a scale keeps
-    /// what it weighs meanwhile and sends it (and its last reading again) when the pause ends.
+    /// The peripheral is told of its link and of each subscription on it (``PeripheralLink``): a paused sensor is
+    /// out of contact, so a scale keeps what it weighs meanwhile and sends it (and its last reading again) when the
+    /// pause ends.
     func advance(to time: Duration) {
         lastAdvance = time
         let paused = pauseFile.map { FileManager.default.fileExists(atPath: $0) } ?? false
-        let linked = !connected.isEmpty && !paused
-        if linked != peripheralLinked {
-            peripheralLinked = linked
-            peripheral.linkChanged(connected: linked, at: time)
-            if linked {
-                for uuid in subscribed.sorted(by: { $0.description < $1.description }) {
-                    peripheral.subscribed(to: uuid, at: time)
-                }
-            }
-        }
+        let linked = link.update(
+            &peripheral, connected: !connected.isEmpty, paused: paused, subscriptions: subscribed, at: time)
         let emissions = peripheral.advance(to: time)
         guard linked else { return }
         for emission in emissions where subscribed.contains(emission.characteristic) {
@@ -650,7 +641,7 @@ public actor PeripheralHost {
             }
         case "StartNotify":
             subscribed.insert(uuid)
-            if peripheralLinked { peripheral.subscribed(to: uuid, at: lastAdvance) }
+            link.subscribed(&peripheral, to: uuid, at: lastAdvance)
             setNotifying(true, at: call.path)
             return .empty
         case "StopNotify":
