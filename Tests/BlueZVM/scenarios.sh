@@ -27,8 +27,8 @@ address() {
 }
 query() { python3 "$RIG/bluez_query.py" "$@" 2>> "$OUT/errors.log"; }
 
-# Waits up to $2 seconds for the shell condition $1, trying twice a second; gives up at once when the guest kernel
-# oopsed or bluetoothd died (say so rather than time out).
+# Waits up to $2 seconds for the shell condition $1, trying every $3 seconds (twice a second by default); gives up at
+# once when the guest kernel oopsed or bluetoothd died (say so rather than time out).
 wait_for() {
     read -r up rest < /proc/uptime; deadline=$(( ${up%.*} + $2 )); next_check=$(( ${up%.*} + 5 ))
     until eval "$1"; do
@@ -38,7 +38,7 @@ wait_for() {
             next_check=$(( ${up%.*} + 5 ))
             broken=$(stack_broken) && { echo "$broken"; return 1; }
         fi
-        sleep 0.5
+        sleep "${3:-0.5}"
     done
 }
 # Why the stack is broken, if it is: the kernel oopsed, or bluetoothd is gone.
@@ -58,7 +58,7 @@ revive_stack() {
 STORE=/run/tmp/health.db
 TRACE=$OUT/gateway.trace
 STATE=/run/tmp/compare-state.json
-SENSORS=""
+SENSORS=""; MASKS=""; MEASURES=""
 
 # --- The sensors -----------------------------------------------------------------------------------------------
 # Sensor NAME on adapter hciN: its options, peripheral host, ledgers (one per host run) and pause/layout files, and
@@ -77,6 +77,8 @@ launch_sensor() {  # the same arguments; does not wait
     eval "CENTRAL_ADAPTER_$name=$central; MEASURE_$name=$(measurement_of "$@")"
     eval "LEDGERS_$name=\${LEDGERS_$name:+\$LEDGERS_$name,}$ledger"
     case " $SENSORS " in *" $name "*) ;; *) SENSORS="$SENSORS $name";; esac
+    eval "measure=\$MEASURE_$name"
+    case "|$MEASURES|" in *"|$measure|"*) ;; *) MEASURES=${MEASURES:+$MEASURES|}$measure;; esac
 }
 # The characteristic compare.py compares for a sensor of these peripheral-host options (their --kind).
 measurement_of() {
@@ -92,6 +94,10 @@ sensor_ready() {  # $1: name
     wait_for "grep -q 'peripheral-host ready' '$log' || ! kill -0 $pid" 60 && kill -0 $pid \
         || { echo "the peripheral host of $1 never got ready: $(tail -2 "$log")"; return 1; }
     eval "ADDR_$1=\$(sed -n 's/^peripheral-host ready //p' '$log')"
+    # The gateway's log masks an address (00:AA:**:**:**:01): the masks of the sensors, for count_streams.
+    eval "address=\$ADDR_$1"
+    mask=${address%%:??:??:??:??}:**:**:**:${address##*:}
+    case " $MASKS " in *" $mask=$1 "*) ;; *) MASKS="$MASKS $mask=$1";; esac
 }
 sensor_address() { eval "echo \$ADDR_$1"; }
 sensor_adapter() { eval "echo \$ADAPTER_$1"; }
@@ -100,51 +106,74 @@ central_of() { eval "echo \$CENTRAL_$1"; }
 central_adapter_of() { eval "echo \$CENTRAL_ADAPTER_$1"; }
 # A sensor stops sending while paused (its --pause-file): what it sent before is what must be stored. Not SIGSTOP:
 # bluetoothd's reads to a stopped host time out, and 5.66 crashes on such a read.
-pause() { for name in "$@"; do touch "/run/tmp/pause-$name"; done; sleep 0.3; }
-resume() { for name in "$@"; do rm -f "/run/tmp/pause-$name"; done; }
+pause_files() { for name in "$@"; do printf '/run/tmp/pause-%s ' "$name"; done; }
+pause() { [ $# = 0 ] || touch $(pause_files "$@"); sleep 0.3; }
+resume() { [ $# = 0 ] || rm -f $(pause_files "$@"); }
+
+# What the waits below poll, counted for every sensor by one process: a process costs the guest's one emulated CPU
+# about 0.1 s, and one per sensor twice a second starved the stack being waited for (docs/bluez-vm.md).
+# SENT_NAME: the measurements (heart rates, footpod readings, weights) NAME sent to a subscribed, connected central,
+# from its ledgers (sent-NAME-RUN.jsonl).
+count_sent() {
+    for name in $SENSORS; do eval "SENT_$name=0"; done
+    eval "$(awk -v measures="$MEASURES" '
+        $0 ~ "\"characteristic\":\"(" measures ")\"" {
+            name = FILENAME; sub(/^.*\/sent-/, "", name); sub(/-[0-9]+\.jsonl$/, "", name); sent[name]++
+        }
+        END { for (name in sent) printf "SENT_%s=%d\n", name, sent[name] }' "$OUT"/sent-*.jsonl 2>/dev/null)"
+}
+# STREAMS_NAME: how often the gateway logged NAME streaming (its address masked as the log masks it: MASKS).
+count_streams() {
+    for name in $SENSORS; do eval "STREAMS_$name=0"; done
+    eval "$(awk -v masks="$MASKS" '
+        BEGIN { n = split(masks, pairs, " "); for (i = 1; i <= n; i++) { split(pairs[i], kv, "="); name[kv[1]] = kv[2] } }
+        / streaming \(/ { for (i = 1; i < NF; i++) if ($i == "sensor" && ($(i + 1) in name)) { streams[name[$(i + 1)]]++; break } }
+        END { for (n in streams) printf "STREAMS_%s=%d\n", n, streams[n] }' "$OUT/run-$GATEWAY_RUNS.log" 2>/dev/null)"
+}
+
 # After a fault, a paused sensor resumes only once the gateway subscribed to it again: a bonded sensor keeps its
 # subscription (the CCCD) and notifies as soon as the link is back, but bluetoothd on the central's side passes a
 # notification on only to a client that called StartNotify, and drops it before (docs/bluez-vm.md). `mark_streaming`
 # before the fault, `resume_streaming` after it: each named sensor resumes when the gateway logged "streaming" for it
-# again, all of them after $1 seconds at most (and says so).
-masked() { sensor_address "$1" | sed 's/^\(..:..\):..:..:..:\(..\)$/\1:**:**:**:\2/'; }
-streaming_count() { grep -cF "sensor $(masked "$1") streaming" "$OUT/run-$GATEWAY_RUNS.log"; }
-mark_streaming() { for name in "$@"; do eval "STREAMED_$name=$(streaming_count "$name")"; done; }
+# again, all of them after $1 seconds at most (and says so). Once a second.
+mark_streaming() { count_streams; for name in "$@"; do eval "STREAMED_$name=\$STREAMS_$name"; done; }
 resume_streaming() {  # $1: seconds, the rest: sensors
     read -r up rest < /proc/uptime; deadline=$(( ${up%.*} + $1 )); shift
     waiting="$*"
     while [ -n "$waiting" ]; do
-        still=""
+        count_streams
+        still=""; ready=""
         for name in $waiting; do
-            if eval "[ \$(streaming_count $name) -gt \$STREAMED_$name ]"; then resume "$name"; else still="$still $name"; fi
+            if eval "[ \$STREAMS_$name -gt \$STREAMED_$name ]"; then ready="$ready $name"; else still="$still $name"; fi
         done
+        resume $ready
         waiting=$still
         [ -n "$waiting" ] || return 0
         read -r up rest < /proc/uptime
         [ "${up%.*}" -ge $deadline ] && { say "the gateway did not stream again:$waiting"; resume $waiting; return 1; }
-        sleep 0.5
+        sleep 1
     done
 }
 kill_sensor() {  # $1: name, $2: signal
     eval "pid=\$PID_$1"
     kill "-$2" "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
 }
-# How many measurements (heart rates, footpod readings, weights) the sensor sent to a subscribed, connected central.
-sent_count() { eval "cat \$(echo \$LEDGERS_$1 | tr , ' ') 2>/dev/null | grep -c \$MEASURE_$1"; }
-# Waits until each sensor named sent $1 more measurements than now (they stream again), at most $2 s; then
-# `lagging` names those that did not.
+# Waits until each sensor named sent $1 more measurements than now (they stream again), at most $2 s, looking once a
+# second; then `lagging` names those that did not.
 grow() {  # $1: how many, $2: seconds, the rest: sensors
     count=$1; limit=$2; shift 2
-    condition="true"
-    for name in "$@"; do
-        eval "TARGET_$name=$(( $(sent_count "$name") + count ))"
-        condition="$condition && [ \$(sent_count $name) -ge \$TARGET_$name ]"
-    done
+    count_sent
+    for name in "$@"; do eval "TARGET_$name=\$((SENT_$name + count))"; done
     GROWING="$*"
-    wait_for "$condition" "$limit"
+    wait_for grown "$limit" 1
+}
+grown() {
+    count_sent
+    for name in $GROWING; do eval "[ \$SENT_$name -ge \$TARGET_$name ]" || return 1; done
 }
 lagging() {
-    for name in $GROWING; do eval "[ \$(sent_count $name) -ge \$TARGET_$name ]" || printf '%s ' "$name"; done
+    count_sent
+    for name in $GROWING; do eval "[ \$SENT_$name -ge \$TARGET_$name ]" || printf '%s ' "$name"; done
 }
 # The sensors for compare.py: MEASUREMENT:ADDRESS=LEDGER[,LEDGER] each.
 sensor_arguments() {
@@ -225,8 +254,8 @@ scenario_stack() {
 # the VM has ten controllers: run-vm.sh -n 6 runs the straps alone); `wearhouse scan` over the real stack finds each
 # by its address. a and b have no input or output (Just Works); c has a display and a button (DisplayYesNo: numeric
 # comparison), and holds bluetoothd's default agent until it is bonded (PeripheralHost's agent, docs/bluez-vm.md).
-# The scale weighs every second (two users in turn, each reading stamped with its clock, set right at switch-on):
-# each checkpoint then has several readings to compare.
+# The scale weighs every 2 s (two users in turn, each reading stamped with its clock, set right at switch-on): each
+# checkpoint then has several readings to compare.
 SENSOR_OPTIONS="--kind chestStrap"
 sensor_options() { [ "$1" = c ] && echo "$SENSOR_OPTIONS --agent-capability DisplayYesNo" || echo "$SENSOR_OPTIONS"; }
 OTHERS=""; [ "$WEARHOUSE_VM_CTRLS" -ge 10 ] && OTHERS="footpod scale"
@@ -236,7 +265,7 @@ scenario_scan() {
     launch_sensor c hci5 hci4 $(sensor_options c) --seed 9
     if [ -n "$OTHERS" ]; then
         launch_sensor footpod hci7 hci6 --kind footpod --seed 11
-        launch_sensor scale hci9 hci8 --kind bathroomScale --seed 12 --summary-interval 1
+        launch_sensor scale hci9 hci8 --kind bathroomScale --seed 12 --summary-interval 2
     else
         say "$WEARHOUSE_VM_CTRLS controllers: the straps alone (the footpod and the scale need ten)"
     fi
@@ -252,8 +281,8 @@ scenario_scan() {
 # pair: a is paired (bonded) by Just Works through wearhouse's agent (LE Secure Connections); b is enrolled without
 # pairing and with AcquireNotify; c is paired by numeric comparison (`--confirm-passkey`: wearhouse's agent is
 # DisplayYesNo and prints the passkey, which the strap's agent confirmed too); the footpod and the scale are
-# enrolled without pairing (neither needs it), both at once (most of an enrolment is waiting for the link and the
-# reads). Each through its own adapter.
+# enrolled without pairing (neither needs it), in the background meanwhile (an enrolment waits for the link and the
+# reads; neither asks any agent anything). Each through its own adapter.
 enrol() {  # $1: sensor, the rest: wearhouse pair's options
     name=$1; shift
     # `wearhouse pair` registers its agent without taking the default one, which stays the sensor hosts': the one
@@ -261,21 +290,26 @@ enrol() {  # $1: sensor, the rest: wearhouse pair's options
     "$WEARHOUSE" pair "$(sensor_address $name)" "$@" --adapter "$(central_of $name)" --store "$STORE" \
         --subject alice --json > "$OUT/pair-$name.json" 2> "$OUT/pair-$name.err"
 }
+# The enrolments in the background (pids: NAME=PID ...): each must have exited 0.
+wait_enrolments() {
+    for entry in $pids; do
+        name=${entry%=*}
+        wait "${entry#*=}" || { fail pair "wearhouse pair $name exited $?: $(tail -2 "$OUT/pair-$name.err")"; return 1; }
+    done
+}
 scenario_pair() {
+    pids=""
+    for name in $OTHERS; do
+        say "pair $name (in the background)"
+        enrol "$name" & pids="$pids $name=$!"
+    done
     for enrolment in "a --pair" "b --acquire-notify" "c --confirm-passkey"; do
         set -- $enrolment
         say "pair $*"
-        enrol "$@" || { fail pair "wearhouse pair $1 exited $?: $(tail -2 "$OUT/pair-$1.err")"; return; }
+        enrol "$@" || { fail pair "wearhouse pair $1 exited $?: $(tail -2 "$OUT/pair-$1.err")"
+            for entry in $pids; do wait "${entry#*=}"; done; return; }
     done
-    pids=""
-    for name in $OTHERS; do
-        say "pair $name"
-        enrol "$name" & pids="$pids $name=$!"
-    done
-    for entry in $pids; do
-        name=${entry%=*}
-        wait "${entry#*=}" || { fail pair "wearhouse pair $name exited $?: $(tail -2 "$OUT/pair-$name.err")"; return; }
-    done
+    wait_enrolments || return
     say "enrolled"
     if grep -q 'Not a sensor being paired' "$LOG/bluetoothd.log"; then
         fail pair "wearhouse's agent was asked for a sensor's end: $(grep -m1 'Not a sensor being paired' "$LOG/bluetoothd.log")"
@@ -418,6 +452,8 @@ scenario_sigterm() {
     verdict=$?
     sed 's/^/  /' "$OUT/compare-sigterm.txt"
     grep 'latency' "$OUT/run-$GATEWAY_RUNS.log" | sed 's/^/  gateway: /'
+    # Replay and fidelity need neither the footpod nor the scale, whose hosts would re-advertise every second.
+    for name in $OTHERS; do kill_sensor "$name" TERM; done
     [ $verdict = 0 ] || { fail sigterm "stored is not what was sent before SIGTERM"; return; }
     pass sigterm
 }
@@ -449,13 +485,13 @@ scenario_bench() {
     need_gateway bench || return
     seconds=${BENCH_SECONDS:-30}
     daemon=$(pgrep -o dbus-daemon)
-    sent_before=0; for name in $SENSORS; do sent_before=$((sent_before + $(sent_count $name))); done
+    count_sent; sent_before=0; for name in $SENSORS; do eval "sent_before=\$((sent_before + SENT_$name))"; done
     gateway_before=$(cpu_ticks "$GATEWAY_PID"); bluetoothd_before=$(cpu_ticks "$(cat /run/bluetoothd.pid)")
     daemon_before=$(cpu_ticks "$daemon")
     read -r up rest < /proc/uptime; start=$up
     sleep "$seconds"
     read -r up rest < /proc/uptime
-    sent_after=0; for name in $SENSORS; do sent_after=$((sent_after + $(sent_count $name))); done
+    count_sent; sent_after=0; for name in $SENSORS; do eval "sent_after=\$((sent_after + SENT_$name))"; done
     gateway=$(( $(cpu_ticks "$GATEWAY_PID") - gateway_before ))
     bluetoothd=$(( $(cpu_ticks "$(cat /run/bluetoothd.pid)") - bluetoothd_before ))
     daemon=$(( $(cpu_ticks "$daemon") - daemon_before ))
