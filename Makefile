@@ -135,9 +135,10 @@ test-web: venv
 	$(VENV)/bin/python Tests/Web/browser_tests.py
 
 # The real BlueZ: a qemu VM (TCG, no KVM needed) with Debian's kernel (bookworm-backports' 6.12), bluetoothd 5.66
-# and six btvirt controllers runs Tests/BlueZVM/scenarios.sh against the wearhouse binary built here: three
-# straps, one gateway, link faults, bluetoothd restarted, the controllers removed, a layout change, SIGTERM, the
-# trace replayed, the fidelity client; stored = sent per sensor (about 4 minutes on a quiet machine). Results and
+# and ten btvirt controllers runs Tests/BlueZVM/scenarios.sh against the wearhouse binary built here: three
+# straps, a footpod and a bathroom scale, one gateway, link faults, bluetoothd restarted, the controllers removed, a
+# layout change, SIGTERM, the trace replayed, the fidelity client; stored = sent per sensor (about 5 minutes on a
+# quiet machine). Results and
 # captures go to .build/bluez-vm/out (docs/bluez-vm.md). setup-host.sh installs what it needs and fetches the
 # kernel once. It fails, never skips, when the VM cannot run; `make test` runs it whole. A boot whose guest kernel
 # oopsed or whose bluetoothd crashed (docs/bluez-vm.md, pitfalls) is run once more, and says so; any other

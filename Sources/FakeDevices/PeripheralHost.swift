@@ -57,6 +57,10 @@ public actor PeripheralHost {
     /// Whether a central is bonded with the sensor (then its agent no longer registers: see
     /// ``holdDefaultAgentUntilBonded()``).
     var bonded = false
+    /// What the peripheral was told of its link (connected and not paused: ``advance(to:)``).
+    var link = PeripheralLink()
+    /// The simulation time of the last ``advance(to:)``.
+    var lastAdvance: Duration = .zero
     /// Devices on our adapter that bluetoothd says are connected (its `Device1.Connected`, from signals), and when
     /// one last connected or disconnected.
     var connected: Set<String> = []
@@ -175,6 +179,9 @@ public actor PeripheralHost {
         // argument matches `arg0path`, never `arg0`.
         let adapterRule =
             "type='signal',sender='org.bluez',interface='org.freedesktop.DBus.ObjectManager',arg0path='\(adapterPath)'"
+        // The devices of the adapter coming and going (a central's object made anew as it connects).
+        let devicesRule =
+            "type='signal',sender='org.bluez',interface='org.freedesktop.DBus.ObjectManager',arg0path='\(adapterPath)/'"
         var watches: [Task<Void, Never>] = []
         do {
             let subscription = try await bus.subscribe(toRule: rule)
@@ -186,6 +193,11 @@ public actor PeripheralHost {
             watches.append(
                 Task { [weak self] in
                     for await signal in adapters { await self?.adapterChanged(signal) }
+                })
+            let devices = try await bus.subscribe(toRule: devicesRule)
+            watches.append(
+                Task { [weak self] in
+                    for await signal in devices { await self?.deviceChanged(signal) }
                 })
         } catch {
             report("watching connections: \(error)")
@@ -214,10 +226,17 @@ public actor PeripheralHost {
 
     /// Runs the peripheral to `time`; what it sends reaches a central only while one is connected and subscribed
     /// (bluetoothd keeps a bonded central's subscription across its disconnections, and sends nothing meanwhile).
+    ///
+    /// The peripheral is told of its link and of each subscription on it (``PeripheralLink``): a paused sensor is
+    /// out of contact, so a scale keeps what it weighs meanwhile and sends it (and its last reading again) when the
+    /// pause ends.
     func advance(to time: Duration) {
+        lastAdvance = time
+        let paused = pauseFile.map { FileManager.default.fileExists(atPath: $0) } ?? false
+        let linked = link.update(
+            &peripheral, connected: !connected.isEmpty, paused: paused, subscriptions: subscribed, at: time)
         let emissions = peripheral.advance(to: time)
-        guard !connected.isEmpty else { return }
-        if let pauseFile, FileManager.default.fileExists(atPath: pauseFile) { return }
+        guard linked else { return }
         for emission in emissions where subscribed.contains(emission.characteristic) {
             guard let path = paths[emission.characteristic] else { continue }
             do {
@@ -526,21 +545,56 @@ public actor PeripheralHost {
         log("error: \(message)")
     }
 
-    /// A device on our adapter connected or disconnected, or the adapter was powered on or off.
+    /// A device on our adapter connected or disconnected (``connectionChange(_:adapterPath:)``), or the adapter was
+    /// powered on or off.
     func deviceChanged(_ signal: DBusSignal) {
-        guard signal.arguments.count >= 2, let interface = signal.arguments[0].stringValue,
-            let changed = signal.arguments[1].stringKeyedValue
-        else { return }
-        switch (interface, changed["Connected"], changed["Powered"]) {
-        case ("org.bluez.Device1", .boolean(let isConnected)?, _):
-            if isConnected { connected.insert(signal.path) } else { connected.remove(signal.path) }
-        case ("org.bluez.Adapter1", _, .boolean(let powered)?) where signal.path == adapterPath:
-            if !powered { connected = [] }
-            log("adapter \(powered ? "powered on" : "powered off")")
-        default:
+        if let change = Self.connectionChange(signal, adapterPath: adapterPath) {
+            if change.connected { connected.insert(change.device) } else { connected.remove(change.device) }
+            lastConnectionChange = .now
             return
         }
+        guard signal.member == "PropertiesChanged", signal.path == adapterPath, signal.arguments.count >= 2,
+            signal.arguments[0].stringValue == "org.bluez.Adapter1",
+            case .boolean(let powered)? = signal.arguments[1].stringKeyedValue?["Powered"]
+        else { return }
+        if !powered { connected = [] }
+        log("adapter \(powered ? "powered on" : "powered off")")
         lastConnectionChange = .now
+    }
+
+    /// What a signal of bluetoothd says of the connection of a device of the adapter at `adapterPath`: the
+    /// device's object and whether it is connected now; `nil` when it says nothing of one. A device's `Connected`
+    /// changes in `PropertiesChanged`, except when bluetoothd makes the object anew: it drops a central it keeps
+    /// nothing of (not bonded) some time after its link went, and when that central connects again the object comes
+    /// back in `InterfacesAdded`, connected already, with no `PropertiesChanged` (seen in the BlueZ VM: the host then
+    /// took itself for unconnected, advertised and sent nothing while a central was connected and subscribed).
+    nonisolated static func connectionChange(
+        _ signal: DBusSignal, adapterPath: String
+    ) -> (device: String, connected: Bool)? {
+        func isDevice(_ path: String) -> Bool {
+            path.hasPrefix(adapterPath + "/dev_") && !path.dropFirst(adapterPath.count + 1).contains("/")
+        }
+        switch signal.member {
+        case "PropertiesChanged":
+            guard isDevice(signal.path), signal.arguments.count >= 2,
+                signal.arguments[0].stringValue == "org.bluez.Device1",
+                case .boolean(let connected)? = signal.arguments[1].stringKeyedValue?["Connected"]
+            else { return nil }
+            return (signal.path, connected)
+        case "InterfacesAdded":
+            guard let path = signal.arguments.first?.objectPathValue, isDevice(path),
+                let device = signal.arguments.dropFirst().first?.stringKeyedValue?["org.bluez.Device1"],
+                device.stringKeyedValue?["Connected"] == .boolean(true)
+            else { return nil }
+            return (path, true)
+        case "InterfacesRemoved":
+            guard let path = signal.arguments.first?.objectPathValue, isDevice(path),
+                signal.arguments.dropFirst().first?.stringArrayValue?.contains("org.bluez.Device1") == true
+            else { return nil }
+            return (path, false)
+        default:
+            return nil
+        }
     }
 
     /// Registers the advertisement again when no device on our adapter is connected, nor connected or
@@ -630,6 +684,7 @@ public actor PeripheralHost {
             }
         case "StartNotify":
             subscribed.insert(uuid)
+            link.subscribed(&peripheral, to: uuid, at: lastAdvance)
             setNotifying(true, at: call.path)
             return .empty
         case "StopNotify":

@@ -19,7 +19,9 @@ struct PeripheralHostCommand: Command {
         subscribed central is appended to --sent as one JSON line. Prints 'peripheral-host ready <address>'
         once bluetoothd accepted both, and serves until killed or --duration passes; when bluetoothd restarts, or
         the adapter goes away and comes back, it registers again. Errors, registrations and pairing requests are
-        logged on standard error as they come.
+        logged on standard error as they come. A health device of --kind has its clock set to the local wall time
+        (its time stamps are right); while the sensor is paused it is out of contact, so a scale keeps what it
+        weighs and sends it when the pause ends.
         """
     }
 
@@ -30,6 +32,7 @@ struct PeripheralHostCommand: Command {
         var scenario: String?
         var peripheral = 0
         var seed = 1
+        var summaryInterval: Duration?
         var sent: String?
         var duration: Duration?
         var pauseFile: String?
@@ -47,6 +50,10 @@ struct PeripheralHostCommand: Command {
         .text("scenario", value: "file", \.scenario, kind: .path, help: "A scenario file (fake-bluez's JSON)."),
         .integer("peripheral", in: 0...63, \.peripheral, help: "Which of the scenario's peripherals, from 0."),
         .integer("seed", in: 0...Int(Int32.max), \.seed, help: "The simulation's seed, when no scenario is given."),
+        .seconds(
+            "summary-interval", in: anySeconds, \.summaryInterval,
+            help: "How often a scale weighs (a step counter, thermometer, pulse oximeter reports), when no scenario "
+                + "is given (default 10)."),
         .text("sent", value: "file", \.sent, kind: .path, help: "Write every value sent here (JSON lines)."),
         .seconds("duration", in: anySeconds, \.duration, help: "Stop after this many seconds."),
         .text(
@@ -62,8 +69,12 @@ struct PeripheralHostCommand: Command {
     ])
 
     func run(_ options: Options, console: Console) async -> ExitCode {
+        // A health device's clock shows local wall time, set right when it is switched on.
+        let now = Date()
         var script = PeripheralScript(
-            kind: options.kind.scriptKind, address: "00:00:00:00:00:00", seed: UInt64(options.seed))
+            kind: options.kind.scriptKind, address: "00:00:00:00:00:00", seed: UInt64(options.seed),
+            summaryInterval: options.summaryInterval ?? .seconds(10),
+            clockStart: Int64(now.timeIntervalSince1970) + Int64(TimeZone.current.secondsFromGMT(for: now)))
         if let path = options.scenario {
             let scenario: FakeBlueZScenario
             do {

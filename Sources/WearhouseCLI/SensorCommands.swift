@@ -15,8 +15,9 @@ struct PairCommand: Command {
     var discussion: String {
         """
         The sensor must be awake (a strap is worn, a footpod moved). It is found among the devices bluetoothd knows,
-        else by a discovery filtered on the heart-rate, running speed and cadence, step counter and InfiniTime
-        services. Pairing happens only when the sensor refuses to be read without it, or with --pair; a running
+        else by a discovery filtered on the services of the sensors the gateway reads (heart rate, running speed
+        and cadence, step counters, InfiniTime, scales, body composition, blood pressure, thermometers, pulse
+        oximeters, glucose meters, cycling power, fitness machines). Pairing happens only when the sensor refuses to be read without it, or with --pair; a running
         'wearhouse run' picks the sensor up within seconds. Locations: \(locationNames).
         """
     }

@@ -7,7 +7,7 @@
 # turns it into its own.
 #
 # Kernel command line (set by run-vm.sh): wearhouse.scenarios=FILE (the script to run), wearhouse.ctrls=N
-# (virtual controllers, 6 by default), wearhouse.kernel=DIR (setup-host.sh's output: the module tree),
+# (virtual controllers, 10 by default), wearhouse.kernel=DIR (setup-host.sh's output: the module tree),
 # wearhouse.only=a,b (which scenarios), wearhouse.bin=FILE (the wearhouse binary, else the debug build),
 # wearhouse.deadline=S (the scenarios are stopped at S seconds of uptime, so that the logs are still copied out).
 #
@@ -24,7 +24,7 @@ LOG=/run/log
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 say() { line="[guest $(uptime_s)] $*"; echo "$line"; echo "$line" >> $OUT/guest.log 2>/dev/null; }
 RIG=$(cd "$(dirname "$0")" && pwd)
-SCENARIOS=$RIG/scenarios.sh; CTRLS=6; KDIR=""; DEADLINE=3600
+SCENARIOS=$RIG/scenarios.sh; CTRLS=10; KDIR=""; DEADLINE=3600
 for a in $(cat /proc/cmdline); do case "$a" in
     wearhouse.scenarios=*) SCENARIOS=${a#wearhouse.scenarios=};;
     wearhouse.ctrls=*) CTRLS=${a#wearhouse.ctrls=};;

@@ -12,7 +12,7 @@ set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 KDIR=${BVM_KERNEL_DIR:-$ROOT/.build/bluez-vm/kernel}
-SCENARIOS=$HERE/scenarios.sh; OUT=$ROOT/.build/bluez-vm/out; TIMEOUT=900; CTRLS=6; MEM=1024; ONLY=""; BIN=""
+SCENARIOS=$HERE/scenarios.sh; OUT=$ROOT/.build/bluez-vm/out; TIMEOUT=900; CTRLS=10; MEM=1024; ONLY=""; BIN=""
 while getopts "s:S:o:T:n:m:b:" option; do case $option in
     s) SCENARIOS=$OPTARG;; S) ONLY=$OPTARG;; o) OUT=$OPTARG;; T) TIMEOUT=$OPTARG;; n) CTRLS=$OPTARG;; m) MEM=$OPTARG;;
     b) BIN=$OPTARG;;
