@@ -71,15 +71,19 @@ extension PostgresHealthStore {
         }
         _ = try checkedTypes(correlation.objects)
         let memberOutcomes = try insertSamples(connection, correlation.objects, caller)
+        var members = correlation.objects
         for (position, outcome) in memberOutcomes.enumerated() {
-            let member = correlation.objects[position]
             guard outcome == .inserted || outcome == .duplicate || outcome == .replaced else {
                 throw InvalidSampleError(
                     index: index,
                     reason: "sample \(position + 1) of the correlation conflicts with a stored sample of the same "
                         + "type, source, device, start and end")
             }
-            if let other = try correlationOwning(connection, member.id) {
+            // A member stored already is that sample, whatever id it was given this time.
+            if outcome == .duplicate {
+                members[position].id = try storedID(connection, duplicating: members[position])
+            }
+            if let other = try correlationOwning(connection, members[position].id) {
                 throw InvalidSampleError(
                     index: index,
                     reason: "sample \(position + 1) of the correlation already belongs to correlation \(other)")
@@ -89,7 +93,7 @@ extension PostgresHealthStore {
             connection, id: correlation.id, type: correlation.type, start: correlation.start, end: correlation.end,
             offset: correlation.startOffsetSeconds, source: correlation.source, device: correlation.device,
             subject: correlation.subject, metadata: correlation.metadata, body: nil, writer: caller.description)
-        for member in correlation.objects { try insertMember(connection, of: correlation.id, member) }
+        for member in members { try insertMember(connection, of: correlation.id, member) }
         return .inserted
     }
 

@@ -480,6 +480,37 @@ extension PostgresHealthStore {
         }
     }
 
+    /// The id of the stored sample that `sample` was found to be again (its outcome `.duplicate`): its own id when
+    /// that is stored, else that of the stored sample of its client id or natural key, under any version of its
+    /// source.
+    func storedID(_ connection: PostgresConnection, duplicating sample: QuantitySample) throws -> UUID {
+        let byUUID = try connection.query("SELECT 1 FROM samples WHERE uuid = $1", [sample.id.uuidString])
+        if byUUID.count > 0 { return sample.id }
+        let versions = PostgresText.array(try sourceVersionIDs(connection, try sourceID(connection, sample.source)))
+        let typeID = try typeID(connection, sample.type.identifier)
+        let stored: PostgresRows
+        if let (externalUUID, _) = Self.externalID(sample) {
+            stored = try connection.query(
+                """
+                SELECT uuid FROM samples WHERE source_id = ANY($1::integer[]) AND type_id = $2 AND external_uuid = $3
+                ORDER BY version DESC, seq LIMIT 1
+                """, [versions, "\(typeID)", externalUUID])
+        } else {
+            stored = try connection.query(
+                """
+                SELECT uuid FROM samples
+                WHERE type_id = $1 AND start_ms = $2 AND source_id = ANY($3::integer[]) AND device_id = $4
+                    AND end_ms = $5 AND external_uuid IS NULL
+                """,
+                [
+                    "\(typeID)", "\(sample.start.milliseconds)", versions,
+                    "\(try deviceID(connection, sample.device))", "\(sample.end.milliseconds)",
+                ])
+        }
+        guard stored.count > 0, let id = UUID(uuidString: stored.text(0, 0) ?? "") else { return sample.id }
+        return id
+    }
+
     // MARK: - Samples with client ids, one by one
 
     private func save(_ connection: PostgresConnection, _ sample: QuantitySample, index: Int, writer: String) throws

@@ -71,15 +71,17 @@ extension SQLiteHealthStore {
         // belong to no other correlation.
         let typeCounts = try checkedTypeCounts(correlation.objects)
         let memberOutcomes = try insertSamples(correlation.objects, typeCounts, caller)
+        var members = correlation.objects
         for (position, outcome) in memberOutcomes.enumerated() {
-            let member = correlation.objects[position]
             guard outcome == .inserted || outcome == .duplicate || outcome == .replaced else {
                 throw InvalidSampleError(
                     index: index,
                     reason: "sample \(position + 1) of the correlation conflicts with a stored sample of the same "
                         + "type, source, device, start and end")
             }
-            if let other = try correlationOwning(member.id) {
+            // A member stored already is that sample, whatever id it was given this time.
+            if outcome == .duplicate { members[position].id = try storedID(duplicating: members[position]) }
+            if let other = try correlationOwning(members[position].id) {
                 throw InvalidSampleError(
                     index: index,
                     reason: "sample \(position + 1) of the correlation already belongs to correlation \(other)")
@@ -89,7 +91,7 @@ extension SQLiteHealthStore {
             id: correlation.id, type: correlation.type, start: correlation.start, end: correlation.end,
             offset: correlation.startOffsetSeconds, source: correlation.source, device: correlation.device,
             subject: correlation.subject, metadata: correlation.metadata, body: nil, writer: caller.description)
-        for member in correlation.objects { try insertMember(of: correlation.id, member) }
+        for member in members { try insertMember(of: correlation.id, member) }
         return .inserted
     }
 

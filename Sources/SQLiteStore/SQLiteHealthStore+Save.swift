@@ -246,6 +246,44 @@ extension SQLiteHealthStore {
         return .inserted
     }
 
+    /// The id of the stored sample that `sample` was found to be again (its outcome `.duplicate`): its own id when
+    /// that is stored, else that of the stored sample of its client id or natural key, under any version of its
+    /// source: a row's own id, or the id a chunk's point derives from the key.
+    func storedID(duplicating sample: QuantitySample) throws -> UUID {
+        if try storedSample(uuid: sample.id) != nil { return sample.id }
+        let typeID = try typeID(sample.type.identifier)
+        let sourceID = try sourceID(sample.source)
+        let lookup: SQLiteStatement
+        if let (externalUUID, _) = Self.externalID(sample) {
+            lookup = try connection.cached(
+                """
+                SELECT uuid FROM samples INDEXED BY samples_external
+                WHERE \(try sourceCondition(sourceID, 1)) AND type_id = ?2 AND external_uuid = ?3
+                ORDER BY version DESC, seq LIMIT 1
+                """)
+            try lookup.bind(1, sourceID)
+            try lookup.bind(2, typeID)
+            try lookup.bind(3, externalUUID)
+        } else {
+            lookup = try connection.cached(
+                """
+                SELECT uuid FROM samples INDEXED BY samples_natural
+                WHERE type_id = ?1 AND \(try sourceCondition(sourceID, 2)) AND device_id = ?3 AND start_ms = ?4
+                    AND end_ms = ?5 AND external_uuid IS NULL
+                """)
+            try lookup.bind(1, typeID)
+            try lookup.bind(2, sourceID)
+            try lookup.bind(3, try deviceID(sample.device))
+            try lookup.bind(4, sample.start.milliseconds)
+            try lookup.bind(5, sample.end.milliseconds)
+        }
+        defer { lookup.reset() }
+        if try lookup.step(), let id = lookup.blob(0).flatMap(UUID.init(bytes:)) { return id }
+        return QuantitySample.derivedID(
+            type: sample.type.identifier, source: sample.source.identifier, device: sample.device?.key,
+            start: sample.start, end: sample.end)
+    }
+
     /// `(externalUUID, syncVersion)` from the metadata, when the sample carries a client id.
     static func externalID(_ sample: QuantitySample) -> (String, Int64)? {
         externalID(sample.metadata)

@@ -62,6 +62,35 @@ extension StoreConformanceTests {
         #expect(changes.correlations.first?.objects.count == 2)
     }
 
+    /// A member that is a stored sample again, under an id of its own (an app that saved the readings first, then
+    /// the correlation; a retry that made new ids): the correlation holds the stored sample, by its stored id.
+    @Test(arguments: Engine.allCases) func aMemberAlreadyStoredUnderAnotherIdIsTheStoredSample(_ engine: Engine)
+        async throws
+    {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
+        var first = Self.pressure(1_000, 121, 79)
+        first.objects[0].id = UUID()  // the systolic with an id of its own, stored alone first
+        #expect(try await store.save([first.objects[0]], as: .owner) == [.inserted])
+        var reading = Self.pressure(1_000, 121, 79)
+        for index in reading.objects.indices { reading.objects[index].id = UUID() }
+        #expect(try await store.save([reading], as: .owner) == [.inserted])
+        let stored = try await store.correlations(SampleQuery(type: .bloodPressure), as: .owner).correlations
+        #expect(stored.count == 1)
+        let members = stored.first?.objects ?? []
+        #expect(members.map(\.value).sorted() == [79, 121])
+        let storedIDs = Set(members.map(\.id))
+        #expect(storedIDs.contains(first.objects[0].id))
+        #expect(storedIDs.contains(reading.objects[1].id))
+        #expect(try await store.samples(SampleQuery(type: .bloodPressureSystolic), as: .owner).samples.count == 1)
+        // The same readings once more in another correlation (an id of its own): they belong to the first one.
+        var again = Self.pressure(1_000, 121, 79)
+        again.id = UUID()
+        for index in again.objects.indices { again.objects[index].id = UUID() }
+        await #expect(throws: InvalidSampleError.self) { try await store.save([again], as: .owner) }
+        #expect(try await store.correlations(SampleQuery(type: .bloodPressure), as: .owner).correlations.count == 1)
+    }
+
     @Test(arguments: Engine.allCases) func invalidCorrelationsStoreNothing(_ engine: Engine) async throws {
         let (store, storage) = try makeStore(engine)
         defer { storage.remove() }
