@@ -60,13 +60,23 @@ public struct StoredObject: Sendable {
     public var cursor: SampleCursor { SampleCursor(start: start, end: end, id: id.uuidString) }
 }
 
-/// What tells two correlations' members apart when a correlation is saved again: each member's id and value.
+/// What tells two correlations' members apart when a correlation is saved again: each member's natural key and
+/// value (`docs/store-semantics.md`, item 21: the same measurement, whatever id it was given, and whichever version
+/// of its source wrote it).
 public struct CorrelationMember: Hashable, Sendable {
-    public var id: UUID
+    public var type: String
+    public var source: String
+    public var device: String?
+    public var start: Instant
+    public var end: Instant
     public var value: Double
 
     public init(_ sample: QuantitySample) {
-        id = sample.id
+        type = sample.type.identifier
+        source = sample.source.identifier
+        device = sample.device?.key
+        start = sample.start
+        end = sample.end
         value = sample.value
     }
 }

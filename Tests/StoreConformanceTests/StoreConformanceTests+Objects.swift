@@ -83,6 +83,12 @@ extension StoreConformanceTests {
         #expect(storedIDs.contains(first.objects[0].id))
         #expect(storedIDs.contains(reading.objects[1].id))
         #expect(try await store.samples(SampleQuery(type: .bloodPressureSystolic), as: .owner).samples.count == 1)
+        // The same correlation again, its members with new ids again: the same measurements.
+        var retried = reading
+        for index in retried.objects.indices { retried.objects[index].id = UUID() }
+        #expect(try await store.save([retried], as: .owner) == [.duplicate])
+        retried.objects[0].value = 125
+        #expect(try await store.save([retried], as: .owner) == [.conflict])
         // The same readings once more in another correlation (an id of its own): they belong to the first one.
         var again = Self.pressure(1_000, 121, 79)
         again.id = UUID()
