@@ -6,8 +6,9 @@ internal import Glibc
 ///
 /// Every statement with values is a prepared statement (`PQprepare` once per connection and SQL text, then
 /// `PQexecPrepared`), parameters and results in text format, except a binary COPY out (``copyOut(_:_:row:)``, whose
-/// values are inlined as literals). Scripts without values (the schema, `BEGIN`) go through ``run(_:)``. Not thread-safe and deliberately not `Sendable`: the store confines its connection to one
-/// serial executor, never the cooperative pool (libpq calls block).
+/// values are inlined as literals). Scripts without values (the schema, `BEGIN`) go through ``run(_:)``. Not
+/// thread-safe and deliberately not `Sendable`: the store confines its connection to one serial executor, never the
+/// cooperative pool (libpq calls block).
 final class PostgresConnection {
     private let pq: PQ
     private let handle: OpaquePointer
@@ -233,34 +234,26 @@ final class PostgresConnection {
 
     /// `text` quoted as an SQL string literal (`PQescapeLiteral`: `'it''s'`, or `E'...'` with backslashes).
     func literal(_ text: String) -> String {
-        let utf8 = Array(text.utf8)
-        guard
-            let escaped = utf8.withUnsafeBufferPointer({ buffer in
-                buffer.baseAddress.flatMap { base in
-                    base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
-                        pq.escapeLiteral(handle, $0, buffer.count)
-                    }
-                } ?? pq.escapeLiteral(handle, "", 0)
-            })
-        else {
-            // Only when libpq runs out of memory or the text is not valid in the client encoding (never for a
-            // Swift string in UTF-8): quoted by hand, backslashes as themselves (standard_conforming_strings).
-            return "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
-        }
-        defer { pq.freemem(escaped) }
-        return String(cString: escaped)
+        escaped(text, quote: "'") { pq.escapeLiteral(handle, $0, $1) }
     }
 
-    /// `text` quoted as an SQL identifier.
+    /// `text` quoted as an SQL identifier (`PQescapeIdentifier`).
     func identifier(_ text: String) -> String {
-        let utf8 = Array(text.utf8)
-        guard
-            let escaped = utf8.withUnsafeBufferPointer({ buffer in
-                buffer.baseAddress?.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
-                    pq.escapeIdentifier(handle, $0, buffer.count)
-                }
-            })
-        else { return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+        escaped(text, quote: "\"") { pq.escapeIdentifier(handle, $0, $1) }
+    }
+
+    /// `text` escaped and quoted by libpq (`escape`: bytes and length in, a string libpq allocated out). Only when
+    /// libpq runs out of memory or the text is not valid in the client encoding (never for a Swift string in UTF-8)
+    /// is it quoted by hand: `quote` around it, doubled inside.
+    private func escaped(
+        _ text: String, quote: String, _ escape: (UnsafePointer<CChar>, Int) -> UnsafeMutablePointer<CChar>?
+    ) -> String {
+        let escaped = Array(text.utf8).withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { chars in
+                chars.baseAddress.flatMap { escape($0, chars.count) } ?? escape("", 0)
+            }
+        }
+        guard let escaped else { return quote + text.replacingOccurrences(of: quote, with: quote + quote) + quote }
         defer { pq.freemem(escaped) }
         return String(cString: escaped)
     }

@@ -33,18 +33,9 @@ extension PostgresHealthStore {
             var wanted = max(0, query.limit ?? Int.max)
             // A workout predicate: only its associated samples, looked for within the interval they span (as
             // ``samples(_:as:)`` does).
-            var from = query.from
-            var to = query.to
-            var associated: Set<UUID>?
-            if let workout = query.workout {
-                if let members = try workoutMembers(connection, workout, type: query.type) {
-                    associated = members.ids
-                    from = max(from ?? members.from, members.from)
-                    to = min(to ?? members.to, members.to)
-                } else {
-                    wanted = 0
-                }
-            }
+            let scope = try query.workoutScope { try workoutMembers(connection, $0, type: query.type) }
+            if scope == nil { wanted = 0 }
+            let (from, to, associated) = scope ?? (query.from, query.to, nil)
             // Rows the SQL selects but Swift refuses (metadata, a workout's members) do not count towards the limit:
             // such a read goes in parts of its own size.
             let filtered = associated != nil || !query.metadata.isEmpty

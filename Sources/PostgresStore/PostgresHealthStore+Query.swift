@@ -113,18 +113,9 @@ extension PostgresHealthStore {
             var cursor = query.cursor
             var wanted = query.limit ?? Int.max
             // A workout predicate: only its associated samples, looked for within the interval they span.
-            var from = query.from
-            var to = query.to
-            var associated: Set<UUID>?
-            if let workout = query.workout {
-                if let members = try workoutMembers(connection, workout, type: query.type) {
-                    associated = members.ids
-                    from = max(from ?? members.from, members.from)
-                    to = min(to ?? members.to, members.to)
-                } else {
-                    wanted = 0
-                }
-            }
+            let scope = try query.workoutScope { try workoutMembers(connection, $0, type: query.type) }
+            if scope == nil { wanted = 0 }
+            let (from, to, associated) = scope ?? (query.from, query.to, nil)
             // Fetch in pages: the time test and metadata predicates run in Swift on top of the SQL filters.
             while matched.count < wanted {
                 let page = try rows(

@@ -4,6 +4,17 @@ public import Health
 /// What both engines do with the rows their SQL returns: the metadata predicates SQL does not
 /// check, and the cursor that continues a page.
 extension SampleQuery {
+    /// The range and the sample ids the query's workout predicate narrows it to, given `members` (the engine's
+    /// lookup of the workout's samples of the type and the interval they span, `nil` when it has none): the query's
+    /// own range and no ids without a predicate; `nil` when no sample can match.
+    public func workoutScope(
+        _ members: (UUID) throws -> (ids: Set<UUID>, from: Instant, to: Instant)?
+    ) rethrows -> (from: Instant?, to: Instant?, associated: Set<UUID>?)? {
+        guard let workout else { return (from, to, nil) }
+        guard let found = try members(workout) else { return nil }
+        return (max(from ?? found.from, found.from), min(to ?? found.to, found.to), found.ids)
+    }
+
     /// Whether `metadata` satisfies every metadata predicate of the query.
     public func matchesMetadata(_ metadata: [String: MetadataValue]) -> Bool {
         self.metadata.allSatisfy { predicate in
