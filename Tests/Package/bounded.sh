@@ -18,10 +18,13 @@ status=${PIPESTATUS[0]}
 elapsed=$(($(date +%s) - start))
 if [ "$status" = 124 ] || [ "$status" = 137 ]; then
     echo "bounded: '$*' was stopped after $limit s; tests started and not ended:"
-    # Swift Testing prints "◇ Test name() started." and then "✔ Test name() passed ..." or "✘ Test name() failed ...".
-    awk '/ Test .* started\.$/ { name = $0; sub(/^.* Test /, "", name); sub(/ started\.$/, "", name); open[name] = 1 }
+    # Swift Testing prints "◇ Test name() started." and then "✔ Test name() passed ..." or "✘ Test name() failed ...";
+    # a parameterized test ends "with N test cases passed ...", and its cases' own lines ("Test case passing ...")
+    # are not tests, nor is the whole run ("Test run started.").
+    awk '/ Test case passing / || / Test run / { next }
+         / Test .* started\.$/ { name = $0; sub(/^.* Test /, "", name); sub(/ started\.$/, "", name); open[name] = 1 }
          / Test .* (passed|failed)/ { name = $0; sub(/^.* Test /, "", name); sub(/ (passed|failed).*$/, "", name)
-                                      delete open[name] }
+                                      sub(/ with [0-9]+ test cases?$/, "", name); delete open[name] }
          END { for (name in open) print "    " name }' "$log"
     status=1
 fi
