@@ -66,6 +66,86 @@ public struct WorkoutEvent: Hashable, Sendable {
     }
 }
 
+/// One location of a workout's route, as HealthKit's `HKWorkoutRoute` holds it (Core Location's `CLLocation`): when,
+/// where (WGS 84 degrees), and what the receiver knew of it; what it did not know is `nil`.
+public struct RouteLocation: Hashable, Sendable {
+    public var time: Instant
+    /// Degrees north, from -90 to 90.
+    public var latitude: Double
+    /// Degrees east, from -180 to 180.
+    public var longitude: Double
+    /// Metres above sea level.
+    public var altitude: Double?
+    /// The radius of uncertainty of the position, in metres.
+    public var horizontalAccuracy: Double?
+    /// The uncertainty of the altitude, in metres.
+    public var verticalAccuracy: Double?
+    /// Metres per second.
+    public var speed: Double?
+    /// The direction of travel, in degrees clockwise from true north, from 0 to less than 360.
+    public var course: Double?
+
+    public init(
+        time: Instant, latitude: Double, longitude: Double, altitude: Double? = nil,
+        horizontalAccuracy: Double? = nil, verticalAccuracy: Double? = nil, speed: Double? = nil,
+        course: Double? = nil
+    ) {
+        self.time = time
+        self.latitude = latitude
+        self.longitude = longitude
+        self.altitude = altitude
+        self.horizontalAccuracy = horizontalAccuracy
+        self.verticalAccuracy = verticalAccuracy
+        self.speed = speed
+        self.course = course
+    }
+
+    /// The lowest and highest altitude a location may have, in metres (below the deepest sea floor a receiver
+    /// could be, above the highest an aircraft flies).
+    public static let altitudeRange = -12_000.0...100_000.0
+
+    /// Why a store would reject this location, or `nil`: a valid time, latitude and longitude in range, an
+    /// altitude in ``altitudeRange``, accuracies and speed from 0 to a million, a course from 0 to less than 360,
+    /// every number finite.
+    public var invalidityReason: String? {
+        guard time.isSupported else { return "time (\(time.milliseconds) ms) must be within the years 1-9999" }
+        guard latitude.isFinite, (-90.0...90.0).contains(latitude) else {
+            return "latitude \(latitude) must be from -90 to 90"
+        }
+        guard longitude.isFinite, (-180.0...180.0).contains(longitude) else {
+            return "longitude \(longitude) must be from -180 to 180"
+        }
+        if let altitude, !(altitude.isFinite && Self.altitudeRange.contains(altitude)) {
+            return "altitude \(altitude) m must be from -12000 to 100000"
+        }
+        let amounts: [(String, Double?)] = [
+            ("horizontal accuracy", horizontalAccuracy), ("vertical accuracy", verticalAccuracy), ("speed", speed),
+        ]
+        for (name, amount) in amounts {
+            guard let amount else { continue }
+            guard amount.isFinite, amount >= 0, amount <= 1e6 else {
+                return "\(name) \(amount) must be a number from 0 to 1000000"
+            }
+        }
+        if let course, !(course.isFinite && course >= 0 && course < 360) {
+            return "course \(course) must be from 0 to less than 360 degrees"
+        }
+        return nil
+    }
+}
+
+/// A route of a workout: HealthKit's `HKWorkoutRoute`, the locations recorded during it in time order, with
+/// metadata of its own.
+public struct WorkoutRoute: Hashable, Sendable {
+    public var locations: [RouteLocation]
+    public var metadata: [String: MetadataValue]
+
+    public init(locations: [RouteLocation], metadata: [String: MetadataValue] = [:]) {
+        self.locations = locations
+        self.metadata = metadata
+    }
+}
+
 /// An exercise session: HealthKit's `HKWorkout` (`docs/store-semantics.md`, item 28).
 ///
 /// Samples recorded during it (heart rate, distance, energy) are ordinary samples; ``HealthStore/add(_:to:as:)``
@@ -88,6 +168,8 @@ public struct Workout: Hashable, Sendable, Identifiable {
     /// count.
     public var totalFlightsClimbed: Double?
     public var events: [WorkoutEvent]
+    /// Where it went (HealthKit's routes of the workout), each a series of locations.
+    public var routes: [WorkoutRoute]
     public var source: Source
     public var device: Device?
     public var subject: String?
@@ -97,6 +179,13 @@ public struct Workout: Hashable, Sendable, Identifiable {
     public static let maximumEvents = 10_000
     /// The largest total a workout may have, in any of its units.
     public static let maximumTotal = 1e9
+    /// The most routes a workout may have, and the most locations all of them together (more than a day at one a
+    /// second, what a watch records at most).
+    public static let maximumRoutes = 16
+    public static let maximumRouteLocations = 100_000
+    /// How far before its start or after its end a workout's route may go, in milliseconds (a receiver's fix
+    /// comes and goes a little before and after).
+    public static let routeMargin: Int64 = 3_600_000
 
     /// A workout. Without an `id` it gets the id derived from its natural key `(workout, source, device, start,
     /// end)`, so that saving the same workout twice stores it once; without a `duration`, `end - start`.
@@ -104,8 +193,8 @@ public struct Workout: Hashable, Sendable, Identifiable {
         id: UUID? = nil, activityType: WorkoutActivityType, start: Instant, end: Instant,
         startOffsetSeconds: Int32 = 0, duration: Double? = nil, totalEnergyBurned: Double? = nil,
         totalDistance: Double? = nil, totalSwimmingStrokeCount: Double? = nil, totalFlightsClimbed: Double? = nil,
-        events: [WorkoutEvent] = [], source: Source, device: Device? = nil, subject: String? = nil,
-        metadata: [String: MetadataValue] = [:]
+        events: [WorkoutEvent] = [], routes: [WorkoutRoute] = [], source: Source, device: Device? = nil,
+        subject: String? = nil, metadata: [String: MetadataValue] = [:]
     ) {
         self.id =
             id
@@ -122,6 +211,7 @@ public struct Workout: Hashable, Sendable, Identifiable {
         self.totalSwimmingStrokeCount = totalSwimmingStrokeCount
         self.totalFlightsClimbed = totalFlightsClimbed
         self.events = events
+        self.routes = routes
         self.source = source
         self.device = device
         self.subject = subject
@@ -171,6 +261,37 @@ public struct Workout: Hashable, Sendable, Identifiable {
                 return "\(place): must lie within the workout's interval"
             }
             if let reason = event.metadata.invalidityReason { return "\(place): \(reason)" }
+        }
+        return routesInvalidityReason
+    }
+
+    /// Why a store would reject this workout's routes, or `nil`: at most ``maximumRoutes`` routes of at most
+    /// ``maximumRouteLocations`` locations together, each route's locations valid, in time order (two may share a
+    /// time) and within ``routeMargin`` of the workout's interval, and its metadata valid.
+    public var routesInvalidityReason: String? {
+        guard routes.count <= Self.maximumRoutes else {
+            return "a workout holds at most \(Self.maximumRoutes) routes, not \(routes.count)"
+        }
+        let locations = routes.reduce(0) { $0 + $1.locations.count }
+        guard locations <= Self.maximumRouteLocations else {
+            return "a workout's routes hold at most \(Self.maximumRouteLocations) locations, not \(locations)"
+        }
+        let earliest = start.milliseconds - Self.routeMargin
+        let latest = end.milliseconds + Self.routeMargin
+        for (routeIndex, route) in routes.enumerated() {
+            let place = "route \(routeIndex + 1) of the workout"
+            if let reason = route.metadata.invalidityReason { return "\(place): \(reason)" }
+            var previous = Int64.min
+            for (index, location) in route.locations.enumerated() {
+                let position = "\(place), location \(index + 1)"
+                if let reason = location.invalidityReason { return "\(position): \(reason)" }
+                let time = location.time.milliseconds
+                guard time >= earliest, time <= latest else {
+                    return "\(position): its time must lie within an hour of the workout's interval"
+                }
+                guard time >= previous else { return "\(position): locations must be in time order" }
+                previous = time
+            }
         }
         return nil
     }

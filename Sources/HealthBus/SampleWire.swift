@@ -50,6 +50,7 @@ public enum BusSample: Hashable, Sendable {
 /// | `activityType` | `s` | workouts only: HealthKit's `HKWorkoutActivityType` case name (`running`) |
 /// | `totalEnergyBurned`, `totalDistance`, `totalSwimmingStrokeCount`, `totalFlightsClimbed` | `d` | workouts only: kcal, m, count, count |
 /// | `events` | `aa{sv}` | workouts only: `{type: s, start: x, end: x, metadata: a{sv}}`, `type` an `HKWorkoutEventType` name (`pause`) |
+/// | `routes` | `aa{sv}` | workouts only: `{locations: a(xddddddd), metadata: a{sv}}`, each location its time (ms), latitude, longitude (degrees), altitude (m), horizontal and vertical accuracy (m), speed (m/s) and course (degrees), NaN for what is not known |
 ///
 /// A correlation carries its number of members as the value, in `count` (ignored when saving). A workout carries
 /// its duration as the value, in `s` (another time unit is converted when saving).
@@ -62,15 +63,19 @@ public enum SampleWire {
     public static let propertyKeys: Set<String> = [
         "id", "source", "sourceVersion", "device", "subject", "startOffset", "metadata", "beats", "categoryValue",
         "objects", "activityType", "totalEnergyBurned", "totalDistance", "totalSwimmingStrokeCount",
-        "totalFlightsClimbed", "events",
+        "totalFlightsClimbed", "events", "routes",
     ]
     /// The properties only workouts have.
     static let workoutKeys: Set<String> = [
         "activityType", "totalEnergyBurned", "totalDistance", "totalSwimmingStrokeCount", "totalFlightsClimbed",
-        "events",
+        "events", "routes",
     ]
     /// The keys of a workout event.
     static let eventKeys: Set<String> = ["type", "start", "end", "metadata"]
+    /// The keys of a workout route.
+    static let routeKeys: Set<String> = ["locations", "metadata"]
+    /// The wire type of a route location.
+    static let locationType = DBusType.struct([.int64, .double, .double, .double, .double, .double, .double, .double])
     /// The keys of the `device` property, in the order of ``Device``'s fields.
     public static let deviceKeys = [
         "name", "manufacturer", "model", "hardwareVersion", "firmwareVersion", "softwareVersion", "serialNumber",
@@ -192,6 +197,22 @@ public enum SampleWire {
             }
             properties.append(("events", .array(HealthBusAPI.options, events)))
         }
+        if !workout.routes.isEmpty {
+            let routes = workout.routes.map { route in
+                let locations = route.locations.map { location in
+                    DBusValue.struct(
+                        [.int64(location.time.milliseconds), .double(location.latitude), .double(location.longitude)]
+                            + [
+                                location.altitude, location.horizontalAccuracy, location.verticalAccuracy,
+                                location.speed, location.course,
+                            ].map { .double($0 ?? .nan) })
+                }
+                var fields: [(String, DBusValue)] = [("locations", .array(locationType, locations))]
+                if !route.metadata.isEmpty { fields.append(("metadata", encode(route.metadata))) }
+                return DBusValue.vardict(ordered: fields)
+            }
+            properties.append(("routes", .array(HealthBusAPI.options, routes)))
+        }
         properties.sort { $0.0 < $1.0 }
         return .struct([
             .string(HealthType.workout.identifier), .int64(workout.start.milliseconds),
@@ -305,6 +326,24 @@ public enum SampleWire {
                 }
                 if let text = fields["type"]?.stringValue { try checkLength(text, "event type") }
                 if let metadata = fields["metadata"] { try checkMetadataSize(metadata, "event \(index + 1) metadata") }
+            }
+        }
+        if let routes = properties["routes"]?.arrayElements {
+            guard routes.count <= Workout.maximumRoutes else {
+                throw .limitExceeded("a workout holds at most \(Workout.maximumRoutes) routes, not \(routes.count)")
+            }
+            var locations = 0
+            for (index, route) in routes.enumerated() {
+                guard let fields = route.stringKeyedValue else { continue }
+                guard fields.count <= routeKeys.count else {
+                    throw .invalidArgument("route \(index + 1): a route is a{sv} with keys locations, metadata")
+                }
+                locations += fields["locations"]?.arrayElements?.count ?? 0
+                guard locations <= Workout.maximumRouteLocations else {
+                    throw .limitExceeded(
+                        "a workout's routes hold at most \(Workout.maximumRouteLocations) locations together")
+                }
+                if let metadata = fields["metadata"] { try checkMetadataSize(metadata, "route \(index + 1) metadata") }
             }
         }
         return properties["beats"]?.arrayElements?.count ?? 0
@@ -588,7 +627,41 @@ public enum SampleWire {
                         kind, start: Instant(milliseconds: start), end: Instant(milliseconds: end), metadata: metadata))
             }
         }
+        if let property = properties["routes"] {
+            guard let routes = property.arrayElements else { throw .invalidArgument("routes is aa{sv}") }
+            workout.routes = try routes.enumerated().map { index, route throws(HealthBusError) in
+                try decodeRoute(route, place: "route \(index + 1)")
+            }
+        }
         return workout
+    }
+
+    /// A route `{locations: a(xddddddd), metadata: a{sv}}`: NaN for what the receiver did not know, past the
+    /// latitude and longitude (the workout's validity rules judge the numbers).
+    static func decodeRoute(_ value: DBusValue, place: String) throws(HealthBusError) -> WorkoutRoute {
+        let shape = "\(place): a route is a{sv} {locations: a(xddddddd), metadata: a{sv}}"
+        guard let fields = value.stringKeyedValue, fields.keys.allSatisfy({ routeKeys.contains($0) }),
+            let elements = fields["locations"]?.arrayElements
+        else { throw .invalidArgument(shape) }
+        var locations: [RouteLocation] = []
+        locations.reserveCapacity(elements.count)
+        for element in elements {
+            guard let members = element.structMembers, members.count == 8, let time = integer(members[0]) else {
+                throw .invalidArgument(shape)
+            }
+            var numbers: [Double] = []
+            for member in members.dropFirst() {
+                guard let number = member.doubleValue else { throw .invalidArgument(shape) }
+                numbers.append(number)
+            }
+            func known(_ index: Int) -> Double? { numbers[index].isNaN ? nil : numbers[index] }
+            locations.append(
+                RouteLocation(
+                    time: Instant(milliseconds: time), latitude: numbers[0], longitude: numbers[1], altitude: known(2),
+                    horizontalAccuracy: known(3), verticalAccuracy: known(4), speed: known(5), course: known(6)))
+        }
+        let metadata = try fields["metadata"].map { value throws(HealthBusError) in try decodeMetadata(value) } ?? [:]
+        return WorkoutRoute(locations: locations, metadata: metadata)
     }
 
     static func decodeDevice(_ value: DBusValue) throws(HealthBusError) -> Device {

@@ -66,19 +66,19 @@ public final class AppleHealthExport {
         }
     }
 
-    /// A pull reader of the file at `path` inside the export (`/workout-routes/route_....gpx`), or `nil` when the
-    /// export does not hold it.
+    /// A pull reader of the file at `path` inside the export (`/workout-routes/route_....gpx`) that keeps text, or
+    /// `nil` when the export does not hold it.
     func reader(ofExportFile path: String) throws(XMLReadError) -> XMLPullReader? {
         let relative = path.hasPrefix("/") ? String(path.dropFirst()) : path
         guard !relative.split(separator: "/").contains("..") else { return nil }
         switch origin {
         case .zip(let archive, _, let prefix):
             guard let entry = archive.entry(named: prefix + relative) else { return nil }
-            return try reader(ofEntry: entry, in: archive, name: relative)
+            return try reader(ofEntry: entry, in: archive, name: relative, keepsText: true)
         case .directory(let directory, _):
             let full = directory + "/" + relative
             guard FileManager.default.fileExists(atPath: full) else { return nil }
-            return try reader(ofFile: full)
+            return try reader(ofFile: full, keepsText: true)
         }
     }
 
@@ -108,26 +108,26 @@ public final class AppleHealthExport {
         return counts
     }
 
-    private func reader(ofEntry entry: ZipArchive.Entry, in archive: ZipArchive, name: String) throws(XMLReadError)
-        -> XMLPullReader
-    {
+    private func reader(
+        ofEntry entry: ZipArchive.Entry, in archive: ZipArchive, name: String, keepsText: Bool = false
+    ) throws(XMLReadError) -> XMLPullReader {
         let stream: ZipEntryStream
         do {
             stream = try archive.open(entry)
         } catch {
             throw XMLReadError(line: 0, message: error.message, isRead: true)
         }
-        return try XMLPullReader(name: name) { buffer in try stream.read(into: buffer) }
+        return try XMLPullReader(name: name, keepsText: keepsText) { buffer in try stream.read(into: buffer) }
     }
 
-    private func reader(ofFile path: String) throws(XMLReadError) -> XMLPullReader {
+    private func reader(ofFile path: String, keepsText: Bool = false) throws(XMLReadError) -> XMLPullReader {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw XMLReadError(
                 line: 0, message: "cannot read \(path): \(String(cString: strerror(errno)))", isRead: true)
         }
         let file = FileDescriptorInput(descriptor: descriptor)
-        return try XMLPullReader(name: path) { buffer in try file.read(into: buffer) }
+        return try XMLPullReader(name: path, keepsText: keepsText) { buffer in try file.read(into: buffer) }
     }
 }
 

@@ -25,6 +25,9 @@ public final class AppleHealthReader: @unchecked Sendable {
     /// at once, a few batches of them between the threads (16 MB of a 1 GB export's peak, BENCHMARKS.md,
     /// "apple-health").
     public static let batchStreams = 1_000
+    /// A batch of correlations and workouts ends once their routes hold this many locations (a few MB), so that
+    /// memory holds few routes whatever their length.
+    public static let batchLocations = 50_000
     /// Correlations and workouts imported from one export, at most.
     public static let maximumObjects = 200_000
     static let maximumNameBytes = 256
@@ -92,7 +95,7 @@ public final class AppleHealthReader: @unchecked Sendable {
     private var fast = AppleHealthFastPath()
     /// The metadata of the record being read, kept from record to record.
     private var recordMetadata = MetadataBytes()
-    /// Route locations counted onto their workouts (the model keeps no location series).
+    /// Route locations kept with their workouts, and the GPX files they came from.
     public private(set) var routeLocations = 0
     public private(set) var routeFiles = 0
 
@@ -270,8 +273,8 @@ public final class AppleHealthReader: @unchecked Sendable {
         return true
     }
 
-    /// The next correlations and workouts of the export, at most `limit` of them together, in the export's order;
-    /// `nil` when there are no more. Only once ``next()`` has returned `nil` (before that, `nil`). An element the
+    /// The next correlations and workouts of the export, at most `limit` of them together (fewer once their routes
+    /// hold ``batchLocations`` locations), in the export's order; `nil` when there are no more. Only once ``next()`` has returned `nil` (before that, `nil`). An element the
     /// model cannot take is counted in ``notImported``, as ``next()`` counts one; what throws is the temporary
     /// file failing to read back.
     public func nextObjects(limit: Int = 1_000) throws(XMLReadError)
@@ -284,7 +287,8 @@ public final class AppleHealthReader: @unchecked Sendable {
         }
         var correlations: [Correlation] = []
         var workouts: [Workout] = []
-        while correlations.count + workouts.count < limit, let event = try xml.next() {
+        var locations = 0
+        while correlations.count + workouts.count < limit, locations < Self.batchLocations, let event = try xml.next() {
             guard case .start(let name, let depth) = event else { continue }
             let line = xml.line
             switch name {
@@ -295,6 +299,7 @@ public final class AppleHealthReader: @unchecked Sendable {
             case "Workout":
                 if let workout = try readWorkout(try xml.attributes(), depth: depth, line: line) {
                     workouts.append(workout)
+                    locations += workout.routes.reduce(0) { $0 + $1.locations.count }
                 }
             default:
                 try xml.skip(depth: depth)
@@ -614,7 +619,7 @@ public final class AppleHealthReader: @unchecked Sendable {
         var metadata: [(String, String)] = []
         var events: [[String: String]] = []
         var statistics: [[String: String]] = []
-        var routes: [(file: String?, attributes: [String: String])] = []
+        var routes: [(file: String?, metadata: [(String, String)])] = []
         var problem: String?
         while let event = try xml.next() {
             switch event {
@@ -651,15 +656,25 @@ public final class AppleHealthReader: @unchecked Sendable {
                 if statistics.count < 16 { statistics.append(try xml.attributes()) }
                 try xml.skip(depth: at)
             case .start("WorkoutRoute", let at) where at == depth + 1:
-                let routeAttributes = try xml.attributes()
                 var file: String?
+                var routeMetadata: [(String, String)] = []
                 while let inner = try xml.next() {
                     if case .end(_, let end) = inner, end == at { break }
                     if case .start("FileReference", let fileDepth) = inner, fileDepth == at + 1 {
                         file = try xml.attributes()["path"]
                     }
+                    if case .start("MetadataEntry", let entryDepth) = inner, entryDepth == at + 1,
+                        routeMetadata.count < Self.maximumMetadataKeys
+                    {
+                        let entry = try xml.attributes()
+                        routeMetadata.append((entry["key"] ?? "", entry["value"] ?? ""))
+                    }
                 }
-                if routes.count < 8 { routes.append((file, routeAttributes)) }
+                guard routes.count < Workout.maximumRoutes else {
+                    skip("WorkoutRoute", "a workout holds at most \(Workout.maximumRoutes) routes", xml.line)
+                    continue
+                }
+                routes.append((file, routeMetadata))
             case .start(let name, let at):
                 skip("Workout/\(name.prefix(64))", "this part of a workout is not in the model", xml.line)
                 try xml.skip(depth: at)
@@ -673,11 +688,11 @@ public final class AppleHealthReader: @unchecked Sendable {
     /// A workout: its activity type, interval, duration and totals (converted to s, kcal, m and counts), events
     /// (an end past the workout's by less than a second, which whole-second times make, is the workout's end),
     /// statistics (as `<type>.sum`, `.average`, `.minimum`, `.maximum` quantities in its metadata, and a total the
-    /// workout lacks from the sums of energy, distance, strokes and flights), and each route's file and number of
-    /// locations (`route`, `routeLocations`; `route2`, ... for more).
+    /// workout lacks from the sums of energy, distance, strokes and flights), and the locations of each route's GPX
+    /// file (a route that cannot be read or kept is named in ``notImported``, and the workout kept without it).
     private func workout(
         _ attributes: [String: String], metadata entries: [(String, String)], events: [[String: String]],
-        statistics: [[String: String]], routes: [(file: String?, attributes: [String: String])], line: Int
+        statistics: [[String: String]], routes: [(file: String?, metadata: [(String, String)])], line: Int
     ) throws(MappingError) -> Workout {
         guard let activityText = attributes["workoutActivityType"],
             let activity = AppleHealthMapping.activityType(activityText)
@@ -746,45 +761,101 @@ public final class AppleHealthReader: @unchecked Sendable {
                 break
             }
         }
-        for (index, route) in routes.enumerated() {
-            let suffix = index == 0 ? "" : String(index + 1)
+        workout.metadata = metadata
+        if let reason = workout.invalidityReason { throw MappingError(reason) }
+        for route in routes {
             guard let file = route.file else {
                 skip("WorkoutRoute without a FileReference", "the route names no GPX file", line)
                 continue
             }
-            guard metadata.count + 2 <= Self.maximumMetadataKeys else { break }
-            metadata["route" + suffix] = .string(String(file.prefix(Self.maximumMetadataStringBytes)))
-            do {
-                let count = try locations(inRoute: file)
-                metadata["routeLocations" + suffix] = .integer(Int64(count))
-                routeLocations += count
+            let what = "WorkoutRoute \(file.prefix(96))"
+            do throws(MappingError) {
+                var candidate = workout
+                candidate.routes.append(
+                    try self.route(inFile: file, metadata: try self.metadata(route.metadata), startedAt: line))
+                if let reason = candidate.routesInvalidityReason { throw MappingError(reason) }
+                workout = candidate
+                routeLocations += workout.routes[workout.routes.count - 1].locations.count
                 routeFiles += 1
             } catch {
-                skip("WorkoutRoute \(file.prefix(96))", error.description, line)
+                skip(what, error.description, line)
             }
         }
-        workout.metadata = metadata
-        if let reason = workout.invalidityReason { throw MappingError(reason) }
         return workout
     }
 
-    /// The number of locations (`<trkpt>`) in the route file `path` of the export.
-    private func locations(inRoute path: String) throws(MappingError) -> Int {
+    /// The route in the GPX file `path` of the export: each `<trkpt>`'s `lat` and `lon`, its `<ele>` and `<time>`,
+    /// and the `<speed>`, `<course>`, `<hAcc>` and `<vAcc>` of its `<extensions>` (as Apple's export writes them;
+    /// a negative one is Core Location's "unknown", so no value). A location without a time, or a number that does
+    /// not read, refuses the route, naming the location.
+    private func route(inFile path: String, metadata: [String: MetadataValue], startedAt line: Int)
+        throws(MappingError) -> WorkoutRoute
+    {
+        var locations: [RouteLocation] = []
         do {
             guard let gpx = try export.reader(ofExportFile: path) else {
                 throw MappingError("the export does not hold this GPX file")
             }
-            var count = 0
-            while let event = try gpx.next() {
-                if case .start("trkpt", _) = event { count += 1 }
+            var point: RouteLocation?
+            var timed = false
+            func number(_ name: String, _ text: String) throws(MappingError) -> Double {
+                let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                guard let value = Double(trimmed), value.isFinite else {
+                    throw MappingError(
+                        "location \(locations.count + 1) (line \(gpx.line)): \(name) \(trimmed.prefix(32)) is not a number")
+                }
+                return value
             }
-            return count
+            while let event = try gpx.next() {
+                switch event {
+                case .start("trkpt", _):
+                    let attributes = try gpx.attributes()
+                    let latitude = try number("lat", attributes["lat"] ?? "")
+                    let longitude = try number("lon", attributes["lon"] ?? "")
+                    point = RouteLocation(time: Instant(milliseconds: 0), latitude: latitude, longitude: longitude)
+                    timed = false
+                case .end("trkpt", _):
+                    guard let done = point else { continue }
+                    guard timed else {
+                        throw MappingError("location \(locations.count + 1) (line \(gpx.line)) has no <time>")
+                    }
+                    guard locations.count < Workout.maximumRouteLocations else {
+                        throw MappingError("more than \(Workout.maximumRouteLocations) locations")
+                    }
+                    locations.append(done)
+                    point = nil
+                case .end(let name, _) where point != nil:
+                    let text = try gpx.text()
+                    switch name {
+                    case "ele": point?.altitude = try number(name, text)
+                    case "time":
+                        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                        guard case .success(let instant, _) = RFC3339Time.parse(trimmed) else {
+                            throw MappingError(
+                                "location \(locations.count + 1) (line \(gpx.line)): time \(trimmed.prefix(40)) is not an RFC 3339 time")
+                        }
+                        point?.time = instant
+                        timed = true
+                    case "speed": point?.speed = Self.known(try number(name, text))
+                    case "course": point?.course = Self.known(try number(name, text)).map { $0.truncatingRemainder(dividingBy: 360) }
+                    case "hAcc": point?.horizontalAccuracy = Self.known(try number(name, text))
+                    case "vAcc": point?.verticalAccuracy = Self.known(try number(name, text))
+                    default: break
+                    }
+                default:
+                    break
+                }
+            }
         } catch let error as MappingError {
             throw error
         } catch {
             throw MappingError("the GPX file cannot be read: \(error)")
         }
+        return WorkoutRoute(locations: locations, metadata: metadata)
     }
+
+    /// A GPX extension's number, `nil` when negative (Core Location's "unknown").
+    private static func known(_ value: Double) -> Double? { value < 0 ? nil : value }
 
     /// The source of the activity rings' goals (the Health app's, whose rings they are).
     static let activitySource = Source(identifier: "com.apple.Health")

@@ -29,7 +29,8 @@ public struct XMLReadError: Error, CustomStringConvertible, Sendable {
 /// limits stay on (no `XML_PARSE_HUGE`: text nodes and names of at most 10 MB, nesting of at most 256).
 ///
 /// Events come as ``Event/start(_:depth:)`` and ``Event/end(_:depth:)``, an empty element's end right after its
-/// start; text, comments and processing instructions are skipped. An element's line is the one its start tag
+/// start; comments and processing instructions are skipped, and so is text unless the reader keeps it (`keepsText`:
+/// then ``text()`` at an element's end is the text since the last start or end, at most ``Limits/maximumAttributeBytes``). An element's line is the one its start tag
 /// ends on (its end's, for an end). Not thread-safe: one owner reads it. The pieces may be parsed on another
 /// thread, ahead of the reader (``readAhead(pieces:)``), or come from a recording (``XMLRecording``).
 public final class XMLPullReader {
@@ -93,9 +94,12 @@ public final class XMLPullReader {
     /// How many bytes of the input the pieces handed out so far were made of (for progress).
     public private(set) var bytesRead: Int64 = 0
 
-    /// A reader of the document `read` yields; `name` is what errors call it.
-    public init(name: String, limits: Limits = Limits(), read: @escaping Read) throws(XMLReadError) {
-        source = .parser(try XMLPieceParser(name: name, limits: limits, read: read))
+    /// A reader of the document `read` yields; `name` is what errors call it. With `keepsText`, ``text()`` reads
+    /// the text of elements that hold no others (GPX's `<time>`), and the parse keeps it for every element.
+    public init(name: String, limits: Limits = Limits(), keepsText: Bool = false, read: @escaping Read)
+        throws(XMLReadError)
+    {
+        source = .parser(try XMLPieceParser(name: name, limits: limits, keepsText: keepsText, read: read))
     }
 
     /// A reader of what `recording` holds.
@@ -185,6 +189,16 @@ public final class XMLPullReader {
         return ElementAttributes(bytes: piece.attributes, entries: current.attributes)
     }
 
+    /// At the end ``next()`` just returned, the text since the last start or end (an element's whole text when it
+    /// holds no other element), entities and character references resolved; empty when the reader does not keep
+    /// text, or elsewhere. Text longer than the limit on an attribute's value throws.
+    public func text() throws(XMLReadError) -> String {
+        guard let current, case .end = current.event, !current.attributes.isEmpty else { return "" }
+        if let message = current.attributeError { throw XMLReadError(line: current.line, message: message) }
+        let entry = piece.attributes.entries[current.attributes.lowerBound]
+        return piece.attributes.string(entry.value)
+    }
+
     /// Skips what is inside the element ``next()`` just started at `depth` (its end included).
     public func skip(depth: Int) throws(XMLReadError) {
         while let event = try next() {
@@ -224,8 +238,42 @@ final class XMLPieceParser {
         var firstErrorLine = 0
         /// Element names by the pointer libxml2 interns them at (the same name, the same pointer, in one parse).
         var names: [UnsafeRawPointer: String] = [:]
+        /// Whether the text between tags is kept (and handed out with the next end), and that text so far; the
+        /// limit it passed, if it did.
+        let keepsText: Bool
+        var text: [UInt8] = []
+        var textError: String?
 
-        init(limits: XMLPullReader.Limits) { self.limits = limits }
+        init(limits: XMLPullReader.Limits, keepsText: Bool) {
+            self.limits = limits
+            self.keepsText = keepsText
+        }
+
+        /// Text between tags, kept up to the limit on an attribute's value.
+        func characters(_ bytes: UnsafeBufferPointer<UInt8>) {
+            guard keepsText, !stopped, textError == nil else { return }
+            guard text.count + bytes.count <= limits.maximumAttributeBytes else {
+                textError = "an element's text is longer than \(limits.maximumAttributeBytes) bytes"
+                return
+            }
+            text.append(contentsOf: bytes)
+        }
+
+        /// An element's end: queued with the text since the last start or end, when text is kept.
+        func end(_ local: UnsafePointer<xmlChar>?, _ prefix: UnsafePointer<xmlChar>?) {
+            guard !stopped else { return }
+            var queued = XMLPullReader.Queued(event: .end(name(local, prefix), depth: depth), line: line)
+            if keepsText {
+                let first = attributes.count
+                text.withUnsafeBufferPointer { attributes.append(name: UnsafeBufferPointer(start: nil, count: 0), value: $0) }
+                queued.attributes = first..<attributes.count
+                queued.attributeError = textError
+                text.removeAll(keepingCapacity: true)
+                textError = nil
+            }
+            queue.append(queued)
+            depth -= 1
+        }
 
         var line: Int { Int(context?.pointee.input?.pointee.line ?? 0) }
 
@@ -254,9 +302,11 @@ final class XMLPieceParser {
         xmlSetExternalEntityLoader { _, _, _ in nil }
     }()
 
-    init(name: String, limits: XMLPullReader.Limits, read: @escaping XMLPullReader.Read) throws(XMLReadError) {
+    init(name: String, limits: XMLPullReader.Limits, keepsText: Bool, read: @escaping XMLPullReader.Read)
+        throws(XMLReadError)
+    {
         _ = Self.installLoader
-        let parse = Parse(limits: limits)
+        let parse = Parse(limits: limits, keepsText: keepsText)
         var handler = xmlSAXHandler()
         handler.initialized = UInt32(XML_SAX2_MAGIC)
         handler.startElementNs = { context, local, prefix, _, namespaceCount, namespaces, count, _, attributes in
@@ -266,11 +316,14 @@ final class XMLPieceParser {
         }
         handler.endElementNs = { context, local, prefix, _ in
             guard let context else { return }
-            let parse = Unmanaged<Parse>.fromOpaque(context).takeUnretainedValue()
-            guard !parse.stopped else { return }
-            parse.queue.append(
-                XMLPullReader.Queued(event: .end(parse.name(local, prefix), depth: parse.depth), line: parse.line))
-            parse.depth -= 1
+            Unmanaged<Parse>.fromOpaque(context).takeUnretainedValue().end(local, prefix)
+        }
+        if keepsText {
+            handler.characters = { context, characters, count in
+                guard let context, let characters, count > 0 else { return }
+                Unmanaged<Parse>.fromOpaque(context).takeUnretainedValue().characters(
+                    UnsafeBufferPointer(start: characters, count: Int(count)))
+            }
         }
         handler.entityDecl = { context, _, _, _, _, _ in
             guard let context else { return }
@@ -398,6 +451,10 @@ extension XMLPieceParser.Parse {
     ) {
         guard !stopped else { return }
         depth += 1
+        if keepsText {
+            text.removeAll(keepingCapacity: true)
+            textError = nil
+        }
         let name = name(local, prefix)
         guard depth <= limits.maximumDepth else {
             stop("elements nest deeper than \(limits.maximumDepth)")

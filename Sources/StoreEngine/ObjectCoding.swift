@@ -46,7 +46,8 @@ public struct StoredObject: Sendable {
             duration: body.duration ?? Double(end.milliseconds - start.milliseconds) / 1_000,
             totalEnergyBurned: body.totalEnergyBurned, totalDistance: body.totalDistance,
             totalSwimmingStrokeCount: body.totalSwimmingStrokeCount, totalFlightsClimbed: body.totalFlightsClimbed,
-            events: body.events, source: source, device: device, subject: subject, metadata: metadata)
+            events: body.events, routes: body.routes, source: source, device: device, subject: subject,
+            metadata: metadata)
     }
 
     /// The correlation this row holds, with `members`.
@@ -83,10 +84,14 @@ public struct CorrelationMember: Hashable, Sendable {
 
 /// A workout's own fields as both engines store them (the `body` column): a JSON object
 /// `{"activity": 37, "duration": 1800, "energy": 250.5, "distance": 5000, "strokes": 0, "flights": 3,
-/// "events": [{"kind": 1, "start": ms, "end": ms, "metadata": "..."}]}`, totals absent when the workout has none,
-/// an event's metadata as ``MetadataCoding`` text.
+/// "events": [{"kind": 1, "start": ms, "end": ms, "metadata": "..."}], "routes": [{"metadata": "...", "locations":
+/// [[ms, latitude, longitude, altitude, horizontal accuracy, vertical accuracy, speed, course], ...]}]}`, totals,
+/// events and routes absent when the workout has none, an event's and a route's metadata as ``MetadataCoding``
+/// text, a location's unknown numbers `null`.
 public enum ObjectCoding {
-    static let limits = JSONLimits(maximumDepth: 8, maximumLength: 16 << 20)
+    /// Deep enough for a route's locations, and long enough for the most locations a workout may hold with every
+    /// number at its longest (``Workout/maximumRouteLocations``, about 200 bytes each).
+    static let limits = JSONLimits(maximumDepth: 8, maximumLength: 32 << 20)
 
     /// The workout fields a body holds.
     public struct Body: Sendable {
@@ -97,6 +102,7 @@ public enum ObjectCoding {
         public var totalSwimmingStrokeCount: Double?
         public var totalFlightsClimbed: Double?
         public var events: [WorkoutEvent] = []
+        public var routes: [WorkoutRoute] = []
     }
 
     /// The stored text of `workout`'s own fields (its numbers are valid: finite).
@@ -135,6 +141,35 @@ public enum ObjectCoding {
             }
             json.endArray()
         }
+        if !workout.routes.isEmpty {
+            json.key("routes")
+            json.beginArray()
+            for route in workout.routes {
+                json.beginObject()
+                if let metadata = MetadataCoding.encode(route.metadata) {
+                    json.key("metadata")
+                    json.string(metadata)
+                }
+                json.key("locations")
+                json.beginArray()
+                for location in route.locations {
+                    json.beginArray()
+                    json.integer(location.time.milliseconds)
+                    json.double(location.latitude)
+                    json.double(location.longitude)
+                    for number in [
+                        location.altitude, location.horizontalAccuracy, location.verticalAccuracy, location.speed,
+                        location.course,
+                    ] {
+                        if let number { json.double(number) } else { json.null() }
+                    }
+                    json.endArray()
+                }
+                json.endArray()
+                json.endObject()
+            }
+            json.endArray()
+        }
         json.endObject()
         return json.text
     }
@@ -160,6 +195,25 @@ public enum ObjectCoding {
                     WorkoutEvent(
                         eventKind, start: Instant(milliseconds: start), end: Instant(milliseconds: end),
                         metadata: MetadataCoding.decode(event["metadata"]?.string)))
+            }
+        }
+        if case .array(let routes)? = value["routes"] {
+            for route in routes {
+                guard case .array(let rows)? = route["locations"] else { continue }
+                var locations: [RouteLocation] = []
+                locations.reserveCapacity(rows.count)
+                for row in rows {
+                    guard case .array(let fields) = row, fields.count == 8, case .integer(let time) = fields[0],
+                        let latitude = fields[1].number, let longitude = fields[2].number
+                    else { continue }
+                    locations.append(
+                        RouteLocation(
+                            time: Instant(milliseconds: time), latitude: latitude, longitude: longitude,
+                            altitude: fields[3].number, horizontalAccuracy: fields[4].number,
+                            verticalAccuracy: fields[5].number, speed: fields[6].number, course: fields[7].number))
+                }
+                body.routes.append(
+                    WorkoutRoute(locations: locations, metadata: MetadataCoding.decode(route["metadata"]?.string)))
             }
         }
         return body

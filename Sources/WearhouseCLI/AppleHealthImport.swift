@@ -108,8 +108,7 @@ enum AppleHealthImport {
         summary.before = summary.before.filter { summary.after[$0.key] != nil }
         if reader.routeFiles > 0 {
             summary.notes.append(
-                "routes: \(reader.routeLocations) locations in \(reader.routeFiles) GPX files, counted on their "
-                    + "workouts (metadata route, routeLocations); the model keeps no location series")
+                "routes: \(reader.routeLocations) locations in \(reader.routeFiles) GPX files, kept with their workouts")
         }
         if reader.creationDates > 0 {
             summary.notes.append(

@@ -102,10 +102,10 @@ struct FlatLineParser {
             (endText?.count ?? 0) <= 64, stream(typeName, sourceName, defaultSource: defaultSource)
         else { return nil }
         if let unit, !Self.equal(unit, unitBytes) { return nil }
-        guard case .success(let start, let offset) = ImportSamplesCommand.time(bytes: startText) else { return nil }
+        guard case .success(let start, let offset) = RFC3339Time.parse(startText) else { return nil }
         var end = start
         if let endText {
-            guard case .success(let instant, _) = ImportSamplesCommand.time(bytes: endText) else { return nil }
+            guard case .success(let instant, _) = RFC3339Time.parse(endText) else { return nil }
             end = instant
         }
         let span = end.milliseconds &- start.milliseconds

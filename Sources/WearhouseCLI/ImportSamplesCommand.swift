@@ -25,8 +25,10 @@ struct ImportSamplesCommand: Command {
         twice stores nothing new. A correlation line (type bloodPressure or food) lists its samples, whole, in
         "objects"; a workout line has "activity_type", "duration_s", "total_energy_burned_kcal",
         "total_distance_m", "total_swimming_stroke_count", "total_flights_climbed", "events" [{"type", "start",
-        "end", "metadata"}] and "samples" (ids of stored or imported samples), as 'samples --format json' and
-        'export --format ndjson' write them.
+        "end", "metadata"}], "routes" [{"metadata", "locations": [[time, latitude, longitude, altitude_m,
+        horizontal_accuracy_m, vertical_accuracy_m, speed_m_per_s, course_deg], ...]}] (null for what is not known)
+        and "samples" (ids of stored or imported samples), as 'samples --format json' and 'export --format ndjson'
+        write them.
 
         The file is read and saved in batches of at most \(ImportReader.batchLines) lines, so memory stays flat
         whatever its size, and all the batches go into one store transaction: a bad line, a refused sample, an
@@ -346,6 +348,9 @@ struct ImportSamplesCommand: Command {
                     WorkoutEvent(kind, start: eventStart, end: eventEnd, metadata: try eventFields.metadata()))
             }
         }
+        if let raw = fields.object.present("routes") {
+            workout.routes = try routes(raw)
+        }
         var ids: [UUID] = []
         if let raw = fields.object.present("samples") {
             guard let list = raw.elements, list.count <= 100_000 else {
@@ -359,6 +364,69 @@ struct ImportSamplesCommand: Command {
             }
         }
         return (workout, ids)
+    }
+
+    /// A workout's `routes` as `export` writes them (``ObjectRecords/route(of:_:)``): a list of objects, each with
+    /// `locations` (lists of a time and numbers in ``ObjectRecords/routeColumns``' order, `null` or left off at
+    /// the end for what is not known), optional `metadata`, and `columns`, which when present must be that order.
+    static func routes(_ raw: JSONValue) throws(LineError) -> [WorkoutRoute] {
+        func fail(_ message: String) -> LineError { LineError(line: 0, message: message) }
+        guard let list = raw.elements, list.count <= Workout.maximumRoutes else {
+            throw fail("\"routes\" must be a list of at most \(Workout.maximumRoutes) routes")
+        }
+        var routes: [WorkoutRoute] = []
+        var total = 0
+        for (index, item) in list.enumerated() {
+            let place = "route \(index + 1)"
+            guard let members = item.members else { throw fail("\(place) is not an object") }
+            let routeFields = Fields(members)
+            if let columns = routeFields.object.present("columns") {
+                guard let names = columns.elements?.map(\.string), names == ObjectRecords.routeColumns else {
+                    throw fail(
+                        "\(place): \"columns\" must be \(ObjectRecords.routeColumns.joined(separator: ", ")) in that order")
+                }
+            }
+            guard let rows = routeFields.object.present("locations")?.elements else {
+                throw fail("\(place): \"locations\" must be a list")
+            }
+            total += rows.count
+            guard total <= Workout.maximumRouteLocations else {
+                throw fail("a workout's routes hold at most \(Workout.maximumRouteLocations) locations")
+            }
+            var locations: [RouteLocation] = []
+            locations.reserveCapacity(rows.count)
+            for (row, value) in rows.enumerated() {
+                let position = "\(place), location \(row + 1)"
+                guard let numbers = value.elements, numbers.count >= 3, numbers.count <= 8 else {
+                    throw fail("\(position) must be a list of a time and 2 to 7 numbers")
+                }
+                guard let text = numbers[0].string, text.utf8.count <= 64 else {
+                    throw fail("\(position): the time must be an RFC 3339 string")
+                }
+                let time = try self.time(text, field: "routes.locations").0
+                var known: [Double?] = []
+                for (column, number) in numbers.dropFirst().enumerated() {
+                    if case .null = number {
+                        known.append(nil)
+                        continue
+                    }
+                    guard let found = number.number else {
+                        throw fail("\(position): \(ObjectRecords.routeColumns[column + 1]) must be a number or null")
+                    }
+                    known.append(found)
+                }
+                known += Array(repeating: nil, count: 7 - known.count)
+                guard let latitude = known[0], let longitude = known[1] else {
+                    throw fail("\(position): latitude and longitude must be numbers")
+                }
+                locations.append(
+                    RouteLocation(
+                        time: time, latitude: latitude, longitude: longitude, altitude: known[2],
+                        horizontalAccuracy: known[3], verticalAccuracy: known[4], speed: known[5], course: known[6]))
+            }
+            routes.append(WorkoutRoute(locations: locations, metadata: try routeFields.metadata()))
+        }
+        return routes
     }
 
     /// A category's value: one of its names (`"asleepDeep"`) or integers (`4`), nothing else.
@@ -568,105 +636,12 @@ struct ImportSamplesCommand: Command {
         return flat
     }
 
-    /// An RFC 3339 instant and its offset in seconds: `YYYY-MM-DD`, `T`, `t` or a space, `HH:MM[:SS]`, any
-    /// number of fraction digits (up to 30; the store keeps milliseconds, so further digits are dropped, which
-    /// moves the instant toward the earlier millisecond), a leap second `:60` read as `:59.999`, then `Z`, `z`,
-    /// `±HH:MM` or `±HHMM`.
+    /// An RFC 3339 instant and its offset in seconds (``RFC3339Time``), or an error naming `field`.
     static func time(_ text: String, field: String) throws(LineError) -> (Instant, Int32) {
-        var copy = text
-        let parsed = copy.withUTF8 { time(bytes: $0) }
-        switch parsed {
+        switch RFC3339Time.parse(text) {
         case .success(let instant, let offset): return (instant, offset)
         case .failure(let reason):
             throw LineError(line: 0, message: "\"\(field)\" \(echo(text)) is not an RFC 3339 time: \(reason)")
         }
-    }
-
-    /// What ``time(bytes:)`` read: the instant and its offset, or why the text is no RFC 3339 time.
-    enum ParsedTime {
-        case success(Instant, Int32)
-        case failure(String)
-    }
-
-    /// ``time(_:field:)`` over the text's UTF-8 bytes, without a message: the fast path of a line
-    /// (``FlatLineParser``) takes the result and leaves a failure to ``time(_:field:)``, which words it.
-    static func time(bytes: UnsafeBufferPointer<UInt8>) -> ParsedTime {
-        var index = 0
-        func digits(_ count: Int) -> Int? {
-            guard count <= bytes.count &- index else { return nil }
-            var value = 0
-            for position in index..<index &+ count {
-                let digit = bytes[position] &- UInt8(ascii: "0")
-                guard digit < 10 else { return nil }
-                value = value &* 10 &+ Int(digit)
-            }
-            index &+= count
-            return value
-        }
-        func skip(_ first: UInt8, _ second: UInt8 = 0, _ third: UInt8 = 0) -> Bool {
-            guard index < bytes.count else { return false }
-            let byte = bytes[index]
-            guard byte == first || (second != 0 && byte == second) || (third != 0 && byte == third) else {
-                return false
-            }
-            index &+= 1
-            return true
-        }
-        guard let year = digits(4), skip(UInt8(ascii: "-")), let month = digits(2), skip(UInt8(ascii: "-")),
-            let day = digits(2)
-        else {
-            return .failure("expected YYYY-MM-DD")
-        }
-        guard skip(UInt8(ascii: "T"), UInt8(ascii: "t"), UInt8(ascii: " ")) else {
-            return .failure("expected T, t or a space after the date, then the time and an offset")
-        }
-        guard let hour = digits(2), skip(UInt8(ascii: ":")), let minute = digits(2) else {
-            return .failure("expected HH:MM after the date")
-        }
-        var second = 0
-        var millisecond = 0
-        if skip(UInt8(ascii: ":")) {
-            guard let whole = digits(2) else { return .failure("expected two digits of seconds") }
-            second = whole
-            if skip(UInt8(ascii: ".")) {
-                let first = index
-                while index < bytes.count, bytes[index] &- UInt8(ascii: "0") < 10 { index &+= 1 }
-                let count = index &- first
-                guard count > 0 else { return .failure("expected digits after the decimal point") }
-                guard count <= 30 else { return .failure("more than 30 fraction digits") }
-                for position in 0..<3 {
-                    millisecond &*= 10
-                    if position < count { millisecond &+= Int(bytes[first &+ position] &- UInt8(ascii: "0")) }
-                }
-            }
-        }
-        if second == 60 { (second, millisecond) = (59, 999) }
-        var offset: Int32 = 0
-        if skip(UInt8(ascii: "Z"), UInt8(ascii: "z")) {
-        } else if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
-            let sign: Int32 = bytes[index] == UInt8(ascii: "-") ? -1 : 1
-            index &+= 1
-            guard let hours = digits(2) else { return .failure("expected ±HH:MM") }
-            _ = skip(UInt8(ascii: ":"))
-            guard let minutes = digits(2), hours <= 23, minutes <= 59 else {
-                return .failure("expected ±HH:MM up to 23:59")
-            }
-            offset = sign * Int32(hours * 3_600 + minutes * 60)
-        } else {
-            return .failure("it needs Z or an offset (±HH:MM)")
-        }
-        guard index == bytes.count else { return .failure("unexpected text after the offset") }
-        let local: LocalDateTime
-        do {
-            local = try LocalDateTime(
-                year: year, month: month, day: day, hour: hour, minute: minute, second: second,
-                millisecond: millisecond)
-        } catch {
-            return .failure("\(error)")
-        }
-        // The wall time at `offset`: UTC is that much earlier (east) or later (west).
-        let milliseconds = local.naiveMilliseconds - Int64(offset) * 1_000
-        guard Instant.supportedMilliseconds.contains(milliseconds) else { return .failure("outside the years 1-9999") }
-        return .success(Instant(milliseconds: milliseconds), offset)
     }
 }

@@ -87,8 +87,38 @@ enum ObjectRecords {
                             Field("metadata", event.metadata.isEmpty ? .null : ExportCommand.metadata(event.metadata)),
                         ])
                     })))
+        if !workout.routes.isEmpty {
+            fields.append(Field("routes", .list(workout.routes.map { route(of: workout, $0) })))
+        }
         fields.append(Field("samples", .list(samples.map { .string($0.uuidString.lowercased()) })))
         return fields
+    }
+
+    /// The order of a route location's numbers in a workout's `routes` (`import-samples` reads the same).
+    static let routeColumns = [
+        "time", "latitude", "longitude", "altitude_m", "horizontal_accuracy_m", "vertical_accuracy_m",
+        "speed_m_per_s", "course_deg",
+    ]
+
+    /// A route as `{"metadata", "columns", "locations": [[time, latitude, longitude, altitude, ...], ...]}`: a list
+    /// per location, in ``routeColumns``' order (`null` for what the receiver did not know), its time at the
+    /// workout's offset; a list rather than an object, so that a day's locations fit in one line.
+    static func route(of workout: Workout, _ route: WorkoutRoute) -> FieldValue {
+        .object([
+            Field("metadata", route.metadata.isEmpty ? .null : ExportCommand.metadata(route.metadata)),
+            Field("columns", .list(routeColumns.map { .string($0) })),
+            Field(
+                "locations",
+                .list(
+                    route.locations.map { location in
+                        .list([
+                            .string(StoreArguments.format(location.time, offsetSeconds: workout.startOffsetSeconds)),
+                            .double(location.latitude), .double(location.longitude), .optional(location.altitude),
+                            .optional(location.horizontalAccuracy), .optional(location.verticalAccuracy),
+                            .optional(location.speed), .optional(location.course),
+                        ])
+                    })),
+        ])
     }
 
     // MARK: Tables
@@ -123,6 +153,8 @@ enum ObjectRecords {
         if let flights = workout.totalFlightsClimbed {
             parts.append("\(number(flights)) flights")
         }
+        let locations = workout.routes.reduce(0) { $0 + $1.locations.count }
+        if locations > 0 { parts.append("route of \(locations) locations") }
         return parts.joined(separator: ", ")
     }
 
@@ -304,7 +336,8 @@ enum ObjectRecords {
     /// A workout as a FHIR R4 Observation (R4 has no resource for an exercise session): category `activity`,
     /// code text `workout`, the activity type as `valueCodeableConcept` (HealthKit's name and number), the
     /// interval as `effectivePeriod`, and components for the duration (LOINC 55411-3, min), the energy (LOINC
-    /// 41981-2, kcal), the distance (m), strokes and flights (count); events as extensions.
+    /// 41981-2, kcal), the distance (m), strokes and flights (count); events as extensions, and each route as an
+    /// extension holding it as a GeoJSON attachment (``geoJSON(_:)``).
     static func fhir(_ workout: Workout) -> [Field] {
         var components: [FieldValue] = [
             .object([
@@ -361,6 +394,54 @@ enum ObjectRecords {
             }
             fields.append(Field("extension", .list(events)))
         }
+        if !workout.routes.isEmpty {
+            let routes: [FieldValue] = workout.routes.map { route in
+                .object([
+                    Field("url", .string("urn:wearhouse:workout-route")),
+                    Field(
+                        "valueAttachment",
+                        .object([
+                            Field("contentType", .string("application/geo+json")),
+                            Field("data", .string(Data(geoJSON(route).json.utf8).base64EncodedString())),
+                        ])),
+                ])
+            }
+            if let index = fields.firstIndex(where: { $0.name == "extension" }),
+                case .list(let events) = fields[index].value
+            {
+                fields[index] = Field("extension", .list(events + routes))
+            } else {
+                fields.append(Field("extension", .list(routes)))
+            }
+        }
         return fields
+    }
+
+    /// A route as a GeoJSON (RFC 7946) Feature: a LineString of `[longitude, latitude]` or `[longitude, latitude,
+    /// altitude]` positions, and under `properties` each location's time (UTC) and what else the receiver knew
+    /// (`null` where it did not), in the same order.
+    static func geoJSON(_ route: WorkoutRoute) -> FieldValue {
+        let positions: [FieldValue] = route.locations.map { location in
+            var position: [FieldValue] = [.double(location.longitude), .double(location.latitude)]
+            if let altitude = location.altitude { position.append(.double(altitude)) }
+            return .list(position)
+        }
+        func column(_ value: (RouteLocation) -> Double?) -> FieldValue {
+            .list(route.locations.map { .optional(value($0)) })
+        }
+        return .object([
+            Field("type", .string("Feature")),
+            Field("geometry", .object([Field("type", .string("LineString")), Field("coordinates", .list(positions))])),
+            Field(
+                "properties",
+                .object([
+                    Field(
+                        "times",
+                        .list(route.locations.map { .string(StoreArguments.format($0.time, offsetSeconds: 0)) })),
+                    Field("horizontal_accuracy_m", column(\.horizontalAccuracy)),
+                    Field("vertical_accuracy_m", column(\.verticalAccuracy)),
+                    Field("speed_m_per_s", column(\.speed)), Field("course_deg", column(\.course)),
+                ])),
+        ])
     }
 }

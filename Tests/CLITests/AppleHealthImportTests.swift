@@ -115,6 +115,7 @@ import Testing
            <WorkoutEvent type="HKWorkoutEventTypeSegment" date="2024-04-04 18:00:00 +0100" duration="30.0083" durationUnit="min"/>
            <WorkoutStatistics type="HKQuantityTypeIdentifierHeartRate" startDate="2024-04-04 18:00:00 +0100" endDate="2024-04-04 18:30:00 +0100" average="152" minimum="98" maximum="171" unit="count/min"/>
            <WorkoutRoute sourceName="Ann’s Apple Watch" sourceVersion="10.4" creationDate="2024-04-04 18:31:00 +0100" startDate="2024-04-04 18:00:00 +0100" endDate="2024-04-04 18:30:00 +0100">
+            <MetadataEntry key="HKMetadataKeySyncVersion" value="2"/>
             <FileReference path="/workout-routes/route_2024-04-04_6.30pm.gpx"/>
            </WorkoutRoute>
           </Workout>
@@ -130,9 +131,10 @@ import Testing
         <?xml version="1.0" encoding="UTF-8"?>
         <gpx version="1.1" creator="Apple Health Export" xmlns="http://www.topografix.com/GPX/1/1">
          <trk><name>Route 2024-04-04 6:30pm</name><trkseg>
-          <trkpt lon="-0.1" lat="51.5"><ele>10</ele><time>2024-04-04T17:00:01Z</time></trkpt>
-          <trkpt lon="-0.1001" lat="51.5001"><ele>10</ele><time>2024-04-04T17:00:02Z</time></trkpt>
-          <trkpt lon="-0.1002" lat="51.5002"><ele>11</ele><time>2024-04-04T17:00:03Z</time></trkpt>
+          <trkpt lon="-0.1" lat="51.5"><ele>10</ele><time>2024-04-04T17:00:01Z</time><extensions><speed>2.75</speed><course>359.5</course><hAcc>4.2</hAcc><vAcc>3.1</vAcc></extensions></trkpt>
+          <trkpt lon="-0.1001" lat="51.5001"><ele>
+           10.5 </ele><time>2024-04-04T18:00:02.250+01:00</time><extensions><speed>-1</speed><course>-1</course></extensions></trkpt>
+          <trkpt lon="-0.1002" lat="51.5002"><time>2024-04-04T17:00:03Z</time></trkpt>
          </trkseg></trk>
         </gpx>
 
@@ -152,7 +154,9 @@ import Testing
         func path(_ name: String) -> String { url.appendingPathComponent(name).path }
 
         /// `export.zip` holding `apple_health_export/export.xml` with `body`, a route, an ECG and a clinical record.
-        func exportZip(_ body: String, name: String = "export.zip") throws -> String {
+        func exportZip(_ body: String, name: String = "export.zip", gpx: String = AppleHealthImportTests.gpx) throws
+            -> String
+        {
             let root = url.appendingPathComponent("unpacked-\(name)/apple_health_export")
             try FileManager.default.createDirectory(
                 at: root.appendingPathComponent("workout-routes"), withIntermediateDirectories: true)
@@ -162,7 +166,7 @@ import Testing
                 at: root.appendingPathComponent("clinical-records"), withIntermediateDirectories: true)
             try (AppleHealthImportTests.header + body + "</HealthData>\n").write(
                 to: root.appendingPathComponent("export.xml"), atomically: true, encoding: .utf8)
-            try AppleHealthImportTests.gpx.write(
+            try gpx.write(
                 to: root.appendingPathComponent("workout-routes/route_2024-04-04_6.30pm.gpx"), atomically: true,
                 encoding: .utf8)
             try "Name,Ann\n".write(
@@ -273,8 +277,21 @@ import Testing
         #expect(run.metadata["averageMETs"] == .quantity(9.5, unit: "kcal/hr·kg"))
         #expect(run.metadata["heartRate.average"] == .quantity(152, unit: "count/min"))
         #expect(run.metadata["heartRate.maximum"] == .quantity(171, unit: "count/min"))
-        #expect(run.metadata["route"] == .string("/workout-routes/route_2024-04-04_6.30pm.gpx"))
-        #expect(run.metadata["routeLocations"] == .integer(3))
+        // The route, kept with the workout: every location's numbers, "unknown" (-1) speed and course none, the
+        // time's offset and fraction read, an absent altitude none.
+        #expect(run.metadata["route"] == nil)
+        #expect(run.routes.count == 1)
+        #expect(run.routes.first?.metadata["syncVersion"] == .integer(2))
+        #expect(
+            run.routes.first?.locations == [
+                RouteLocation(
+                    time: Instant(seconds: 1_712_250_001), latitude: 51.5, longitude: -0.1, altitude: 10,
+                    horizontalAccuracy: 4.2, verticalAccuracy: 3.1, speed: 2.75, course: 359.5),
+                RouteLocation(
+                    time: Instant(milliseconds: 1_712_250_002_250), latitude: 51.5001, longitude: -0.1001,
+                    altitude: 10.5),
+                RouteLocation(time: Instant(seconds: 1_712_250_003), latitude: 51.5002, longitude: -0.1002),
+            ])
         #expect(run.device == watch)
 
         // The activity rings' goals: a sample each over 2024-04-04 at the export's offset, with the achieved value.
@@ -441,6 +458,40 @@ import Testing
         #expect(counts["bloodPressureSystolic"] == 1)
         #expect(counts["bloodPressureDiastolic"] == nil)
         #expect(counts["dietaryProtein"] == 1)
+    }
+
+    /// A route file that does not read, or holds a location no receiver made: the summary names the route and
+    /// where, and the workout is kept without it.
+    @Test(arguments: [
+        ("<trkpt lon=\"-0.1\" lat=\"north\"><time>2024-04-04T17:00:01Z</time></trkpt>", "location 1 (line 4): lat north"),
+        ("<trkpt lon=\"-0.1\" lat=\"51.5\"><ele>10</ele></trkpt>", "location 1 (line 4) has no <time>"),
+        ("<trkpt lon=\"-0.1\" lat=\"51.5\"><time>yesterday</time></trkpt>", "time yesterday is not an RFC 3339"),
+        ("<trkpt lon=\"-0.1\" lat=\"91\"><time>2024-04-04T17:00:01Z</time></trkpt>", "latitude 91.0 must be"),
+        ("<trkpt lon=\"-0.1\" lat=\"51\"><time>2024-04-05T17:00:01Z</time></trkpt>", "within an hour"),
+        ("<trkpt lon=\"-0.1\" lat=\"51\"><time>2024-04-04T17:00:01Z</time>", "the GPX file cannot be read"),
+    ])
+    func aRouteThatCannotBeKeptIsNamedAndTheWorkoutKept(point: String, words: String) async throws {
+        let folder = try Folder()
+        let gpx = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <gpx version="1.1" creator="Apple Health Export" xmlns="http://www.topografix.com/GPX/1/1">
+             <trk><trkseg>
+              \(point)
+             </trkseg></trk>
+            </gpx>
+
+            """
+        let zip = try folder.exportZip(Self.everyKind, gpx: gpx)
+        let store = folder.path("health.db")
+        let result = try WearhouseRunner.run(["import-samples", "--store", store, zip])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(
+            result.stdout.contains("  WorkoutRoute /workout-routes/route_2024-04-04_6.30pm.gpx 1 (")
+                && result.stdout.contains(words), "\(words) in \(result.stdout)")
+        #expect(!result.stdout.contains("routes: "), "\(result.stdout)")
+        let workouts = try await Self.store(store).workouts(SampleQuery(type: .workout), as: .owner).workouts
+        #expect(workouts.count == 1)
+        #expect(workouts.first?.routes.isEmpty == true)
     }
 
     /// A store holding three heart rates from an earlier import, to see that a refused input leaves it alone.

@@ -21,6 +21,22 @@ import Testing
         var rates: [QuantitySample]
     }
 
+    /// The run's route: a location every 1.25 s, some without altitude, the first without speed.
+    static var routeLocations: [RouteLocation] {
+        var locations: [RouteLocation] = []
+        for index in 0..<50 {
+            let time: Instant = at(60).adding(milliseconds: Int64(index) * 1_250)
+            let latitude: Double = 51.5 + Double(index) * 1e-5
+            let altitude: Double? = index % 3 == 0 ? nil : 12.25
+            let speed: Double? = index == 0 ? nil : 2.8
+            locations.append(
+                RouteLocation(
+                    time: time, latitude: latitude, longitude: -0.1, altitude: altitude, horizontalAccuracy: 4.5,
+                    speed: speed, course: 90))
+        }
+        return locations
+    }
+
     /// A blood pressure (with a device), a meal, a run with two of three heart rates associated.
     func fill() async throws -> Filled {
         let writer = try SQLiteHealthStore(path: store)
@@ -47,7 +63,9 @@ import Testing
             events: [
                 WorkoutEvent(.pause, start: Self.at(80)), WorkoutEvent(.resume, start: Self.at(85)),
                 WorkoutEvent(.lap, start: Self.at(60), end: Self.at(70), metadata: ["lap": .integer(1)]),
-            ], source: runner, metadata: ["indoor": .bool(false)])
+            ],
+            routes: [WorkoutRoute(locations: Self.routeLocations, metadata: ["syncVersion": .integer(2)])],
+            source: runner, metadata: ["indoor": .bool(false)])
         #expect(try await writer.save([run], as: .owner) == [.inserted])
         let rates = (0..<3).map {
             QuantitySample(
@@ -103,6 +121,7 @@ import Testing
         #expect(copied.2 == original.2)
         #expect(copied.3 == original.3)
         #expect(copied.3.first?["heartRate"]?.count == 2)
+        #expect(copied.2.first?.routes.first?.locations.count == 50)
         // Importing the export again stores nothing new.
         let again = try WearhouseRunner.run(["import-samples", "--store", copy, "-"], stdin: export.stdout)
         #expect(again.stdout == "6 samples: 0 inserted, 6 duplicate, 0 conflict, 0 replaced, 0 stale\n")
@@ -157,6 +176,21 @@ import Testing
                 codes($0) == ["55411-3"] && ($0["valueQuantity"] as? [String: Any])?["value"] as? Double == 55
             })
         #expect(parts.contains { codes($0) == ["41981-2"] })
+        // The route: a GeoJSON LineString attached, its positions [longitude, latitude(, altitude)] and times.
+        let extensions = try #require(workout["extension"] as? [[String: Any]])
+        let route = try #require(extensions.first { $0["url"] as? String == "urn:wearhouse:workout-route" })
+        let attachment = try #require(route["valueAttachment"] as? [String: Any])
+        #expect(attachment["contentType"] as? String == "application/geo+json")
+        let data = try #require(Data(base64Encoded: attachment["data"] as? String ?? ""))
+        let feature = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let geometry = try #require(feature["geometry"] as? [String: Any])
+        #expect(geometry["type"] as? String == "LineString")
+        let positions = try #require(geometry["coordinates"] as? [[Double]])
+        #expect(positions.count == 50)
+        #expect(positions[0] == [-0.1, 51.5])
+        #expect(positions[1] == [-0.1, 51.50001, 12.25])
+        let times = (feature["properties"] as? [String: Any])?["times"] as? [String]
+        #expect(times?[1] == "2025-03-30T10:00:01.250Z")
         // CSV: the members' rows and the correlation's own, the workout's row with its fields.
         let csv = try WearhouseRunner.run([
             "export", "--store", store, "--format", "csv", "--type", "bloodPressure,workout",

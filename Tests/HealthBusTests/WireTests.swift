@@ -40,6 +40,52 @@ import Testing
         #expect(try SampleWire.decode(wire) == .heartbeats(series))
     }
 
+    @Test func workoutRoutesRoundTripWithUnknownsAsNaN() throws {
+        let start = Instant(seconds: 1_000)
+        let route = WorkoutRoute(
+            locations: [
+                RouteLocation(
+                    time: start, latitude: 51.5, longitude: -0.1, altitude: 12.5, horizontalAccuracy: 4,
+                    verticalAccuracy: 3, speed: 2.75, course: 180),
+                RouteLocation(time: start.adding(milliseconds: 1_250), latitude: 51.5001, longitude: -0.1001),
+            ], metadata: ["syncVersion": .integer(2)])
+        let workout = Workout(
+            activityType: .running, start: start, end: Instant(seconds: 1_600), routes: [route, route],
+            source: Source(identifier: "gateway"))
+        let wire = SampleWire.encode(workout)
+        #expect(wire.signature == "(sxxdsa{sv})")
+        let routes = try #require(wire.structMembers?[5].stringKeyedValue?["routes"])
+        #expect(routes.signature == "aa{sv}")
+        let second = try #require(routes.arrayElements?.first?.stringKeyedValue?["locations"]?.arrayElements?.last)
+        #expect(second.signature == "(xddddddd)")
+        #expect(second.structMembers?[3].doubleValue?.isNaN == true)
+        #expect(try SampleWire.decode(wire) == .workout(workout))
+        #expect(try SampleWire.checkSize(wire) == 0)
+
+        // More routes, or more locations, than a workout holds are refused before they are read.
+        var many = workout
+        many.routes = Array(repeating: route, count: Workout.maximumRoutes + 1)
+        #expect(throws: HealthBusError.self) { try SampleWire.checkSize(SampleWire.encode(many)) }
+        var long = workout
+        long.routes = [
+            WorkoutRoute(
+                locations: Array(repeating: route.locations[1], count: Workout.maximumRouteLocations / 2 + 1))
+        ]
+        long.routes.append(long.routes[0])
+        #expect(throws: HealthBusError.self) { try SampleWire.checkSize(SampleWire.encode(long)) }
+        // A route of the wrong shape names itself.
+        var shapes = wire.structMembers ?? []
+        var properties = shapes[5].stringKeyedValue ?? [:]
+        properties["routes"] = .array(HealthBusAPI.options, [.vardict(ordered: [("locations", .int64(3))])])
+        shapes[5] = .vardict(ordered: properties.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        do {
+            _ = try SampleWire.decode(.struct(shapes))
+            Issue.record("decoded a route of the wrong shape")
+        } catch {
+            #expect(error.message.contains("route 1: a route is a{sv}"), "\(error.message)")
+        }
+    }
+
     @Test(arguments: [
         (
             DBusValue.struct([.string("heartrate"), .int64(0), .int64(0), .double(70), .string(""), .vardict([:])]),

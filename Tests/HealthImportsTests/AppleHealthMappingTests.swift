@@ -138,4 +138,34 @@ import Testing
         let empty = try reader("")
         #expect(throws: XMLReadError.self) { try empty.next() }
     }
+
+    @Test func aReaderThatKeepsTextGivesEachElementsTextAtItsEnd() throws {
+        func reader(_ text: String, keepsText: Bool, limits: XMLPullReader.Limits = .init()) throws -> XMLPullReader {
+            var bytes = Array(text.utf8)[...]
+            return try XMLPullReader(name: "test.gpx", limits: limits, keepsText: keepsText) { buffer in
+                let count = min(buffer.count, bytes.count, 5)  // small reads, to split text between calls
+                buffer.copyBytes(from: bytes.prefix(count))
+                bytes = bytes.dropFirst(count)
+                return count
+            }
+        }
+        let text = "<p><ele> 10.5 </ele><time>2024-04-04T17:00:01Z</time><x>a &amp; b<![CDATA[ <c> ]]></x><e/></p>"
+        let xml = try reader(text, keepsText: true)
+        var texts: [String: String] = [:]
+        while let event = try xml.next() {
+            if case .end(let name, _) = event { texts[name] = try xml.text() }
+        }
+        #expect(texts == ["ele": " 10.5 ", "time": "2024-04-04T17:00:01Z", "x": "a & b <c> ", "e": "", "p": ""])
+        // A reader that does not keep text gives none; text past the limit on a value throws at its element.
+        let plain = try reader(text, keepsText: false)
+        _ = try plain.next()
+        _ = try plain.next()
+        #expect(try plain.next() == .end("ele", depth: 1))
+        #expect(try plain.text() == "")
+        let long = try reader("<p><t>123456</t></p>", keepsText: true, limits: .init(maximumAttributeBytes: 4))
+        _ = try long.next()
+        _ = try long.next()
+        _ = try long.next()
+        #expect(throws: XMLReadError.self) { try long.text() }
+    }
 }

@@ -51,4 +51,32 @@ import Testing
         #expect(statistics.buckets.map(\.start) == [now])
         #expect(statistics.buckets.map(\.end) == [Instant(seconds: 4_600)])
     }
+
+    @Test func routeLocationsSayWhyTheyAreInvalid() {
+        let at = Instant(seconds: 1_000)
+        func location(_ change: (inout RouteLocation) -> Void) -> RouteLocation {
+            var location = RouteLocation(
+                time: at, latitude: 51.5, longitude: -0.1, altitude: 10, horizontalAccuracy: 5, verticalAccuracy: 3,
+                speed: 2.5, course: 90)
+            change(&location)
+            return location
+        }
+        #expect(location { _ in }.invalidityReason == nil)
+        #expect(location { $0.latitude = -90 }.invalidityReason == nil)
+        #expect(location { $0.longitude = 180 }.invalidityReason == nil)
+        #expect(location { $0.course = 0 }.invalidityReason == nil)
+        let cases: [(RouteLocation, String)] = [
+            (location { $0.latitude = 90.01 }, "latitude"), (location { $0.latitude = .nan }, "latitude"),
+            (location { $0.longitude = -180.5 }, "longitude"), (location { $0.altitude = 100_001 }, "altitude"),
+            (location { $0.altitude = -.infinity }, "altitude"),
+            (location { $0.horizontalAccuracy = -1 }, "horizontal accuracy"),
+            (location { $0.verticalAccuracy = 2e6 }, "vertical accuracy"), (location { $0.speed = -0.5 }, "speed"),
+            (location { $0.course = 360 }, "course"), (location { $0.course = -1 }, "course"),
+            (location { $0.time = Instant(milliseconds: Instant.supportedMilliseconds.upperBound + 1) }, "time"),
+        ]
+        for (location, words) in cases {
+            let reason = location.invalidityReason
+            #expect(reason != nil && reason?.contains(words) == true, "\(location): \(reason ?? "valid")")
+        }
+    }
 }

@@ -274,6 +274,66 @@ extension StoreConformanceTests {
         #expect(try await store.latestAnchor(of: [.workout], as: .owner) == changes.anchor)
     }
 
+    /// A run with a route of a location every 10 s, the last few without altitude, speed or course.
+    static func routedRun(_ start: Int64) -> Workout {
+        var workout = run(start)
+        let locations = (0..<360).map { index in
+            let known = index < 350
+            return RouteLocation(
+                time: Instant(milliseconds: (start + Int64(index) * 10) * 1_000 + 250), latitude: 51.5 + Double(index) * 1e-4,
+                longitude: -0.1 - Double(index) * 1.5e-4, altitude: known ? 10 + Double(index % 7) * 0.1 : nil,
+                horizontalAccuracy: 4.2, verticalAccuracy: known ? 3.1 : nil, speed: known ? 2.75 : nil,
+                course: known ? 359.99 : nil)
+        }
+        workout.routes = [WorkoutRoute(locations: locations, metadata: ["syncVersion": .integer(2)])]
+        return workout
+    }
+
+    @Test(arguments: Engine.allCases) func aWorkoutKeepsItsRoute(_ engine: Engine) async throws {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
+        let workout = Self.routedRun(10_000)
+        #expect(try await store.save([workout], as: .owner) == [.inserted])
+        let stored = try await store.workouts(SampleQuery(type: .workout), as: .owner).workouts
+        #expect(stored == [workout])
+        #expect(stored.first?.routes.first?.locations.count == 360)
+        #expect(stored.first?.routes.first?.locations.last?.altitude == nil)
+        #expect(try await store.save([workout], as: .owner) == [.duplicate])
+        // The same workout with another route is another record of it: a conflict, the first stands.
+        var moved = workout
+        moved.routes[0].locations[5].latitude += 1e-6
+        #expect(try await store.save([moved], as: .owner) == [.conflict])
+        #expect(try await store.workouts(SampleQuery(type: .workout), as: .owner).workouts == [workout])
+
+        // A route that no receiver made is refused, naming the route and the location.
+        var invalid: [(Workout, String)] = []
+        var north = Self.routedRun(20_000)
+        north.routes[0].locations[1].latitude = 90.5
+        invalid.append((north, "route 1 of the workout, location 2: latitude"))
+        var backwards = Self.routedRun(20_000)
+        backwards.routes[0].locations[3].time = backwards.routes[0].locations[1].time.adding(milliseconds: -1)
+        invalid.append((backwards, "location 4: locations must be in time order"))
+        var late = Self.routedRun(20_000)
+        late.routes[0].locations.append(
+            RouteLocation(time: late.end.adding(milliseconds: 3_600_001), latitude: 51, longitude: 0))
+        invalid.append((late, "within an hour of the workout"))
+        var unknown = Self.routedRun(20_000)
+        unknown.routes[0].locations[0].speed = .nan
+        invalid.append((unknown, "speed nan"))
+        var many = Self.routedRun(20_000)
+        many.routes = Array(repeating: many.routes[0], count: Workout.maximumRoutes + 1)
+        invalid.append((many, "at most \(Workout.maximumRoutes) routes"))
+        for (workout, words) in invalid {
+            do {
+                _ = try await store.save([workout], as: .owner)
+                Issue.record("saved an invalid route (\(words))")
+            } catch let error as InvalidSampleError {
+                #expect(error.reason.contains(words), "\(error.reason)")
+            }
+        }
+        #expect(try await store.workouts(SampleQuery(type: .workout), as: .owner).workouts.count == 1)
+    }
+
     @Test(arguments: Engine.allCases) func workoutValidationAndGrants(_ engine: Engine) async throws {
         let (store, storage) = try makeStore(engine)
         defer { storage.remove() }
