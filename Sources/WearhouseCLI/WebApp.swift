@@ -194,6 +194,14 @@ struct WebApp: Sendable {
             endDay = endDay.adding(milliseconds: -43_200_000)
         }
         let filter = session.subject.map { [$0] }
+        let localEnd = try StatisticsBuckets.localTime(at: endDay.adding(milliseconds: -1), in: timeZone)
+        let dateText = String(localEnd.description.prefix(10))
+        if type.kind == .workout || type.kind == .correlation {
+            return try await objectPage(
+                type, from: from, to: endDay, subjects: filter, page: pageNumber,
+                link: "/type/\(type.identifier)?range=\(range)&amp;date=\(dateText)",
+                navigation: rangeNavigation(type, range, dateText), session)
+        }
         let buckets = try StatisticsBuckets(
             interval: try StatisticsInterval(parsing: interval),
             anchor: interval == "1w" ? .instant(from) : .defaultAnchor, timeZone: timeZone
@@ -238,25 +246,28 @@ struct WebApp: Sendable {
                         : [
                             "count", "avg", "min", "max",
                         ], byProvenance: false, unit: type.canonicalUnit)
-        let localEnd = try StatisticsBuckets.localTime(at: endDay.adding(milliseconds: -1), in: timeZone)
-        let dateText = String(localEnd.description.prefix(10))
         let samples = try await samplesTable(
             type, from: from, to: endDay, subjects: filter, page: pageNumber,
             link: "/type/\(type.identifier)?range=\(range)&amp;date=\(dateText)", session)
-        let tabs = Range.allCases.map { other in
-            "<a class=\"tab\(other == range ? " current" : "")\" href=\"/type/\(type.identifier)?range=\(other)"
-                + "&amp;date=\(dateText)\">\(other)</a>"
-        }.joined()
         return page(type.identifier, session: session) {
-            "<h1>\(html(type.identifier))\(type.canonicalUnit.isEmpty ? "" : " <small>(\(html(type.canonicalUnit)))</small>")</h1><nav class=\"tabs\">"
-                + tabs + "</nav><form method=\"get\" action=\"/type/\(type.identifier)\"><input type=\"hidden\" "
-                + "name=\"range\" value=\"\(range)\"><label>Ending <input type=\"date\" name=\"date\" value=\""
-                + "\(dateText)\"></label> <button>Go</button></form>" + chart + extras
+            "<h1>\(html(type.identifier))\(type.canonicalUnit.isEmpty ? "" : " <small>(\(html(type.canonicalUnit)))</small>")</h1>"
+                + rangeNavigation(type, range, dateText) + chart + extras
                 + "<h2>Sources</h2>" + sources + priority
                 + "<h2>Statistics</h2><pre class=\"stats\">\(html(statistics))</pre>"
                 + (type.aggregation == .series ? "" : "<p><a href=\"/add?type=\(type.identifier)\">Add data</a></p>")
                 + "<h2>Samples</h2>" + samples + deleteRangeForm(type, from: from, to: endDay, session)
         }
+    }
+
+    /// The range tabs (day, week, month, year) and the form that picks the day the range ends.
+    func rangeNavigation(_ type: HealthType, _ range: Range, _ dateText: String) -> String {
+        let tabs = Range.allCases.map { other in
+            "<a class=\"tab\(other == range ? " current" : "")\" href=\"/type/\(type.identifier)?range=\(other)"
+                + "&amp;date=\(dateText)\">\(other)</a>"
+        }.joined()
+        return "<nav class=\"tabs\">" + tabs + "</nav><form method=\"get\" action=\"/type/\(type.identifier)\">"
+            + "<input type=\"hidden\" name=\"range\" value=\"\(range)\"><label>Ending <input type=\"date\" name=\"date\" "
+            + "value=\"\(dateText)\"></label> <button>Go</button></form>"
     }
 
     /// The sources table: each source's statistics over the range (`perSource` when the caller has them already).
@@ -463,7 +474,15 @@ struct WebApp: Sendable {
         var ids: [UUID] = []
         while true {
             let next: SampleCursor?
-            if type.aggregation == .series {
+            if type.kind == .workout {
+                let read = try await store.workouts(query, as: .owner)
+                ids += read.workouts.map(\.id)
+                next = read.next
+            } else if type.kind == .correlation {
+                let read = try await store.correlations(query, as: .owner)
+                ids += read.correlations.map(\.id)
+                next = read.next
+            } else if type.aggregation == .series {
                 let read = try await store.heartbeatSeries(query, as: .owner)
                 ids += read.series.map(\.id)
                 next = read.next

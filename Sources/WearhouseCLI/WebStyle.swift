@@ -22,6 +22,9 @@ enum WebStyle {
         dt { color: var(--muted); } dd { margin: 0 0 0 8px; }
         svg.spark { width: 100%; height: 34px; } svg.spark path { fill: none; stroke: var(--accent); stroke-width: 2; }
         svg.chart { width: 100%; background: #fff; border: 1px solid var(--line); border-radius: 10px; }
+        .routes { display: flex; flex-wrap: wrap; gap: 12px; } .routes figure { margin: 0; width: 240px; }
+        svg.route { width: 240px; height: 240px; background: #fff; border: 1px solid var(--line); border-radius: 10px; }
+        svg.route path { fill: none; stroke: var(--accent); stroke-width: 2; } svg.route circle { fill: var(--accent); }
         svg text { font-size: 11px; fill: var(--muted); }
         rect.bar { fill: var(--calm); } rect.band { fill: #f3b2c8; } path.avg { fill: none; stroke: var(--accent); stroke-width: 2; }
         .goal { height: 8px; background: var(--line); border-radius: 4px; overflow: hidden; }

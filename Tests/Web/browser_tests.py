@@ -10,6 +10,7 @@ Run by `make test-web`; prints "web: N passed, N failed".
 import datetime
 import http.client
 import json
+import math
 import os
 import shutil
 import socket
@@ -35,7 +36,7 @@ PAGES = ["/", "/type/heartRate", "/type/heartRate?range=week", "/type/heartRate?
          "/type/heartRate?range=year", "/type/stepCount", "/type/stepCount?range=week", "/type/heartbeatSeries",
          "/type/sleepAnalysis", "/type/sleepAnalysis?range=week", "/type/sleepAnalysis?range=month",
          "/type/bodyMass?range=month", "/type/bloodPressureSystolic?range=week", "/type/bodyTemperature",
-         "/type/restingHeartRate?range=week", "/add", "/apps", "/sensors", "/me", "/export"]
+         "/type/restingHeartRate?range=week", "/type/workout?range=week", "/type/bloodPressure?range=week", "/add", "/apps", "/sensors", "/me", "/export"]
 
 results = {"passed": 0, "failed": 0}
 
@@ -141,11 +142,26 @@ def fill(store, now):
                           "source": "org.example.watch", "subject": "alice"})
         moment += datetime.timedelta(minutes=1)
     lines += measurements(now)
+    lines.append(run(now))
     path = store + ".ndjson"
     with open(path, "w") as file:
         file.write("\n".join(json.dumps(line) for line in lines) + "\n")
     wearhouse("import-samples", path, "--store", store)
     wearhouse("me", "set", "dateOfBirth", "1986-01-15", "--store", store)
+
+
+def run(now):
+    """A half-hour run three hours ago, with a route of 60 locations round a circle (altitude and course unknown
+    for some)."""
+    start = (now - datetime.timedelta(hours=3)).replace(second=0, microsecond=0)
+    locations = []
+    for index in range(60):
+        angle = index / 60 * 2 * math.pi
+        locations.append([stamp(start + datetime.timedelta(seconds=30 * index)), 51.5 + 0.002 * math.sin(angle),
+                          -0.1 + 0.003 * math.cos(angle), None if index % 7 == 0 else 12.5, 4.0, None, 2.8, None])
+    return {"type": "workout", "start": stamp(start), "end": stamp(start + datetime.timedelta(minutes=30)),
+            "source": "org.example.watch", "subject": "alice", "activity_type": "running", "duration_s": 1800,
+            "total_distance_m": 5000, "routes": [{"locations": locations}]}
 
 
 def stamp(moment):
@@ -618,6 +634,25 @@ def main():
             assert count(store, "heartRate", first, last) > 0, "another type's samples went"
 
         check("deleting a range removes exactly the samples the confirmation counted", delete_range)
+
+        def workouts():
+            driver.get(app.base + "/type/workout?range=week")
+            rows = driver.find_elements(By.CSS_SELECTOR, "table.samples tr")
+            assert len(rows) == 2, driver.page_source[:800]
+            assert "running 30 min, 5000 m, route of 60 locations" in rows[1].text, rows[1].text
+            route = driver.find_element(By.CSS_SELECTOR, "svg.route")
+            assert route.get_attribute("aria-label") == "route of 60 locations", route.get_attribute("aria-label")
+            assert route.find_element(By.TAG_NAME, "path").get_attribute("d").count("L") == 59
+            driver.save_screenshot(os.path.join(SHOTS, "filled-workout-route.png"))
+            rows[1].find_element(By.NAME, "id").click()
+            submit(driver, driver.find_element(By.CSS_SELECTOR, "#samples button"))
+            assert driver.find_element(By.ID, "count").text == "1", driver.page_source[:500]
+            submit(driver, driver.find_element(By.CSS_SELECTOR, "#confirm button"))
+            listed = wearhouse("samples", "--type", "workout", "--format", "json", "--store", store)
+            assert listed.strip() == "", listed[:300]
+            assert "No workouts in this range." in driver.page_source, driver.page_source[:800]
+
+        check("a workout is listed with its route drawn, and deleting it ticked removes it", workouts)
         app.stop()
         processes.remove(app)
         check("the demo store: every page; a sensor's wearer and location changed, another forgotten after its "
