@@ -802,7 +802,8 @@ public final class AppleHealthReader: @unchecked Sendable {
                 let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
                 guard let value = Double(trimmed), value.isFinite else {
                     throw MappingError(
-                        "location \(locations.count + 1) (line \(gpx.line)): \(name) \(trimmed.prefix(32)) is not a number")
+                        "location \(locations.count + 1) (line \(gpx.line)): \(name) \(trimmed.prefix(32)) is not a number"
+                    )
                 }
                 return value
             }
@@ -832,12 +833,16 @@ public final class AppleHealthReader: @unchecked Sendable {
                         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
                         guard case .success(let instant, _) = RFC3339Time.parse(trimmed) else {
                             throw MappingError(
-                                "location \(locations.count + 1) (line \(gpx.line)): time \(trimmed.prefix(40)) is not an RFC 3339 time")
+                                "location \(locations.count + 1) (line \(gpx.line)): time \(trimmed.prefix(40)) is not an RFC 3339 time"
+                            )
                         }
                         point?.time = instant
                         timed = true
                     case "speed": point?.speed = Self.known(try number(name, text))
-                    case "course": point?.course = Self.known(try number(name, text)).map { $0.truncatingRemainder(dividingBy: 360) }
+                    case "course":
+                        point?.course = Self.known(try number(name, text)).map {
+                            $0.truncatingRemainder(dividingBy: 360)
+                        }
                     case "hAcc": point?.horizontalAccuracy = Self.known(try number(name, text))
                     case "vAcc": point?.verticalAccuracy = Self.known(try number(name, text))
                     default: break

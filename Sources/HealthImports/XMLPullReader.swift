@@ -265,7 +265,9 @@ final class XMLPieceParser {
             var queued = XMLPullReader.Queued(event: .end(name(local, prefix), depth: depth), line: line)
             if keepsText {
                 let first = attributes.count
-                text.withUnsafeBufferPointer { attributes.append(name: UnsafeBufferPointer(start: nil, count: 0), value: $0) }
+                text.withUnsafeBufferPointer {
+                    attributes.append(name: UnsafeBufferPointer(start: nil, count: 0), value: $0)
+                }
                 queued.attributes = first..<attributes.count
                 queued.attributeError = textError
                 text.removeAll(keepingCapacity: true)

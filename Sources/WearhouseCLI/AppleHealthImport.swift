@@ -108,7 +108,8 @@ enum AppleHealthImport {
         summary.before = summary.before.filter { summary.after[$0.key] != nil }
         if reader.routeFiles > 0 {
             summary.notes.append(
-                "routes: \(reader.routeLocations) locations in \(reader.routeFiles) GPX files, kept with their workouts")
+                "routes: \(reader.routeLocations) locations in \(reader.routeFiles) GPX files, kept with their workouts"
+            )
         }
         if reader.creationDates > 0 {
             summary.notes.append(

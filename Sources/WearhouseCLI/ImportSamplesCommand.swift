@@ -383,7 +383,8 @@ struct ImportSamplesCommand: Command {
             if let columns = routeFields.object.present("columns") {
                 guard let names = columns.elements?.map(\.string), names == ObjectRecords.routeColumns else {
                     throw fail(
-                        "\(place): \"columns\" must be \(ObjectRecords.routeColumns.joined(separator: ", ")) in that order")
+                        "\(place): \"columns\" must be \(ObjectRecords.routeColumns.joined(separator: ", ")) in that order"
+                    )
                 }
             }
             guard let rows = routeFields.object.present("locations")?.elements else {

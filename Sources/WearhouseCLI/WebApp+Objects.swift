@@ -13,7 +13,8 @@ extension WebApp {
         _ type: HealthType, from: Instant, to: Instant, subjects: [String]?, page number: Int, link: String,
         navigation: String, _ session: SessionGate.Session
     ) async throws -> HTTPResponse {
-        var query = SampleQuery(type: type, from: from, to: to, subjects: subjects, ascending: false, limit: Self.pageSize)
+        var query = SampleQuery(
+            type: type, from: from, to: to, subjects: subjects, ascending: false, limit: Self.pageSize)
         var rows: [String] = []
         var routes: [String] = []
         var hasMore = false
@@ -73,7 +74,8 @@ extension WebApp {
         }
         let drawn = routes.isEmpty ? "" : "<h2>Routes</h2><div class=\"routes\">" + routes.joined() + "</div>"
         return page(type.identifier, session: session) {
-            "<h1>\(html(type.identifier))</h1>" + navigation + drawn + "<h2>\(html(noun.prefix(1).uppercased() + noun.dropFirst()))</h2>"
+            "<h1>\(html(type.identifier))</h1>" + navigation + drawn
+                + "<h2>\(html(noun.prefix(1).uppercased() + noun.dropFirst()))</h2>"
                 + list + deleteRangeForm(type, from: from, to: to, session)
         }
     }

@@ -463,7 +463,10 @@ import Testing
     /// A route file that does not read, or holds a location no receiver made: the summary names the route and
     /// where, and the workout is kept without it.
     @Test(arguments: [
-        ("<trkpt lon=\"-0.1\" lat=\"north\"><time>2024-04-04T17:00:01Z</time></trkpt>", "location 1 (line 4): lat north"),
+        (
+            "<trkpt lon=\"-0.1\" lat=\"north\"><time>2024-04-04T17:00:01Z</time></trkpt>",
+            "location 1 (line 4): lat north"
+        ),
         ("<trkpt lon=\"-0.1\" lat=\"51.5\"><ele>10</ele></trkpt>", "location 1 (line 4) has no <time>"),
         ("<trkpt lon=\"-0.1\" lat=\"51.5\"><time>yesterday</time></trkpt>", "time yesterday is not an RFC 3339"),
         ("<trkpt lon=\"-0.1\" lat=\"91\"><time>2024-04-04T17:00:01Z</time></trkpt>", "latitude 91.0 must be"),

@@ -280,7 +280,8 @@ extension StoreConformanceTests {
         let locations = (0..<360).map { index in
             let known = index < 350
             return RouteLocation(
-                time: Instant(milliseconds: (start + Int64(index) * 10) * 1_000 + 250), latitude: 51.5 + Double(index) * 1e-4,
+                time: Instant(milliseconds: (start + Int64(index) * 10) * 1_000 + 250),
+                latitude: 51.5 + Double(index) * 1e-4,
                 longitude: -0.1 - Double(index) * 1.5e-4, altitude: known ? 10 + Double(index % 7) * 0.1 : nil,
                 horizontalAccuracy: 4.2, verticalAccuracy: known ? 3.1 : nil, speed: known ? 2.75 : nil,
                 course: known ? 359.99 : nil)
