@@ -169,6 +169,8 @@ extension HealthType {
     public static let bloodPressure = HealthTypeCatalog.entry("bloodPressure")
     public static let food = HealthTypeCatalog.entry("food")
     public static let workout = HealthTypeCatalog.entry("workout")
+    /// Workouts' routes: granted apart from the workouts (`docs/store-semantics.md`, item 28).
+    public static let workoutRoute = HealthTypeCatalog.entry("workoutRoute")
     public static let bloodPressureSystolic = HealthTypeCatalog.entry("bloodPressureSystolic")
     public static let bloodPressureDiastolic = HealthTypeCatalog.entry("bloodPressureDiastolic")
 }

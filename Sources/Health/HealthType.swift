@@ -20,6 +20,9 @@ public struct HealthType: Hashable, Sendable, CustomStringConvertible {
         case workout
         /// Beat-to-beat series (`HKHeartbeatSeriesSample`).
         case series
+        /// A workout's routes (`HKSeriesType.workoutRoute()`): no samples of their own (they are kept with their
+        /// workout), a type so that reading and writing where someone went is granted apart from the workouts.
+        case route
     }
 
     /// How samples of a type combine.
@@ -328,5 +331,8 @@ public enum HealthTypeCatalog {
             identifier: "food", kind: .correlation, canonicalUnit: "", aggregation: .notAggregated, validRange: nil),
         HealthType(
             identifier: "workout", kind: .workout, canonicalUnit: "", aggregation: .notAggregated, validRange: nil),
+        HealthType(
+            identifier: "workoutRoute", kind: .route, canonicalUnit: "", aggregation: .notAggregated,
+            validRange: nil),
     ]
 }

@@ -169,7 +169,9 @@ extension PostgresHealthStore {
         for (index, workout) in workouts.enumerated() {
             if let reason = workout.invalidityReason { throw InvalidSampleError(index: index, reason: reason) }
         }
-        if !workouts.isEmpty { try requireShare(caller, [.workout]) }
+        if !workouts.isEmpty {
+            try requireShare(caller, [.workout] + (workouts.contains { !$0.routes.isEmpty } ? [.workoutRoute] : []))
+        }
         return try writeTransaction { connection in
             var outcomes: [WriteOutcome] = []
             for (index, workout) in workouts.enumerated() {
@@ -233,7 +235,10 @@ extension PostgresHealthStore {
             try log(
                 connection, caller, .query, type: HealthType.workout.identifier, count: found.objects.count,
                 denied: false)
-            return WorkoutPage(workouts: found.objects.map(\.workout), next: found.next)
+            return WorkoutPage(
+                workouts: StoredObject.workouts(
+                    found.objects, for: caller, routesReadable: try canRead(connection, caller, .workoutRoute)),
+                next: found.next)
         }
     }
 
@@ -388,7 +393,8 @@ extension PostgresHealthStore {
             added: [], deleted: deleted.filter { $0.0 <= newAnchor }.map(\.1), anchor: newAnchor,
             hasMore: events.count > kept.count)
         if type.kind == .workout {
-            changes.workouts = shown.map(\.workout)
+            changes.workouts = StoredObject.workouts(
+                shown, for: caller, routesReadable: try canRead(connection, caller, .workoutRoute))
         } else {
             changes.correlations = try shown.map { $0.correlation(try members(connection, of: $0, caller)) }
         }

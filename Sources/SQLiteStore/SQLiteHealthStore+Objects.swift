@@ -169,6 +169,7 @@ extension SQLiteHealthStore {
             if let reason = workout.invalidityReason { throw InvalidSampleError(index: index, reason: reason) }
         }
         if !workouts.isEmpty { try requireShare(caller, .workout) }
+        if workouts.contains(where: { !$0.routes.isEmpty }) { try requireShare(caller, .workoutRoute) }
         return try writeTransaction {
             var outcomes: [WriteOutcome] = []
             for (index, workout) in workouts.enumerated() {
@@ -226,7 +227,10 @@ extension SQLiteHealthStore {
         let ownOnly = try !canRead(caller, .workout)
         let found = try objects(query, caller: caller, ownOnly: ownOnly) { _ in true }
         try log(caller, .query, type: HealthType.workout.identifier, count: found.objects.count, denied: false)
-        return WorkoutPage(workouts: found.objects.map(\.workout), next: found.next)
+        return WorkoutPage(
+            workouts: StoredObject.workouts(
+                found.objects, for: caller, routesReadable: try canRead(caller, .workoutRoute)),
+            next: found.next)
     }
 
     public func add(_ sampleIDs: [UUID], to workout: UUID, as caller: Caller) throws -> Int {
@@ -387,7 +391,8 @@ extension SQLiteHealthStore {
             added: [], deleted: deleted.filter { $0.0 <= newAnchor }.map(\.1), anchor: newAnchor,
             hasMore: events.count > kept.count)
         if type.kind == .workout {
-            changes.workouts = shown.map(\.workout)
+            changes.workouts = StoredObject.workouts(
+                shown, for: caller, routesReadable: try canRead(caller, .workoutRoute))
         } else {
             changes.correlations = try shown.map { $0.correlation(try members(of: $0, caller)) }
         }

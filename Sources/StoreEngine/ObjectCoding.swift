@@ -39,8 +39,11 @@ public struct StoredObject: Sendable {
     }
 
     /// The workout this row holds (an unknown activity number reads as `other`).
-    public var workout: Workout {
-        let body = ObjectCoding.decode(body)
+    public var workout: Workout { workout(withRoutes: true) }
+
+    /// The workout this row holds, its routes left out unless `withRoutes` (they are not even read).
+    public func workout(withRoutes: Bool) -> Workout {
+        let body = ObjectCoding.decode(body, routes: withRoutes)
         return Workout(
             id: id, activityType: body.activityType, start: start, end: end, startOffsetSeconds: startOffsetSeconds,
             duration: body.duration ?? Double(end.milliseconds - start.milliseconds) / 1_000,
@@ -48,6 +51,13 @@ public struct StoredObject: Sendable {
             totalSwimmingStrokeCount: body.totalSwimmingStrokeCount, totalFlightsClimbed: body.totalFlightsClimbed,
             events: body.events, routes: body.routes, source: source, device: device, subject: subject,
             metadata: metadata)
+    }
+
+    /// The workouts `objects` hold as `caller` may read them: a workout's routes (where someone went, granted apart
+    /// as `workoutRoute`) only when `routesReadable` or the caller saved the workout. A workout without its routes
+    /// reads as one that has none, so that a caller cannot tell a denial from no route.
+    public static func workouts(_ objects: [StoredObject], for caller: Caller, routesReadable: Bool) -> [Workout] {
+        objects.map { $0.workout(withRoutes: routesReadable || $0.writer == caller.description) }
     }
 
     /// The correlation this row holds, with `members`.
@@ -174,8 +184,9 @@ public enum ObjectCoding {
         return json.text
     }
 
-    /// The fields of stored text; what does not read (text a store did not write) is left at its default.
-    public static func decode(_ text: String?) -> Body {
+    /// The fields of stored text (its routes only when `routes`); what does not read (text a store did not write)
+    /// is left at its default.
+    public static func decode(_ text: String?, routes readsRoutes: Bool = true) -> Body {
         var body = Body()
         guard let text, let value = try? JSONReader.value(text, limits: limits) else { return body }
         if case .integer(let number)? = value["activity"], let type = WorkoutActivityType(rawValue: Int(number)) {
@@ -197,7 +208,7 @@ public enum ObjectCoding {
                         metadata: MetadataCoding.decode(event["metadata"]?.string)))
             }
         }
-        if case .array(let routes)? = value["routes"] {
+        if readsRoutes, case .array(let routes)? = value["routes"] {
             for route in routes {
                 guard case .array(let rows)? = route["locations"] else { continue }
                 var locations: [RouteLocation] = []

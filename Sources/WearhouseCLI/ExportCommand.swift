@@ -65,17 +65,9 @@ struct ExportCommand: Command {
     func run(_ options: Options, console: Console) async -> ExitCode {
         await runStoreCommand(console) {
             let format = options.format
-            let chosen =
-                options.types
-                ?? HealthTypeCatalog.all.filter {
-                    $0.isSampleType || $0.kind == .series || $0.kind == .correlation || $0.kind == .workout
-                }
-            // Correlations first: their members are written with them, not again as samples of their own.
+            let chosen = options.types ?? Self.exportedTypes
             let types =
-                format == .sqlite
-                ? chosen.filter { $0.isSampleType || $0.kind == .series }
-                : chosen.filter { $0.kind == .correlation } + chosen.filter { $0.kind == .workout }
-                    + chosen.filter { $0.kind != .correlation && $0.kind != .workout }
+                format == .sqlite ? chosen.filter { $0.isSampleType || $0.kind == .series } : Self.inExportOrder(chosen)
             let store = try StoreLocation.open(store: options.store, mustExist: true)
             if format == .sqlite {
                 guard let path = options.out else {
@@ -124,6 +116,56 @@ struct ExportCommand: Command {
         }
     }
 
+    /// Every type an export holds: samples, heartbeat series, correlations and workouts.
+    static let exportedTypes = HealthTypeCatalog.all.filter {
+        $0.isSampleType || $0.kind == .series || $0.kind == .correlation || $0.kind == .workout
+    }
+
+    /// `types` in the order an export writes them: correlations first (their members are written with them, not
+    /// again as samples of their own), then workouts, then the rest.
+    static func inExportOrder(_ types: [HealthType]) -> [HealthType] {
+        types.filter { $0.kind == .correlation } + types.filter { $0.kind == .workout }
+            + types.filter { $0.kind != .correlation && $0.kind != .workout }
+    }
+
+    /// One page of what `query` selects of its type, as lines of `format`: correlations (their members' ids added
+    /// to `members`), workouts (each with the ids of its associated samples), heartbeat series, or samples (less
+    /// `members`, written with their correlations); how many were written, and the cursor of the next page.
+    static func page(
+        _ query: SampleQuery, of store: any HealthStoreEngine, format: Format, members: inout Set<UUID>
+    ) async throws -> (text: String, count: Int, next: SampleCursor?) {
+        var text = ""
+        let type = query.type
+        if type.kind == .correlation {
+            let page = try await store.correlations(query, as: .owner)
+            for correlation in page.correlations {
+                members.formUnion(correlation.objects.map(\.id))
+                text += lines(correlation, format: format)
+            }
+            return (text, page.correlations.count, page.next)
+        }
+        if type.kind == .workout {
+            let page = try await store.workouts(query, as: .owner)
+            for workout in page.workouts {
+                let ids = try await store.workoutSampleIDs(workout.id, as: .owner)
+                text += lines(workout, samples: ids.sorted { $0.key < $1.key }.flatMap(\.value), format: format)
+            }
+            return (text, page.workouts.count, page.next)
+        }
+        if type.aggregation == .series {
+            let page = try await store.heartbeatSeries(query, as: .owner)
+            for series in page.series { text += lines(series, format: format) }
+            return (text, page.series.count, page.next)
+        }
+        let page = try await store.samples(query, as: .owner)
+        var count = 0
+        for sample in page.samples where !members.contains(sample.id) {
+            text += lines(sample, format: format)
+            count += 1
+        }
+        return (text, count, page.next)
+    }
+
     /// Writes the samples of `types` in `store` that `query` selects (its type aside) in `format` (csv, ndjson or
     /// fhir) to `output`, page by page as the store reads them (memory is one page, whatever the export's size),
     /// and returns how many were written. Quantity and category samples are read as columns and written by
@@ -163,38 +205,9 @@ struct ExportCommand: Command {
             }
             query.limit = Self.pageSize
             while true {
-                let next: SampleCursor?
-                if type.kind == .correlation {
-                    let page = try await store.correlations(query, as: .owner)
-                    for correlation in page.correlations {
-                        members.formUnion(correlation.objects.map(\.id))
-                        output.append(Self.lines(correlation, format: format))
-                    }
-                    count += page.correlations.count
-                    next = page.next
-                } else if type.kind == .workout {
-                    let page = try await store.workouts(query, as: .owner)
-                    for workout in page.workouts {
-                        let ids = try await store.workoutSampleIDs(workout.id, as: .owner)
-                        output.append(
-                            Self.lines(
-                                workout, samples: ids.sorted { $0.key < $1.key }.flatMap(\.value), format: format))
-                    }
-                    count += page.workouts.count
-                    next = page.next
-                } else if type.aggregation == .series {
-                    let page = try await store.heartbeatSeries(query, as: .owner)
-                    for series in page.series { output.append(Self.lines(series, format: format)) }
-                    count += page.series.count
-                    next = page.next
-                } else {
-                    let page = try await store.samples(query, as: .owner)
-                    for sample in page.samples where !members.contains(sample.id) {
-                        output.append(Self.lines(sample, format: format))
-                        count += 1
-                    }
-                    next = page.next
-                }
+                let (text, written, next) = try await Self.page(query, of: store, format: format, members: &members)
+                output.append(text)
+                count += written
                 try output.flushWhenFull()
                 progress?.show(count)
                 guard let next else { break }

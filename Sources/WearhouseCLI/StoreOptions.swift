@@ -105,7 +105,8 @@ enum StoreOptions {
         guard type.isSampleType || type.kind == .series else {
             throw UsageError(
                 "\(type.identifier) is a \(type.kind.rawValue) type, not one of samples"
-                    + (type.kind == .characteristic ? " (see 'wearhouse me')" : ""))
+                    + (type.kind == .characteristic ? " (see 'wearhouse me')" : "")
+                    + (type.kind == .route ? " (routes come with their workouts: --type workout)" : ""))
         }
         return type
     }

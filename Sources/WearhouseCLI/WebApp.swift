@@ -73,7 +73,8 @@ struct WebApp: Sendable {
         case ("GET", "me"): return try await mePage(session)
         case ("POST", "me"): return try await changeCharacteristics(request, session)
         case ("GET", "export") where parts.count == 1: return exportPage(session)
-        case ("GET", "export") where parts.count == 2 && parts[1] == "download": return try download(request)
+        case ("GET", "export") where parts.count == 2 && parts[1] == "download":
+            return try download(request, session)
         default:
             return page("Not found", session: session, status: 404) {
                 "<h1>Not found</h1><p><a href=\"/\">Back to the summary</a></p>"
@@ -170,6 +171,8 @@ struct WebApp: Sendable {
         guard let type = HealthTypeCatalog.type(identifier) else {
             throw PageError(status: 404, message: "There is no type '\(identifier)'.")
         }
+        // Routes have no page of their own: they are drawn with their workouts.
+        if type.kind == .route { return .redirect("/type/workout") }
         let range = request.query["range"].flatMap(Range.init(rawValue:)) ?? .day
         let pageNumber = min(Self.maximumPage, max(1, request.query["page"].flatMap { Int($0) } ?? 1))
         var endDay: Instant
@@ -389,8 +392,9 @@ struct WebApp: Sendable {
 
     // MARK: Adding
 
-    /// The quantity types a person can enter by hand (heartbeat series come from sensors only).
-    static var enterable: [HealthType] { HealthTypeCatalog.all.filter { $0.aggregation != .series } }
+    /// The quantity and category types a person can enter by hand (heartbeat series come from sensors only; the
+    /// other kinds are not one value).
+    static var enterable: [HealthType] { HealthTypeCatalog.all.filter(\.isSampleType) }
 
     func addForm(_ identifier: String?, _ session: SessionGate.Session, problem: String?, status: Int = 200) throws
         -> HTTPResponse
@@ -708,11 +712,12 @@ struct WebApp: Sendable {
         }
     }
 
-    func download(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard let format = request.query["format"].flatMap(ExportCommand.Format.init(rawValue:)) else {
+    func download(_ request: HTTPRequest, _ session: SessionGate.Session) throws -> HTTPResponse {
+        guard let format = request.query["format"].flatMap(ExportCommand.Format.init(rawValue:)), format != .sqlite
+        else {
             throw PageError(status: 400, message: "format must be csv, ndjson or fhir")
         }
-        let producer = ExportProducer(store: store, format: format)
+        let producer = ExportProducer(store: store, format: format, subjects: session.subject.map { [$0] })
         return HTTPResponse(
             status: 200,
             headers: [
@@ -853,17 +858,22 @@ func html(_ text: String) -> String {
     return out
 }
 
-/// The export, page by page: each call one page of one type (at most 2,000 samples), `nil` at the end.
+/// The export, page by page (``ExportCommand/page(_:of:format:members:)``, what `wearhouse export` writes, in its
+/// order: correlations, workouts, then samples and series): each call one page of one type, `nil` at the end.
 actor ExportProducer {
     let store: any HealthStoreEngine
     let format: ExportCommand.Format
-    private var types = HealthTypeCatalog.all[...]
+    let subjects: [String]?
+    private var types = ExportCommand.inExportOrder(ExportCommand.exportedTypes)[...]
     private var query: SampleQuery?
     private var started = false
+    /// The members of the correlations written so far (not written again as samples).
+    private var members: Set<UUID> = []
 
-    init(store: any HealthStoreEngine, format: ExportCommand.Format) {
+    init(store: any HealthStoreEngine, format: ExportCommand.Format, subjects: [String]?) {
         self.store = store
         self.format = format
+        self.subjects = subjects
     }
 
     func next() async throws -> [UInt8]? {
@@ -874,20 +884,12 @@ actor ExportProducer {
         while true {
             if query == nil {
                 guard let type = types.popFirst() else { return nil }
-                query = SampleQuery(type: type, limit: 2_000)
+                query = SampleQuery(type: type, subjects: subjects, limit: ExportCommand.pageSize)
             }
             guard var current = query else { return nil }
-            var text = ""
-            let next: SampleCursor?
-            if current.type.aggregation == .series {
-                let page = try await store.heartbeatSeries(current, as: .owner)
-                for series in page.series { text += ExportCommand.lines(series, format: format) }
-                next = page.next
-            } else {
-                let page = try await store.samples(current, as: .owner)
-                for sample in page.samples { text += ExportCommand.lines(sample, format: format) }
-                next = page.next
-            }
+            var written = members
+            let (text, _, next) = try await ExportCommand.page(current, of: store, format: format, members: &written)
+            members = written
             if let next {
                 current.cursor = next
                 query = current

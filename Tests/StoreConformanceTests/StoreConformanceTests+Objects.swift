@@ -275,8 +275,8 @@ extension StoreConformanceTests {
     }
 
     /// A run with a route of a location every 10 s, the last few without altitude, speed or course.
-    static func routedRun(_ start: Int64) -> Workout {
-        var workout = run(start)
+    static func routedRun(_ start: Int64, source: Source = runner) -> Workout {
+        var workout = run(start, source: source)
         let locations = (0..<360).map { index in
             let known = index < 350
             return RouteLocation(
@@ -333,6 +333,45 @@ extension StoreConformanceTests {
             }
         }
         #expect(try await store.workouts(SampleQuery(type: .workout), as: .owner).workouts.count == 1)
+    }
+
+    /// Where someone went is granted apart from their workouts (HealthKit's `workoutRoute`): an app needs its share
+    /// grant to save a route and its read grant to see others' routes; without it a workout reads as one without
+    /// a route, in queries and in anchored changes alike. Its own routes it always sees.
+    @Test(arguments: Engine.allCases) func routesNeedTheirOwnGrant(_ engine: Engine) async throws {
+        let (store, storage) = try makeStore(engine)
+        defer { storage.remove() }
+        let owners = Self.routedRun(10_000)
+        #expect(try await store.save([owners], as: .owner) == [.inserted])
+        let app = Caller.app("com.example.runner")
+        try await store.setAuthorization(
+            app: "com.example.runner", [TypeAuthorization(type: "workout", read: true, share: true)])
+        let apps = Self.routedRun(50_000, source: Source(identifier: "com.example.runner"))
+        await #expect(throws: NotAuthorizedError.self) { try await store.save([apps], as: app) }
+        var bare = apps
+        bare.routes = []
+        #expect(try await store.save([bare], as: app) == [.inserted])
+        // Read without the route grant: the owner's workout without its route, the app's own whole.
+        func seen() async throws -> [Int] {
+            try await store.workouts(SampleQuery(type: .workout), as: app).workouts.map { workout in
+                workout.routes.reduce(0) { $0 + $1.locations.count }
+            }
+        }
+        #expect(try await seen() == [0, 0])
+        #expect(
+            try await store.changes(of: .workout, since: nil, limit: 10, as: app).workouts.map(\.routes) == [[], []])
+        try await store.setAuthorization(
+            app: "com.example.runner", [TypeAuthorization(type: "workoutRoute", read: false, share: true)])
+        let second = Self.routedRun(90_000, source: Source(identifier: "com.example.runner"))
+        #expect(try await store.save([second], as: app) == [.inserted])
+        #expect(try await seen() == [0, 0, 360])
+        try await store.setAuthorization(
+            app: "com.example.runner", [TypeAuthorization(type: "workoutRoute", read: true, share: true)])
+        #expect(try await seen() == [360, 0, 360])
+        let changes = try await store.changes(of: .workout, since: nil, limit: 10, as: app)
+        #expect(changes.workouts.map { $0.routes.first?.locations.count ?? 0 } == [360, 0, 360])
+        // The owner sees every route.
+        #expect(try await store.workouts(SampleQuery(type: .workout), as: .owner).workouts[0] == owners)
     }
 
     @Test(arguments: Engine.allCases) func workoutValidationAndGrants(_ engine: Engine) async throws {

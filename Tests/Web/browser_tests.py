@@ -635,6 +635,26 @@ def main():
 
         check("deleting a range removes exactly the samples the confirmation counted", delete_range)
 
+        def download():
+            cookie = "wearhouse_session=" + driver.get_cookie("wearhouse_session")["value"]
+            status, headers, text = raw(app, "GET", "/export/download?format=ndjson", headers={"Cookie": cookie})
+            assert status == 200, status
+            assert headers.get("Content-Type") == "application/x-ndjson", headers
+            exported = wearhouse("export", "--format", "ndjson", "--store", store)
+            assert text == exported, f"{len(text)} bytes downloaded, {len(exported)} exported"
+            copy = store + ".copy.db"
+            done = subprocess.run([WEARHOUSE, "import-samples", "-", "--store", copy], input=text, text=True,
+                                  capture_output=True, timeout=60)
+            assert done.returncode == 0, done.stderr
+            for type_name in ["heartRate", "stepCount", "bloodPressureSystolic", "sleepAnalysis"]:
+                assert count(copy, type_name) == count(store, type_name), type_name
+            copied = [json.loads(line) for line in
+                      wearhouse("samples", "--type", "workout", "--format", "json", "--store", copy).splitlines()]
+            assert len(copied) == 1 and len(copied[0]["routes"][0]["locations"]) == 60, copied
+
+        check("the NDJSON download is what `wearhouse export` writes, the workout and its route included, and "
+              "imports back", download)
+
         def workouts():
             driver.get(app.base + "/type/workout?range=week")
             rows = driver.find_elements(By.CSS_SELECTOR, "table.samples tr")
