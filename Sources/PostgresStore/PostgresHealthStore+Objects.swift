@@ -357,9 +357,11 @@ extension PostgresHealthStore {
 
     /// New correlations or workouts of `type` after `anchor`, with the tombstones of deleted ones.
     func objectChanges(
-        _ connection: PostgresConnection, of type: HealthType, typeID: Int64, since anchor: Int64, limit: Int,
+        _ connection: PostgresConnection, of type: HealthType, typeID: Int64, since anchor: Int64, limit asked: Int,
         as caller: Caller
     ) throws -> ChangeSet {
+        // Workouts' rows hold their routes: a few at a time (the changes say there are more).
+        let limit = type.kind == .workout ? min(asked, ObjectPage.rowsPerRead(type)) : asked
         let readAll =
             try type.kind == .workout
             ? canRead(connection, caller, type) : canReadEveryMember(connection, of: type, caller)
@@ -408,10 +410,10 @@ extension PostgresHealthStore {
         include: (StoredObject) throws -> Bool
     ) throws -> (objects: [StoredObject], next: SampleCursor?) {
         guard let typeID = try existingTypeID(connection, query.type.identifier) else { return ([], nil) }
-        var matched: [StoredObject] = []
+        var matched = ObjectPage(limit: query.limit)
         var cursor = query.cursor
-        let wanted = query.limit ?? Int.max
-        while matched.count < wanted {
+        let rows = ObjectPage.rowsPerRead(query.type)
+        while !matched.isFull {
             var conditions = PostgresConditions()
             conditions.add("o.type_id = ?", ["\(typeID)"])
             if let to = query.to { conditions.add("o.start_ms <= ?", ["\(to.milliseconds)"]) }
@@ -429,20 +431,18 @@ extension PostgresHealthStore {
             let page = readObjects(
                 try connection.query(
                     "SELECT \(Self.objectColumns) WHERE \(conditions.sql) "
-                        + "ORDER BY o.start_ms \(order), o.end_ms \(order), o.uuid \(order) LIMIT 1000",
+                        + "ORDER BY o.start_ms \(order), o.end_ms \(order), o.uuid \(order) LIMIT \(rows)",
                     conditions.parameters), type: query.type)
-            for object in page where matched.count < wanted {
+            for object in page where !matched.isFull {
                 guard query.matchesTime(start: object.start, end: object.end), query.matchesMetadata(object.metadata),
                     try include(object)
                 else { continue }
-                matched.append(object)
+                matched.add(object)
             }
-            guard let last = page.last, page.count == 1_000 else { break }
+            guard let last = page.last, page.count == rows else { break }
             cursor = last.cursor
         }
-        let next = SampleCursor.following(
-            matched: matched.count, wanted: wanted, last: matched.last.map { ($0.start, $0.end, $0.id) })
-        return (matched, next)
+        return (matched.objects, matched.next)
     }
 
     private func storedObjectHeader(_ connection: PostgresConnection, _ id: UUID) throws -> (

@@ -353,9 +353,11 @@ extension SQLiteHealthStore {
     }
 
     /// New correlations or workouts of `type` after `anchor`, with the tombstones of deleted ones.
-    func objectChanges(of type: HealthType, typeID: Int64, since anchor: Int64, limit: Int, as caller: Caller)
+    func objectChanges(of type: HealthType, typeID: Int64, since anchor: Int64, limit asked: Int, as caller: Caller)
         throws -> ChangeSet
     {
+        // Workouts' rows hold their routes: a few at a time (the changes say there are more).
+        let limit = type.kind == .workout ? min(asked, ObjectPage.rowsPerRead(type)) : asked
         // Workouts: all with a read grant, else the caller's own. Correlations: those the caller may see
         // (``correlationIsVisible``); deletions of others' only with read grants on every type the correlation
         // type accepts.
@@ -407,10 +409,10 @@ extension SQLiteHealthStore {
         _ query: SampleQuery, caller: Caller, ownOnly: Bool, include: (StoredObject) throws -> Bool
     ) throws -> (objects: [StoredObject], next: SampleCursor?) {
         guard let typeID = try existingTypeID(query.type.identifier) else { return ([], nil) }
-        var matched: [StoredObject] = []
+        var matched = ObjectPage(limit: query.limit)
         var cursor = query.cursor
-        let wanted = query.limit ?? Int.max
-        while matched.count < wanted {
+        let rows = ObjectPage.rowsPerRead(query.type)
+        while !matched.isFull {
             var conditions = SQLConditions()
             conditions.add("o.type_id = ?", [.integer(typeID)])
             if let to = query.to { conditions.add("o.start_ms <= ?", [.integer(to.milliseconds)]) }
@@ -430,24 +432,22 @@ extension SQLiteHealthStore {
             let order = query.ascending ? "ASC" : "DESC"
             let statement = try conditions.prepare(
                 "SELECT \(Self.objectColumns) WHERE \(conditions.sql) "
-                    + "ORDER BY o.start_ms \(order), o.end_ms \(order), o.uuid \(order) LIMIT 1000",
+                    + "ORDER BY o.start_ms \(order), o.end_ms \(order), o.uuid \(order) LIMIT \(rows)",
                 on: connection)
             var page: [StoredObject] = []
             while try statement.step() {
                 if let object = readObject(statement, type: query.type) { page.append(object) }
             }
-            for object in page where matched.count < wanted {
+            for object in page where !matched.isFull {
                 guard query.matchesTime(start: object.start, end: object.end), query.matchesMetadata(object.metadata),
                     try include(object)
                 else { continue }
-                matched.append(object)
+                matched.add(object)
             }
-            guard let last = page.last, page.count == 1_000 else { break }
+            guard let last = page.last, page.count == rows else { break }
             cursor = last.cursor
         }
-        let next = SampleCursor.following(
-            matched: matched.count, wanted: wanted, last: matched.last.map { ($0.start, $0.end, $0.id) })
-        return (matched, next)
+        return (matched.objects, matched.next)
     }
 
     private func storedObjectHeader(_ id: UUID) throws -> (

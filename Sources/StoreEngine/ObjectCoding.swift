@@ -71,6 +71,37 @@ public struct StoredObject: Sendable {
     public var cursor: SampleCursor { SampleCursor(start: start, end: end, id: id.uuidString) }
 }
 
+/// A page of correlations or workouts as both engines make it from their rows: objects added until the query's
+/// limit, or until their bodies hold ``maximumBytes`` (a workout's body holds its routes: a page then ends early,
+/// with a cursor), so that a page's memory, and a reply over D-Bus, stay bounded whatever the routes' lengths.
+public struct ObjectPage: Sendable {
+    /// About a thousand hour-long routes at a location a second.
+    public static let maximumBytes = 16 << 20
+
+    public let wanted: Int
+    public private(set) var objects: [StoredObject] = []
+    private var bytes = 0
+
+    public init(limit: Int?) { wanted = limit ?? Int.max }
+
+    /// How many rows of `type` one read of an engine takes (fewer for workouts, whose rows hold their routes).
+    public static func rowsPerRead(_ type: HealthType) -> Int { type.kind == .workout ? 32 : 1_000 }
+
+    /// Whether the page takes no more: the limit reached, or the bodies' bytes.
+    public var isFull: Bool { objects.count >= wanted || bytes >= Self.maximumBytes }
+
+    public mutating func add(_ object: StoredObject) {
+        objects.append(object)
+        bytes += object.body?.utf8.count ?? 0
+    }
+
+    /// The cursor after this page when it is full (`nil` for the last page).
+    public var next: SampleCursor? {
+        guard isFull, wanted != Int.max || bytes >= Self.maximumBytes, let last = objects.last else { return nil }
+        return last.cursor
+    }
+}
+
 /// What tells two correlations' members apart when a correlation is saved again: each member's natural key and
 /// value (`docs/store-semantics.md`, item 21: the same measurement, whatever id it was given, and whichever version
 /// of its source wrote it).
