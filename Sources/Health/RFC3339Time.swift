@@ -1,5 +1,7 @@
+internal import Support
+
 /// An RFC 3339 time read from text (the edges' times: `import-samples` lines, GPX files): the instant and its offset
-/// from UTC in seconds, or why the text is not one. Accepted: `YYYY-MM-DD`, `T`, `t` or a space, `HH:MM[:SS]`, any
+/// from UTC in seconds, or why the text is not one; and an instant written as such text (``text(_:offsetSeconds:)``). Accepted: `YYYY-MM-DD`, `T`, `t` or a space, `HH:MM[:SS]`, any
 /// number of fraction digits (up to 30; the store keeps milliseconds, so further digits are dropped, which moves the
 /// instant toward the earlier millisecond), a leap second `:60` read as `:59.999`, then `Z`, `z`, `±HH:MM` or
 /// `±HHMM`.
@@ -92,5 +94,50 @@ public enum RFC3339Time: Sendable {
         let milliseconds = local.naiveMilliseconds - Int64(offset) * 1_000
         guard Instant.supportedMilliseconds.contains(milliseconds) else { return .failure("outside the years 1-9999") }
         return .success(Instant(milliseconds: milliseconds), offset)
+    }
+
+    /// ISO 8601 with the sample's own offset, e.g. `2025-03-30T10:00:00.000+02:00`. Computed by calendar
+    /// arithmetic (`CivilCalendar`, as `LocalDateTime`), not a `DateFormatter`, which would cost
+    /// more than the rest of a listing; instants are within the years 1-9999 (`Instant.supportedMilliseconds`).
+    public static func text(_ instant: Instant, offsetSeconds: Int32) -> String {
+        let local = instant.milliseconds + Int64(offsetSeconds) * 1000
+        let dayLength: Int64 = 86_400_000
+        let days = local >= 0 ? local / dayLength : (local - dayLength + 1) / dayLength
+        let time = local - days * dayLength
+        let (year, month, day) = CivilCalendar.date(days: days)
+        // Into bytes, digit by digit (exports format two instants per sample).
+        var text: [UInt8] = []
+        text.reserveCapacity(29)
+        func padded(_ value: Int64, _ width: Int) {
+            let digits = String(value).utf8
+            if digits.count < width {
+                text.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - digits.count))
+            }
+            text.append(contentsOf: digits)
+        }
+        func add(_ character: Unicode.Scalar) { text.append(UInt8(ascii: character)) }
+        padded(year, 4)
+        add("-")
+        padded(month, 2)
+        add("-")
+        padded(day, 2)
+        add("T")
+        padded(time / 3_600_000, 2)
+        add(":")
+        padded(time / 60_000 % 60, 2)
+        add(":")
+        padded(time / 1_000 % 60, 2)
+        add(".")
+        padded(time % 1_000, 3)
+        if offsetSeconds == 0 {
+            add("Z")
+        } else {
+            let magnitude = Int64(abs(Int(offsetSeconds)))
+            add(offsetSeconds < 0 ? "-" : "+")
+            padded(magnitude / 3600, 2)
+            add(":")
+            padded(magnitude % 3600 / 60, 2)
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import GATT
 internal import Glibc
 import Health
+import HealthImports
 import SQLiteStore
 import StoreEngine
 
@@ -27,7 +28,10 @@ struct ExportCommand: Command {
         JSON; a heartbeat series gives one row per beat (its RR interval in ms at the beat's instant). sqlite: a
         database of one row per sample (tables types, samples and heartbeats; times as ISO text and epoch
         milliseconds, metadata as JSON text) that sqlite3, Datasette or pandas read as it is
-        (docs/sqlite-export.md); needs --out. Samples are written as they are read (\(ExportCommand.columnsPageSize)
+        (docs/sqlite-export.md); needs --out. gpx: the workouts' routes as one GPX 1.1 document, a track a route
+        named by its workout's activity and start, each location with its altitude, time and, as Apple's export
+        writes them, speed, course and accuracies under <extensions> (only workouts: --type workout or none).
+        Samples are written as they are read (\(ExportCommand.columnsPageSize)
         samples, or \(ExportCommand.pageSize) series, correlations or workouts, at a time), so memory stays flat
         whatever the export's size; --out is written beside the file and renamed over
         it once complete. A running count shows on stderr when it is a terminal (and the data does not go there).
@@ -36,7 +40,7 @@ struct ExportCommand: Command {
 
     /// What `--format` names.
     enum Format: String, CaseIterable, Sendable {
-        case csv, ndjson, fhir, sqlite
+        case csv, ndjson, fhir, sqlite, gpx
     }
 
     struct Options: CommandOptions {
@@ -68,6 +72,10 @@ struct ExportCommand: Command {
             let chosen = options.types ?? Self.exportedTypes
             let types =
                 format == .sqlite ? chosen.filter { $0.isSampleType || $0.kind == .series } : Self.inExportOrder(chosen)
+            if format == .gpx, let chosen = options.types, chosen != [.workout] {
+                console.error("--format gpx writes workouts' routes: --type workout, or no --type")
+                return .usage
+            }
             let store = try StoreLocation.open(store: options.store, mustExist: true)
             if format == .sqlite {
                 guard let path = options.out else {
@@ -100,6 +108,16 @@ struct ExportCommand: Command {
                 type: .heartRate, from: StoreOptions.instant(options.from, in: options.timeZone),
                 to: StoreOptions.instant(options.to, in: options.timeZone), subjects: options.subjects)
             do {
+                if format == .gpx {
+                    let written = try await Self.writeGPX(of: store, query, to: output)
+                    if let file, let path = options.out {
+                        try file.finish()
+                        console.err(
+                            "exported \(written.routes) routes (\(written.locations) locations) of \(written.workouts) "
+                                + "workouts to \(path)\n")
+                    }
+                    return .success
+                }
                 let count = try await Self.write(
                     types, of: store, query, format: format, to: output, progress: progress)
                 progress?.end()
@@ -114,6 +132,37 @@ struct ExportCommand: Command {
             }
             return .success
         }
+    }
+
+    /// Writes the routes of the workouts `query` selects (its type aside) as one GPX document (``GPXWriter``), page
+    /// by page; how many workouts had routes, how many routes and locations were written.
+    static func writeGPX(of store: any HealthStoreEngine, _ base: SampleQuery, to output: OutputBuffer) async throws
+        -> (workouts: Int, routes: Int, locations: Int)
+    {
+        var query = base
+        query.type = .workout
+        query.limit = pageSize
+        output.append(GPXWriter.header)
+        var written = (workouts: 0, routes: 0, locations: 0)
+        while true {
+            let page = try await store.workouts(query, as: .owner)
+            for workout in page.workouts where !workout.routes.isEmpty {
+                guard let tracks = GPXWriter.tracks(of: workout) else {
+                    throw StoreArguments.Invalid(
+                        message: "cannot write the GPX of workout \(workout.id): out of memory")
+                }
+                output.append(tracks)
+                written.workouts += 1
+                written.routes += workout.routes.count
+                written.locations += workout.routes.reduce(0) { $0 + $1.locations.count }
+            }
+            try output.flushWhenFull()
+            guard let next = page.next else { break }
+            query.cursor = next
+        }
+        output.append(GPXWriter.footer)
+        try output.flush()
+        return written
     }
 
     /// Every type an export holds: samples, heartbeat series, correlations and workouts.
@@ -243,7 +292,7 @@ struct ExportCommand: Command {
                 separator: ",") + "\n"
         case .ndjson: FieldValue.object(openMHealth(sample)).json + "\n"
         case .fhir: FieldValue.object(fhirObservation(sample)).json + "\n"
-        case .sqlite: ""  // written by exportSQLite, not as lines
+        case .sqlite, .gpx: ""  // written by exportSQLite and writeGPX, not as lines
         }
     }
 
@@ -253,7 +302,7 @@ struct ExportCommand: Command {
         case .csv: ObjectRecords.csv(correlation)
         case .ndjson: FieldValue.object(ObjectRecords.openMHealth(correlation)).json + "\n"
         case .fhir: FieldValue.object(ObjectRecords.fhir(correlation)).json + "\n"
-        case .sqlite: ""
+        case .sqlite, .gpx: ""
         }
     }
 
@@ -263,7 +312,7 @@ struct ExportCommand: Command {
         case .csv: ObjectRecords.csv(workout, samples: samples)
         case .ndjson: FieldValue.object(ObjectRecords.openMHealth(workout, samples: samples)).json + "\n"
         case .fhir: FieldValue.object(ObjectRecords.fhir(workout)).json + "\n"
-        case .sqlite: ""
+        case .sqlite, .gpx: ""
         }
     }
 
@@ -289,7 +338,7 @@ struct ExportCommand: Command {
             }.joined()
         case .ndjson: return FieldValue.object(openMHealth(series)).json + "\n"
         case .fhir: return FieldValue.object(fhirObservation(series)).json + "\n"
-        case .sqlite: return ""  // written by exportSQLite, not as lines
+        case .sqlite, .gpx: return ""  // written by exportSQLite and writeGPX, not as lines
         }
     }
 

@@ -79,7 +79,7 @@ extension SampleLineWriter {
             switch format {
             case .csv: .csv { SamplesCommand.fields($0, valueName: false).map(\.value) }
             case .fhir: .json { .object(ExportCommand.fhirObservation($0)) }
-            case .ndjson, .sqlite: .json { .object(ExportCommand.openMHealth($0)) }
+            case .ndjson, .sqlite, .gpx: .json { .object(ExportCommand.openMHealth($0)) }
             }
         return SampleLineWriter(shape: shape) { ExportCommand.lines($0, format: format) }
     }

@@ -113,49 +113,9 @@ enum StoreLocation {
 enum StoreArguments {
     struct Invalid: Error { var message: String }
 
-    /// ISO 8601 with the sample's own offset, e.g. `2025-03-30T10:00:00.000+02:00`. Computed by calendar
-    /// arithmetic (`CivilCalendar`, as `LocalDateTime`), not a `DateFormatter`, which would cost
-    /// more than the rest of a listing; instants are within the years 1-9999 (`Instant.supportedMilliseconds`).
+    /// ISO 8601 with the sample's own offset, e.g. `2025-03-30T10:00:00.000+02:00` (``RFC3339Time/text(_:offsetSeconds:)``).
     static func format(_ instant: Instant, offsetSeconds: Int32) -> String {
-        let local = instant.milliseconds + Int64(offsetSeconds) * 1000
-        let dayLength: Int64 = 86_400_000
-        let days = local >= 0 ? local / dayLength : (local - dayLength + 1) / dayLength
-        let time = local - days * dayLength
-        let (year, month, day) = CivilCalendar.date(days: days)
-        // Into bytes, digit by digit (exports format two instants per sample).
-        var text: [UInt8] = []
-        text.reserveCapacity(29)
-        func padded(_ value: Int64, _ width: Int) {
-            let digits = String(value).utf8
-            if digits.count < width {
-                text.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - digits.count))
-            }
-            text.append(contentsOf: digits)
-        }
-        func add(_ character: Unicode.Scalar) { text.append(UInt8(ascii: character)) }
-        padded(year, 4)
-        add("-")
-        padded(month, 2)
-        add("-")
-        padded(day, 2)
-        add("T")
-        padded(time / 3_600_000, 2)
-        add(":")
-        padded(time / 60_000 % 60, 2)
-        add(":")
-        padded(time / 1_000 % 60, 2)
-        add(".")
-        padded(time % 1_000, 3)
-        if offsetSeconds == 0 {
-            add("Z")
-        } else {
-            let magnitude = Int64(abs(Int(offsetSeconds)))
-            add(offsetSeconds < 0 ? "-" : "+")
-            padded(magnitude / 3600, 2)
-            add(":")
-            padded(magnitude % 3600 / 60, 2)
-        }
-        return String(decoding: text, as: UTF8.self)
+        RFC3339Time.text(instant, offsetSeconds: offsetSeconds)
     }
 }
 

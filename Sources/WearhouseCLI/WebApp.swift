@@ -713,7 +713,8 @@ struct WebApp: Sendable {
     }
 
     func download(_ request: HTTPRequest, _ session: SessionGate.Session) throws -> HTTPResponse {
-        guard let format = request.query["format"].flatMap(ExportCommand.Format.init(rawValue:)), format != .sqlite
+        guard let format = request.query["format"].flatMap(ExportCommand.Format.init(rawValue:)),
+            format != .sqlite, format != .gpx
         else {
             throw PageError(status: 400, message: "format must be csv, ndjson or fhir")
         }

@@ -139,6 +139,29 @@ import Testing
         #expect(thirdContents.3 == original.3)
     }
 
+    /// `export --format gpx`: the routes as one GPX document, a track a route, each location with what it knows.
+    @Test func gpxWritesEachRouteAsATrack() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        _ = try await fill()
+        let out = directory.appendingPathComponent("routes.gpx").path
+        let result = try WearhouseRunner.run(["export", "--store", store, "--format", "gpx", "--out", out])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("exported 1 routes (50 locations) of 1 workouts to "), "\(result.stderr)")
+        let gpx = try String(contentsOfFile: out, encoding: .utf8)
+        #expect(gpx.hasPrefix("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<gpx version=\"1.1\""))
+        #expect(gpx.hasSuffix("</trk>\n</gpx>\n"))
+        #expect(gpx.components(separatedBy: "<trkpt ").count == 51)
+        #expect(gpx.contains("<name>running 2025-03-30T10:00:00.000Z</name>"))
+        // The second location: an altitude, a time to the millisecond, speed, course and horizontal accuracy.
+        let second =
+            "<trkpt lat=\"51.50001\" lon=\"-0.1\">\n   <ele>12.25</ele>\n   <time>2025-03-30T10:00:01.250Z</time>\n"
+            + "   <extensions>\n    <speed>2.8</speed>\n    <course>90.0</course>\n    <hAcc>4.5</hAcc>\n   </extensions>"
+        #expect(gpx.contains(second), "\(gpx.prefix(800))")
+        // Only workouts have routes.
+        let refused = try WearhouseRunner.run(["export", "--store", store, "--format", "gpx", "--type", "heartRate"])
+        #expect(refused.status == 64)
+    }
+
     @Test func fhirWritesBloodPressureAsOneObservationAndAWorkoutAsAnother() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let filled = try await fill()
