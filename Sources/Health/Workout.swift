@@ -265,14 +265,19 @@ public struct Workout: Hashable, Sendable, Identifiable {
         return routesInvalidityReason
     }
 
+    /// How many locations the routes hold together.
+    public var routeLocationCount: Int { routes.reduce(0) { $0 + $1.locations.count } }
+
     /// Why a store would reject this workout's routes, or `nil`: at most ``maximumRoutes`` routes of at most
-    /// ``maximumRouteLocations`` locations together, each route's locations valid, in time order (two may share a
-    /// time) and within ``routeMargin`` of the workout's interval, and its metadata valid.
+    /// ``maximumRouteLocations`` locations together, each route with a location at least, its locations valid, in
+    /// time order (two may share a time) and within ``routeMargin`` of the workout's interval, and its metadata
+    /// valid.
     public var routesInvalidityReason: String? {
+        guard start.isSupported, end.isSupported else { return "the workout's interval is outside the years 1-9999" }
         guard routes.count <= Self.maximumRoutes else {
             return "a workout holds at most \(Self.maximumRoutes) routes, not \(routes.count)"
         }
-        let locations = routes.reduce(0) { $0 + $1.locations.count }
+        let locations = routeLocationCount
         guard locations <= Self.maximumRouteLocations else {
             return "a workout's routes hold at most \(Self.maximumRouteLocations) locations, not \(locations)"
         }
@@ -281,6 +286,7 @@ public struct Workout: Hashable, Sendable, Identifiable {
         for (routeIndex, route) in routes.enumerated() {
             let place = "route \(routeIndex + 1) of the workout"
             if let reason = route.metadata.invalidityReason { return "\(place): \(reason)" }
+            guard !route.locations.isEmpty else { return "\(place) holds no location" }
             var previous = Int64.min
             for (index, location) in route.locations.enumerated() {
                 let position = "\(place), location \(index + 1)"

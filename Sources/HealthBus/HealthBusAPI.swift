@@ -35,6 +35,8 @@ public enum HealthBusAPI {
     public static let maximumStringLength = 1_024
     /// The most beats one `SaveSamples` call may carry, over all its heartbeat series.
     public static let maximumBeatsPerCall = 1_000_000
+    /// The most route locations one `SaveSamples` call may carry, over all its workouts.
+    public static let maximumRouteLocationsPerCall = 1_000_000
     /// How many calls one connection may have waiting for the store at once; more are refused with
     /// `LimitExceeded` until one finishes, so that no caller can queue up work in front of the others.
     public static let maximumCallsInFlight = 8

@@ -123,6 +123,7 @@ extension HealthBusServer {
         // Sizes first, before any sample is made.
         var beats = 0
         var parts = 0  // correlations' members and workouts' events
+        var locations = 0  // workouts' route locations
         for (index, value) in values.enumerated() {
             do {
                 beats += try SampleWire.checkSize(value)
@@ -136,6 +137,14 @@ extension HealthBusServer {
                 throw HealthBusError.limitExceeded(
                     "SaveSamples takes at most \(HealthBusAPI.maximumBatchSize * 10) correlation members and workout "
                         + "events a call; split the batch")
+            }
+            for route in properties?["routes"]?.arrayElements ?? [] {
+                locations += route.stringKeyedValue?["locations"]?.arrayElements?.count ?? 0
+            }
+            guard locations <= HealthBusAPI.maximumRouteLocationsPerCall else {
+                throw HealthBusError.limitExceeded(
+                    "SaveSamples takes at most \(HealthBusAPI.maximumRouteLocationsPerCall) route locations a call over "
+                        + "all its workouts; split the batch")
             }
             guard beats <= HealthBusAPI.maximumBeatsPerCall else {
                 throw HealthBusError.limitExceeded(

@@ -299,7 +299,7 @@ public final class AppleHealthReader: @unchecked Sendable {
             case "Workout":
                 if let workout = try readWorkout(try xml.attributes(), depth: depth, line: line) {
                     workouts.append(workout)
-                    locations += workout.routes.reduce(0) { $0 + $1.locations.count }
+                    locations += workout.routeLocationCount
                 }
             default:
                 try xml.skip(depth: depth)
@@ -775,7 +775,7 @@ public final class AppleHealthReader: @unchecked Sendable {
                     try self.route(inFile: file, metadata: try self.metadata(route.metadata), startedAt: line))
                 if let reason = candidate.routesInvalidityReason { throw MappingError(reason) }
                 workout = candidate
-                routeLocations += workout.routes[workout.routes.count - 1].locations.count
+                routeLocations += workout.routes.last?.locations.count ?? 0
                 routeFiles += 1
             } catch {
                 skip(what, error.description, line)
@@ -856,6 +856,7 @@ public final class AppleHealthReader: @unchecked Sendable {
         } catch {
             throw MappingError("the GPX file cannot be read: \(error)")
         }
+        guard !locations.isEmpty else { throw MappingError("the GPX file holds no location (<trkpt>)") }
         return WorkoutRoute(locations: locations, metadata: metadata)
     }
 

@@ -382,18 +382,21 @@ extension PostgresHealthStore {
                 deleted.append((tombstones.int64(row, 0), id))
             }
         }
-        let events = (objects.map(\.seq) + deleted.map(\.0)).sorted()
+        // Workouts' routes: what stays within a page's bytes, and nothing after it.
+        let (within, cut) = type.kind == .workout ? ObjectPage.prefixWithinBytes(objects) : (objects, false)
+        let cutoff = cut ? within.last?.seq ?? anchor : .max
+        let events = (within.map(\.seq) + deleted.map(\.0)).filter { $0 <= cutoff }.sorted()
         let kept = events.prefix(max(0, limit))
         let newAnchor = kept.last ?? anchor
         var readable: [String: Bool] = [:]
-        let shown = try objects.filter { object in
+        let shown = try within.filter { object in
             try object.seq <= newAnchor
                 && (type.kind == .workout || isVisible(connection, object, caller, &readable))
         }
         try log(connection, caller, .changes, type: type.identifier, count: kept.count, denied: false)
         var changes = ChangeSet(
             added: [], deleted: deleted.filter { $0.0 <= newAnchor }.map(\.1), anchor: newAnchor,
-            hasMore: events.count > kept.count)
+            hasMore: events.count > kept.count || cut)
         if type.kind == .workout {
             changes.workouts = StoredObject.workouts(
                 shown, for: caller, routesReadable: try canRead(connection, caller, .workoutRoute))

@@ -359,7 +359,7 @@ extension SQLiteHealthStore {
         // Workouts' rows hold their routes: a few at a time (the changes say there are more).
         let limit = type.kind == .workout ? min(asked, ObjectPage.rowsPerRead(type)) : asked
         // Workouts: all with a read grant, else the caller's own. Correlations: those the caller may see
-        // (``correlationIsVisible``); deletions of others' only with read grants on every type the correlation
+        // (``isVisible(_:_:_:)``); deletions of others' only with read grants on every type the correlation
         // type accepts.
         let readAll = try type.kind == .workout ? canRead(caller, type) : canReadEveryMember(of: type, caller)
         let ownObjects = type.kind == .workout && !readAll
@@ -381,17 +381,20 @@ extension SQLiteHealthStore {
         while try tombstones.step() {
             if let id = tombstones.blob(1).flatMap(UUID.init(bytes:)) { deleted.append((tombstones.int64(0), id)) }
         }
-        let events = (objects.map(\.seq) + deleted.map(\.0)).sorted()
+        // Workouts' routes: what stays within a page's bytes, and nothing after it.
+        let (within, cut) = type.kind == .workout ? ObjectPage.prefixWithinBytes(objects) : (objects, false)
+        let cutoff = cut ? within.last?.seq ?? anchor : .max
+        let events = (within.map(\.seq) + deleted.map(\.0)).filter { $0 <= cutoff }.sorted()
         let kept = events.prefix(max(0, limit))
         let newAnchor = kept.last ?? anchor
         var visible = CorrelationVisibility()
-        let shown = try objects.filter { object in
+        let shown = try within.filter { object in
             try object.seq <= newAnchor && (type.kind == .workout || isVisible(object, caller, &visible))
         }
         try log(caller, .changes, type: type.identifier, count: kept.count, denied: false)
         var changes = ChangeSet(
             added: [], deleted: deleted.filter { $0.0 <= newAnchor }.map(\.1), anchor: newAnchor,
-            hasMore: events.count > kept.count)
+            hasMore: events.count > kept.count || cut)
         if type.kind == .workout {
             changes.workouts = StoredObject.workouts(
                 shown, for: caller, routesReadable: try canRead(caller, .workoutRoute))
@@ -434,17 +437,19 @@ extension SQLiteHealthStore {
                 "SELECT \(Self.objectColumns) WHERE \(conditions.sql) "
                     + "ORDER BY o.start_ms \(order), o.end_ms \(order), o.uuid \(order) LIMIT \(rows)",
                 on: connection)
-            var page: [StoredObject] = []
-            while try statement.step() {
-                if let object = readObject(statement, type: query.type) { page.append(object) }
-            }
-            for object in page where !matched.isFull {
+            // Row by row, so that no more bodies are read than the page takes.
+            var stepped = 0
+            var last: StoredObject?
+            while !matched.isFull, try statement.step() {
+                stepped += 1
+                guard let object = readObject(statement, type: query.type) else { continue }
+                last = object
                 guard query.matchesTime(start: object.start, end: object.end), query.matchesMetadata(object.metadata),
                     try include(object)
                 else { continue }
                 matched.add(object)
             }
-            guard let last = page.last, page.count == rows else { break }
+            guard !matched.isFull, let last, stepped == rows else { break }
             cursor = last.cursor
         }
         return (matched.objects, matched.next)

@@ -75,8 +75,9 @@ public struct StoredObject: Sendable {
 /// limit, or until their bodies hold ``maximumBytes`` (a workout's body holds its routes: a page then ends early,
 /// with a cursor), so that a page's memory, and a reply over D-Bus, stay bounded whatever the routes' lengths.
 public struct ObjectPage: Sendable {
-    /// About a thousand hour-long routes at a location a second.
-    public static let maximumBytes = 16 << 20
+    /// About 500 hour-long routes at a location a second, and at most 16 MB over D-Bus (a location, 33 bytes of
+    /// JSON at the fewest, is 64 on the wire): half the system bus's limit on a message.
+    public static let maximumBytes = 8 << 20
 
     public let wanted: Int
     public private(set) var objects: [StoredObject] = []
@@ -85,7 +86,15 @@ public struct ObjectPage: Sendable {
     public init(limit: Int?) { wanted = limit ?? Int.max }
 
     /// How many rows of `type` one read of an engine takes (fewer for workouts, whose rows hold their routes).
-    public static func rowsPerRead(_ type: HealthType) -> Int { type.kind == .workout ? 32 : 1_000 }
+    public static func rowsPerRead(_ type: HealthType) -> Int { type.kind == .workout ? 8 : 1_000 }
+
+    /// The first of `objects` whose bodies stay within ``maximumBytes`` (one at least), and whether any were left
+    /// out: what anchored changes of workouts hand out at once.
+    public static func prefixWithinBytes(_ objects: [StoredObject]) -> (objects: [StoredObject], cut: Bool) {
+        var page = ObjectPage(limit: nil)
+        for object in objects where !page.isFull { page.add(object) }
+        return (page.objects, page.objects.count < objects.count)
+    }
 
     /// Whether the page takes no more: the limit reached, or the bodies' bytes.
     public var isFull: Bool { objects.count >= wanted || bytes >= Self.maximumBytes }

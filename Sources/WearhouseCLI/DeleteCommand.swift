@@ -56,6 +56,39 @@ struct DeleteCommand: Command {
         rules: [.oneOf("id", "type"), .exclusive("dry-run", "yes"), .requires("type", "from", "to")]
             + DeleteCommand.typeFilters.map { OptionRule.requires($0, "type") })
 
+    /// The ids of every sample, series, correlation or workout of `query.type` that `query` selects, page after page
+    /// (a page of workouts ends early when their routes are long); past `maximum`, `nil`.
+    static func ids(matching base: SampleQuery, in store: any HealthStoreEngine, maximum: Int = .max) async throws
+        -> [UUID]?
+    {
+        var query = base
+        query.limit = 10_000
+        var ids: [UUID] = []
+        while true {
+            let next: SampleCursor?
+            if query.type.kind == .workout {
+                let read = try await store.workouts(query, as: .owner)
+                ids += read.workouts.map(\.id)
+                next = read.next
+            } else if query.type.kind == .correlation {
+                let read = try await store.correlations(query, as: .owner)
+                ids += read.correlations.map(\.id)
+                next = read.next
+            } else if query.type.aggregation == .series {
+                let read = try await store.heartbeatSeries(query, as: .owner)
+                ids += read.series.map(\.id)
+                next = read.next
+            } else {
+                let read = try await store.samples(query, as: .owner)
+                ids += read.samples.map(\.id)
+                next = read.next
+            }
+            guard ids.count <= maximum else { return nil }
+            guard let next else { return ids }
+            query.cursor = next
+        }
+    }
+
     func run(_ options: Options, console: Console) async -> ExitCode {
         await runStoreCommand(console) {
             var ids = options.ids ?? []
@@ -67,15 +100,7 @@ struct DeleteCommand: Command {
                 let query = SampleQuery(
                     type: type, from: from, to: to, sources: options.sources, devices: options.devices,
                     subjects: options.subjects)
-                if query.type.aggregation == .series {
-                    ids += try await store.heartbeatSeries(query, as: .owner).series.map(\.id)
-                } else if query.type.kind == .correlation {
-                    ids += try await store.correlations(query, as: .owner).correlations.map(\.id)
-                } else if query.type.kind == .workout {
-                    ids += try await store.workouts(query, as: .owner).workouts.map(\.id)
-                } else {
-                    ids += try await store.samples(query, as: .owner).samples.map(\.id)
-                }
+                ids += try await Self.ids(matching: query, in: store) ?? []
             }
             if options.dryRun {
                 console.out("would delete \(try await store.deletionCount(ids, as: .owner)) samples\n")

@@ -18,9 +18,10 @@ struct ExportCommand: Command {
         beats), with the sample's source, device, subject and metadata under header.wearhouse;
         'wearhouse import-samples' reads it back into the same samples. Correlations and workouts are one line
         each: blood pressure as omh blood-pressure 3.0 (fhir: one Observation, LOINC 85354-9, components 8480-6
-        and 8462-4 in mm[Hg]), food with its members, a workout as omh physical-activity 1.2 (fhir: an
-        Observation with the activity type, duration, totals and events); a correlation's members are written with
-        it, not again on their own, and a workout carries the ids of its samples. fhir: one R4 Observation a line,
+        and 8462-4 in mm[Hg]), food with its members, a workout as omh physical-activity 1.2 with its whole record,
+        routes included (fhir: an Observation with the activity type, duration, totals and events, and each route
+        as a GeoJSON attachment); a correlation's members are written with it, not again on their own, and a
+        workout carries the ids of its samples. fhir: one R4 Observation a line,
         the type's LOINC code and UCUM units, the sample id as identifier urn:uuid:<id>; body weight, height (cm),
         body temperature (Cel), oxygen saturation (%), heart rate and respiratory rate (/min) follow the
         vital-signs profiles; a category sample's value is a code (valueCodeableConcept, the value's name), a
@@ -28,7 +29,8 @@ struct ExportCommand: Command {
         JSON; a heartbeat series gives one row per beat (its RR interval in ms at the beat's instant). sqlite: a
         database of one row per sample (tables types, samples and heartbeats; times as ISO text and epoch
         milliseconds, metadata as JSON text) that sqlite3, Datasette or pandas read as it is
-        (docs/sqlite-export.md); needs --out. gpx: the workouts' routes as one GPX 1.1 document, a track a route
+        (docs/sqlite-export.md); it holds samples and series only (correlations' members among them), not
+        correlations or workouts as such; needs --out. gpx: the workouts' routes as one GPX 1.1 document, a track a route
         named by its workout's activity and start, each location with its altitude, time and, as Apple's export
         writes them, speed, course and accuracies under <extensions> (only workouts: --type workout or none).
         Samples are written as they are read (\(ExportCommand.columnsPageSize)
@@ -154,7 +156,7 @@ struct ExportCommand: Command {
                 output.append(tracks)
                 written.workouts += 1
                 written.routes += workout.routes.count
-                written.locations += workout.routes.reduce(0) { $0 + $1.locations.count }
+                written.locations += workout.routeLocationCount
             }
             try output.flushWhenFull()
             guard let next = page.next else { break }

@@ -105,11 +105,16 @@ final class ImportReader: @unchecked Sendable {
     /// And of its samples that keep their own ids (``SampleBatch/identified``) and its correlations.
     private var identifiedLines: [Int] = []
     private var correlationLines: [Int] = []
+    /// And of its workouts (which the store counts after everything else of the batch).
+    private var workoutLines: [Int] = []
     private var shownPercent = -1
     /// The fast path for flat lines, and the stream of the last one it read.
     private var flat = FlatLineParser()
-    /// The file's workouts (with the ids of their samples), saved after its samples.
-    private(set) var workouts: [(workout: Workout, samples: [UUID])] = []
+    /// The workouts read so far (each goes in with its batch, routes and all, and is not held).
+    private(set) var workoutCount = 0
+    /// The ids of the samples each workout lists, associated once every batch is in (a workout's samples may be
+    /// anywhere in the file).
+    private(set) var associations: [(workout: UUID, samples: [UUID])] = []
 
     init(lines: LineReader, defaultSource: String, size: Int64, progress: (@Sendable (Double) -> Void)?) {
         self.lines = lines
@@ -125,7 +130,9 @@ final class ImportReader: @unchecked Sendable {
         seriesLines.removeAll(keepingCapacity: true)
         identifiedLines.removeAll(keepingCapacity: true)
         correlationLines.removeAll(keepingCapacity: true)
+        workoutLines.removeAll(keepingCapacity: true)
         var batch = SampleBatch()
+        var workouts: [SampleBatch.WorkoutEntry] = []
         var series: [HeartbeatSeriesSample] = []
         var identified: [QuantitySample] = []
         var correlations: [Correlation] = []
@@ -180,8 +187,10 @@ final class ImportReader: @unchecked Sendable {
                     correlations.append(correlation)
                     correlationLines.append(lines.lineNumber)
                 case .workout(let workout, let ids):
-                    try holdOneMoreObject()
-                    workouts.append((workout, ids))
+                    try countOneMoreWorkout()
+                    workouts.append(SampleBatch.WorkoutEntry(workout, sampleIDs: []))
+                    workoutLines.append(lines.lineNumber)
+                    if !ids.isEmpty { associations.append((workout.id, ids)) }
                 }
             } catch {
                 throw ImportSamplesCommand.LineError(line: lines.lineNumber, message: error.message)
@@ -198,21 +207,24 @@ final class ImportReader: @unchecked Sendable {
         batch.heartbeats = series
         batch.identified = identified
         batch.correlations = correlations
+        batch.workouts = workouts
         return batch.isEmpty ? nil : batch
     }
 
-    private func holdOneMoreObject() throws(ImportSamplesCommand.LineError) {
-        guard workouts.count < Self.maximumObjects else {
+    private func countOneMoreWorkout() throws(ImportSamplesCommand.LineError) {
+        workoutCount += 1
+        guard workoutCount <= Self.maximumObjects else {
             throw ImportSamplesCommand.LineError(
                 line: lines.lineNumber, message: "more than \(Self.maximumObjects) workouts in one file; split it")
         }
     }
 
     /// The line number of the sample at `index` of the last batch (``SampleBatch/samples``, its heartbeat series,
-    /// its ``SampleBatch/identified`` samples, then its correlations), for the store's ``InvalidSampleError``.
+    /// its ``SampleBatch/identified`` samples, its correlations, then its workouts), for the store's
+    /// ``InvalidSampleError``.
     func line(ofBatchIndex index: Int) -> Int {
         var position = index
-        for numbers in [quantityLines, seriesLines, identifiedLines, correlationLines] {
+        for numbers in [quantityLines, seriesLines, identifiedLines, correlationLines, workoutLines] {
             if numbers.indices.contains(position) { return numbers[position] }
             position -= numbers.count
         }

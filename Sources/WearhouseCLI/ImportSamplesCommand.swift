@@ -33,8 +33,8 @@ struct ImportSamplesCommand: Command {
         The file is read and saved in batches of at most \(ImportReader.batchLines) lines, so memory stays flat
         whatever its size, and all the batches go into one store transaction: a bad line, a refused sample, an
         error or the process being killed leaves the store as it was (nothing of the file is stored); a correlation
-        goes in with its batch. Workouts (at most \(ImportReader.maximumObjects) a file, held until the samples are
-        in) are saved after the samples, in one more transaction. A progress bar shows on a terminal when the file is a regular
+        goes in with its batch, and so does a workout (at most \(ImportReader.maximumObjects) a file), routes and all;
+        the samples a workout lists are associated with it once every batch is in. A progress bar shows on a terminal when the file is a regular
         file.
 
         An Apple Health export (export.zip from the Health app, read in place, or the unpacked export.xml; found
@@ -109,15 +109,12 @@ struct ImportSamplesCommand: Command {
         let reader = ImportReader(lines: lines, defaultSource: options.source, size: size, progress: progress)
         do {
             let store = try StoreLocation.open(store: options.store, mustExist: false)
-            var counts = try await store.saveAll(as: .owner) { try reader.next() }
+            let counts = try await store.saveAll(as: .owner) { try reader.next() }
             bar?.end()
-            // Workouts after the samples (theirs may be anywhere in the file), then the workouts' samples.
-            var outcomes: [WriteOutcome] = []
-            if !reader.workouts.isEmpty { outcomes += try await store.save(reader.workouts.map(\.workout), as: .owner) }
-            for (workout, ids) in reader.workouts where !ids.isEmpty {
-                _ = try await store.add(ids, to: workout.id, as: .owner)
+            // The workouts went in with their batches; their samples (which may be anywhere in the file) now.
+            for (workout, ids) in reader.associations {
+                _ = try await store.add(ids, to: workout, as: .owner)
             }
-            for outcome in outcomes { counts[outcome, default: 0] += 1 }
             let summary = [WriteOutcome.inserted, .duplicate, .conflict, .replaced, .stale].map {
                 "\(counts[$0] ?? 0) \($0.rawValue)"
             }

@@ -153,7 +153,7 @@ enum ObjectRecords {
         if let flights = workout.totalFlightsClimbed {
             parts.append("\(number(flights)) flights")
         }
-        let locations = workout.routes.reduce(0) { $0 + $1.locations.count }
+        let locations = workout.routeLocationCount
         if locations > 0 { parts.append("route of \(locations) locations") }
         return parts.joined(separator: ", ")
     }
@@ -418,8 +418,8 @@ enum ObjectRecords {
     }
 
     /// A route as a GeoJSON (RFC 7946) Feature: a LineString of `[longitude, latitude]` or `[longitude, latitude,
-    /// altitude]` positions, and under `properties` each location's time (UTC) and what else the receiver knew
-    /// (`null` where it did not), in the same order.
+    /// altitude]` positions (a Point for a route of one location), and under `properties` the route's metadata,
+    /// each location's time (UTC) and what else the receiver knew (`null` where it did not), in the same order.
     static func geoJSON(_ route: WorkoutRoute) -> FieldValue {
         let positions: [FieldValue] = route.locations.map { location in
             var position: [FieldValue] = [.double(location.longitude), .double(location.latitude)]
@@ -431,10 +431,16 @@ enum ObjectRecords {
         }
         return .object([
             Field("type", .string("Feature")),
-            Field("geometry", .object([Field("type", .string("LineString")), Field("coordinates", .list(positions))])),
+            Field(
+                "geometry",
+                .object(
+                    positions.count == 1
+                        ? [Field("type", .string("Point")), Field("coordinates", positions[0])]
+                        : [Field("type", .string("LineString")), Field("coordinates", .list(positions))])),
             Field(
                 "properties",
                 .object([
+                    Field("metadata", route.metadata.isEmpty ? .null : ExportCommand.metadata(route.metadata)),
                     Field(
                         "times",
                         .list(route.locations.map { .string(StoreArguments.format($0.time, offsetSeconds: 0)) })),

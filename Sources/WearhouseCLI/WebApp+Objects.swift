@@ -106,7 +106,7 @@ extension WebChart {
             let y = size - inset - (locations[index].latitude - low) / span * (size - 2 * inset)
             return String(format: "%.1f %.1f", x, y)
         }
-        let step = max(1, locations.count / routePoints)
+        let step = max(1, (locations.count + routePoints - 1) / routePoints)
         var indices = Array(stride(from: 0, to: locations.count, by: step))
         if indices.last != locations.count - 1 { indices.append(locations.count - 1) }
         let path = "M" + indices.map(point).joined(separator: "L")

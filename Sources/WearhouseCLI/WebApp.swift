@@ -474,33 +474,11 @@ struct WebApp: Sendable {
         guard let from = try localInstant(request.form("from")), let to = try localInstant(request.form("to")),
             from < to
         else { throw PageError(status: 400, message: "Tick samples, or give a range whose start is before its end.") }
-        var query = SampleQuery(type: type, from: from, to: to, strictStart: true, limit: 10_000)
-        var ids: [UUID] = []
-        while true {
-            let next: SampleCursor?
-            if type.kind == .workout {
-                let read = try await store.workouts(query, as: .owner)
-                ids += read.workouts.map(\.id)
-                next = read.next
-            } else if type.kind == .correlation {
-                let read = try await store.correlations(query, as: .owner)
-                ids += read.correlations.map(\.id)
-                next = read.next
-            } else if type.aggregation == .series {
-                let read = try await store.heartbeatSeries(query, as: .owner)
-                ids += read.series.map(\.id)
-                next = read.next
-            } else {
-                let read = try await store.samples(query, as: .owner)
-                ids += read.samples.map(\.id)
-                next = read.next
-            }
-            guard ids.count <= Self.maximumRangeDeletion else {
-                throw PageError(
-                    status: 413, message: "More than \(Self.maximumRangeDeletion) samples: pick a shorter range.")
-            }
-            guard let next else { break }
-            query.cursor = next
+        let query = SampleQuery(type: type, from: from, to: to, strictStart: true)
+        guard let ids = try await DeleteCommand.ids(matching: query, in: store, maximum: Self.maximumRangeDeletion)
+        else {
+            throw PageError(
+                status: 413, message: "More than \(Self.maximumRangeDeletion) samples: pick a shorter range.")
         }
         let what =
             "every \(type.identifier) sample that starts from \(localInput(from).replacingOccurrences(of: "T", with: " ")) "

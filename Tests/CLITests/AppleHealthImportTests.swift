@@ -472,6 +472,7 @@ import Testing
         ("<trkpt lon=\"-0.1\" lat=\"91\"><time>2024-04-04T17:00:01Z</time></trkpt>", "latitude 91.0 must be"),
         ("<trkpt lon=\"-0.1\" lat=\"51\"><time>2024-04-05T17:00:01Z</time></trkpt>", "within an hour"),
         ("<trkpt lon=\"-0.1\" lat=\"51\"><time>2024-04-04T17:00:01Z</time>", "the GPX file cannot be read"),
+        ("<name>no points</name>", "the GPX file holds no location (<trkpt>)"),
     ])
     func aRouteThatCannotBeKeptIsNamedAndTheWorkoutKept(point: String, words: String) async throws {
         let folder = try Folder()

@@ -97,7 +97,8 @@ private func mentions(_ text: String, _ spelling: String) -> Bool {
         #expect(commands["store"]?.usage == "<check|retention|prune>")
         let fake = try #require(commands["fake-bluez"])
         #expect(fake.usage.hasPrefix("(--address <dbus-address> | --bus <system|session>) [--scenario <file>]"))
-        #expect(try #require(commands["export"]).usage.hasPrefix("--format <csv|ndjson|fhir|sqlite> [--type <types>]"))
+        #expect(
+            try #require(commands["export"]).usage.hasPrefix("--format <csv|ndjson|fhir|sqlite|gpx> [--type <types>]"))
         let scan = try #require(commands["scan"]?.options.first { $0.name == "duration" })
         #expect(scan.kind == .seconds(0.1...3600))
         #expect(scan.defaultValue == "10")

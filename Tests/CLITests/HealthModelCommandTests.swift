@@ -17,7 +17,7 @@ import Testing
         }
         #expect(byIdentifier.count >= 90)
         let kinds = Set(byIdentifier.values.compactMap { $0["kind"] as? String })
-        #expect(kinds == ["quantity", "category", "characteristic", "correlation", "workout", "series"])
+        #expect(kinds == ["quantity", "category", "characteristic", "correlation", "workout", "series", "route"])
         let bodyMass = try #require(byIdentifier["bodyMass"])
         #expect(bodyMass["unit"] as? String == "kg")
         #expect(bodyMass["aggregation"] as? String == "discrete")

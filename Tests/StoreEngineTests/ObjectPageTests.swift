@@ -36,7 +36,13 @@ import Testing
         #expect(!short.isFull)
         #expect(short.next == nil)
         // Workouts are read a few rows at a time; correlations a thousand.
-        #expect(ObjectPage.rowsPerRead(.workout) == 32)
+        #expect(ObjectPage.rowsPerRead(.workout) == 8)
+        // Anchored changes hand out what stays within the bytes.
+        let objects = (0..<4).map { Self.object($0, bodyBytes: third) }
+        let within = ObjectPage.prefixWithinBytes(objects)
+        #expect(within.objects.map(\.id) == objects.prefix(3).map(\.id))
+        #expect(within.cut)
+        #expect(!ObjectPage.prefixWithinBytes(Array(objects.prefix(2))).cut)
         #expect(ObjectPage.rowsPerRead(.bloodPressure) == 1_000)
     }
 }
