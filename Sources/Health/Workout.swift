@@ -100,6 +100,18 @@ public struct RouteLocation: Hashable, Sendable {
         self.course = course
     }
 
+    /// What the receiver may not have known, in this order: altitude, horizontal and vertical accuracy, speed and
+    /// course (how the stores, the bus and the exports list them after the time, latitude and longitude).
+    public var optionalNumbers: [Double?] { [altitude, horizontalAccuracy, verticalAccuracy, speed, course] }
+
+    /// A location of ``optionalNumbers`` (missing ones at the end are unknown; more than five are ignored).
+    public init(time: Instant, latitude: Double, longitude: Double, optionalNumbers numbers: [Double?]) {
+        func at(_ index: Int) -> Double? { index < numbers.count ? numbers[index] : nil }
+        self.init(
+            time: time, latitude: latitude, longitude: longitude, altitude: at(0), horizontalAccuracy: at(1),
+            verticalAccuracy: at(2), speed: at(3), course: at(4))
+    }
+
     /// The lowest and highest altitude a location may have, in metres (below the deepest sea floor a receiver
     /// could be, above the highest an aircraft flies).
     public static let altitudeRange = -12_000.0...100_000.0

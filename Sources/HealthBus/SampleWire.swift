@@ -202,10 +202,7 @@ public enum SampleWire {
                 let locations = route.locations.map { location in
                     DBusValue.struct(
                         [.int64(location.time.milliseconds), .double(location.latitude), .double(location.longitude)]
-                            + [
-                                location.altitude, location.horizontalAccuracy, location.verticalAccuracy,
-                                location.speed, location.course,
-                            ].map { .double($0 ?? .nan) })
+                            + location.optionalNumbers.map { .double($0 ?? .nan) })
                 }
                 var fields: [(String, DBusValue)] = [("locations", .array(locationType, locations))]
                 if !route.metadata.isEmpty { fields.append(("metadata", encode(route.metadata))) }
@@ -654,11 +651,10 @@ public enum SampleWire {
                 guard let number = member.doubleValue else { throw .invalidArgument(shape) }
                 numbers.append(number)
             }
-            func known(_ index: Int) -> Double? { numbers[index].isNaN ? nil : numbers[index] }
             locations.append(
                 RouteLocation(
-                    time: Instant(milliseconds: time), latitude: numbers[0], longitude: numbers[1], altitude: known(2),
-                    horizontalAccuracy: known(3), verticalAccuracy: known(4), speed: known(5), course: known(6)))
+                    time: Instant(milliseconds: time), latitude: numbers[0], longitude: numbers[1],
+                    optionalNumbers: numbers[2...].map { $0.isNaN ? nil : $0 }))
         }
         let metadata = try fields["metadata"].map { value throws(HealthBusError) in try decodeMetadata(value) } ?? [:]
         return WorkoutRoute(locations: locations, metadata: metadata)

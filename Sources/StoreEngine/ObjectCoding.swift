@@ -207,10 +207,7 @@ public enum ObjectCoding {
                     json.integer(location.time.milliseconds)
                     json.double(location.latitude)
                     json.double(location.longitude)
-                    for number in [
-                        location.altitude, location.horizontalAccuracy, location.verticalAccuracy, location.speed,
-                        location.course,
-                    ] {
+                    for number in location.optionalNumbers {
                         if let number { json.double(number) } else { json.null() }
                     }
                     json.endArray()
@@ -260,8 +257,7 @@ public enum ObjectCoding {
                     locations.append(
                         RouteLocation(
                             time: Instant(milliseconds: time), latitude: latitude, longitude: longitude,
-                            altitude: fields[3].number, horizontalAccuracy: fields[4].number,
-                            verticalAccuracy: fields[5].number, speed: fields[6].number, course: fields[7].number))
+                            optionalNumbers: fields[3...].map(\.number)))
                 }
                 body.routes.append(
                     WorkoutRoute(locations: locations, metadata: MetadataCoding.decode(route["metadata"]?.string)))

@@ -413,14 +413,12 @@ struct ImportSamplesCommand: Command {
                     }
                     known.append(found)
                 }
-                known += Array(repeating: nil, count: 7 - known.count)
                 guard let latitude = known[0], let longitude = known[1] else {
                     throw fail("\(position): latitude and longitude must be numbers")
                 }
                 locations.append(
                     RouteLocation(
-                        time: time, latitude: latitude, longitude: longitude, altitude: known[2],
-                        horizontalAccuracy: known[3], verticalAccuracy: known[4], speed: known[5], course: known[6]))
+                        time: time, latitude: latitude, longitude: longitude, optionalNumbers: Array(known[2...])))
             }
             routes.append(WorkoutRoute(locations: locations, metadata: try routeFields.metadata()))
         }

@@ -111,12 +111,12 @@ enum ObjectRecords {
                 "locations",
                 .list(
                     route.locations.map { location in
-                        .list([
-                            .string(StoreArguments.format(location.time, offsetSeconds: workout.startOffsetSeconds)),
-                            .double(location.latitude), .double(location.longitude), .optional(location.altitude),
-                            .optional(location.horizontalAccuracy), .optional(location.verticalAccuracy),
-                            .optional(location.speed), .optional(location.course),
-                        ])
+                        .list(
+                            [
+                                .string(
+                                    StoreArguments.format(location.time, offsetSeconds: workout.startOffsetSeconds)),
+                                .double(location.latitude), .double(location.longitude),
+                            ] + location.optionalNumbers.map { .optional($0) })
                     })),
         ])
     }
