@@ -18,13 +18,18 @@ public enum GPXWriter {
     /// The document's end.
     public static let footer = "</gpx>\n"
 
-    /// A `<trk>` for each route of `workout` (none without routes); `nil` when libxml2 fails to write (out of
-    /// memory).
-    public static func tracks(of workout: Workout) -> String? {
+    /// libxml2 failed to write a workout's tracks (out of memory).
+    public struct WriteError: Error, CustomStringConvertible, Sendable {
+        public var workout: String
+        public var description: String { "cannot write the GPX of workout \(workout): libxml2 ran out of memory" }
+    }
+
+    /// A `<trk>` for each route of `workout` (none without routes).
+    public static func tracks(of workout: Workout) throws(WriteError) -> String {
         guard !workout.routes.isEmpty else { return "" }
-        guard let buffer = xmlBufferCreate() else { return nil }
+        guard let buffer = xmlBufferCreate() else { throw WriteError(workout: workout.id.uuidString) }
         defer { xmlBufferFree(buffer) }
-        guard let writer = xmlNewTextWriterMemory(buffer, 0) else { return nil }
+        guard let writer = xmlNewTextWriterMemory(buffer, 0) else { throw WriteError(workout: workout.id.uuidString) }
         var failed = false
         func check(_ status: Int32) { if status < 0 { failed = true } }
         func element(_ name: String, _ text: String) {
@@ -61,7 +66,7 @@ public enum GPXWriter {
         }
         check(xmlTextWriterFlush(writer))
         xmlFreeTextWriter(writer)
-        guard !failed, let content = xmlBufferContent(buffer) else { return nil }
+        guard !failed, let content = xmlBufferContent(buffer) else { throw WriteError(workout: workout.id.uuidString) }
         return String(cString: content)
     }
 

@@ -149,11 +149,7 @@ struct ExportCommand: Command {
         while true {
             let page = try await store.workouts(query, as: .owner)
             for workout in page.workouts where !workout.routes.isEmpty {
-                guard let tracks = GPXWriter.tracks(of: workout) else {
-                    throw StoreArguments.Invalid(
-                        message: "cannot write the GPX of workout \(workout.id): out of memory")
-                }
-                output.append(tracks)
+                output.append(try GPXWriter.tracks(of: workout))
                 written.workouts += 1
                 written.routes += workout.routes.count
                 written.locations += workout.routeLocationCount
@@ -198,6 +194,10 @@ struct ExportCommand: Command {
         if type.kind == .workout {
             let page = try await store.workouts(query, as: .owner)
             for workout in page.workouts {
+                if format == .gpx {
+                    text += try GPXWriter.tracks(of: workout)
+                    continue
+                }
                 let ids = try await store.workoutSampleIDs(workout.id, as: .owner)
                 text += lines(workout, samples: ids.sorted { $0.key < $1.key }.flatMap(\.value), format: format)
             }

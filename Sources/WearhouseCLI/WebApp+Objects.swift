@@ -87,7 +87,7 @@ extension WebChart {
     static let routePoints = 600
 
     /// A route as a line on a square, north up: longitudes scaled by the cosine of the middle latitude, so that a
-    /// short route keeps its shape; the start a dot.
+    /// short route keeps its shape (one across the antimeridian too); the start a dot.
     static func route(_ locations: [RouteLocation]) -> String {
         let size = 240.0
         let inset = 10.0
@@ -98,7 +98,11 @@ extension WebChart {
         let low = latitudes.min() ?? 0
         let high = latitudes.max() ?? 0
         let scale = cos((low + high) / 2 * .pi / 180)
-        let xs = locations.map { $0.longitude * scale }
+        // A route across the antimeridian (longitudes from near -180 and near 180) is drawn with the west side
+        // continued past 180, not across the whole square.
+        let longitudes = locations.map(\.longitude)
+        let crosses = (longitudes.max() ?? 0) - (longitudes.min() ?? 0) > 180
+        let xs = longitudes.map { ($0 < 0 && crosses ? $0 + 360 : $0) * scale }
         let left = xs.min() ?? 0
         let span = max(high - low, (xs.max() ?? 0) - left, 1e-9)
         func point(_ index: Int) -> String {

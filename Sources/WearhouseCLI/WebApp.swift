@@ -1,6 +1,7 @@
 import Foundation
 import Gateway
 import Health
+import HealthImports
 import HealthWeb
 import StoreEngine
 
@@ -686,22 +687,29 @@ struct WebApp: Sendable {
             "<h1>Export</h1><p>Everything in the store\(session.subject.map { " for " + html($0) } ?? ""), every type:</p>"
                 + "<ul><li><a href=\"/export/download?format=csv\">CSV</a></li><li><a href=\"/export/download?"
                 + "format=ndjson\">NDJSON</a> (what wearhouse import-samples reads back)</li><li><a href=\"/export/"
-                + "download?format=fhir\">FHIR Observations</a> (NDJSON)</li></ul>"
+                + "download?format=fhir\">FHIR Observations</a> (NDJSON)</li><li><a href=\"/export/download?"
+                + "format=gpx\">GPX</a> (the workouts' routes)</li></ul>"
         }
     }
 
     func download(_ request: HTTPRequest, _ session: SessionGate.Session) throws -> HTTPResponse {
-        guard let format = request.query["format"].flatMap(ExportCommand.Format.init(rawValue:)),
-            format != .sqlite, format != .gpx
+        guard let format = request.query["format"].flatMap(ExportCommand.Format.init(rawValue:)), format != .sqlite
         else {
-            throw PageError(status: 400, message: "format must be csv, ndjson or fhir")
+            throw PageError(status: 400, message: "format must be csv, ndjson, fhir or gpx")
         }
         let producer = ExportProducer(store: store, format: format, subjects: session.subject.map { [$0] })
         return HTTPResponse(
             status: 200,
             headers: [
-                ("Content-Type", format == .csv ? "text/csv; charset=utf-8" : "application/x-ndjson"),
-                ("Content-Disposition", "attachment; filename=\"wearhouse.\(format == .csv ? "csv" : "ndjson")\""),
+                (
+                    "Content-Type",
+                    format == .csv
+                        ? "text/csv; charset=utf-8" : format == .gpx ? "application/gpx+xml" : "application/x-ndjson"
+                ),
+                (
+                    "Content-Disposition",
+                    "attachment; filename=\"wearhouse.\(format == .csv || format == .gpx ? format.rawValue : "ndjson")\""
+                ),
             ], body: .stream { try await producer.next() })
     }
 
@@ -843,9 +851,10 @@ actor ExportProducer {
     let store: any HealthStoreEngine
     let format: ExportCommand.Format
     let subjects: [String]?
-    private var types = ExportCommand.inExportOrder(ExportCommand.exportedTypes)[...]
+    private var types: ArraySlice<HealthType>
     private var query: SampleQuery?
     private var started = false
+    private var finished = false
     /// The members of the correlations written so far (not written again as samples).
     private var members: Set<UUID> = []
 
@@ -853,16 +862,22 @@ actor ExportProducer {
         self.store = store
         self.format = format
         self.subjects = subjects
+        types = format == .gpx ? [.workout] : ExportCommand.inExportOrder(ExportCommand.exportedTypes)[...]
     }
 
     func next() async throws -> [UInt8]? {
         if !started {
             started = true
             if format == .csv { return Array(ExportCommand.csvHeader.utf8) }
+            if format == .gpx { return Array(GPXWriter.header.utf8) }
         }
         while true {
             if query == nil {
-                guard let type = types.popFirst() else { return nil }
+                guard let type = types.popFirst() else {
+                    guard format == .gpx, !finished else { return nil }
+                    finished = true
+                    return Array(GPXWriter.footer.utf8)
+                }
                 query = SampleQuery(type: type, subjects: subjects, limit: ExportCommand.pageSize)
             }
             guard var current = query else { return nil }

@@ -651,9 +651,13 @@ def main():
             copied = [json.loads(line) for line in
                       wearhouse("samples", "--type", "workout", "--format", "json", "--store", copy).splitlines()]
             assert len(copied) == 1 and len(copied[0]["routes"][0]["locations"]) == 60, copied
+            status, headers, gpx = raw(app, "GET", "/export/download?format=gpx", headers={"Cookie": cookie})
+            assert status == 200 and headers.get("Content-Type") == "application/gpx+xml", (status, headers)
+            assert gpx == wearhouse("export", "--format", "gpx", "--store", store), gpx[:300]
+            assert gpx.count("<trkpt ") == 60 and gpx.endswith("</trk>\n</gpx>\n"), gpx[-300:]
 
         check("the NDJSON download is what `wearhouse export` writes, the workout and its route included, and "
-              "imports back", download)
+              "imports back; the GPX download is `export --format gpx`", download)
 
         def workouts():
             driver.get(app.base + "/type/workout?range=week")
@@ -671,6 +675,20 @@ def main():
             listed = wearhouse("samples", "--type", "workout", "--format", "json", "--store", store)
             assert listed.strip() == "", listed[:300]
             assert "No workouts in this range." in driver.page_source, driver.page_source[:800]
+            # A ride across the antimeridian (off Fiji) is drawn as the short line it is, not across the square.
+            ride = run(now)
+            ride["activity_type"] = "cycling"
+            for index, location in enumerate(ride["routes"][0]["locations"]):
+                location[1], location[2] = -16.5, (179.95 + index * 0.002 + 180) % 360 - 180
+            done = subprocess.run([WEARHOUSE, "import-samples", "-", "--store", store], input=json.dumps(ride) + "\n",
+                                  text=True, capture_output=True, timeout=60)
+            assert done.returncode == 0, done.stderr
+            driver.get(app.base + "/type/workout?range=week")
+            path = driver.find_element(By.CSS_SELECTOR, "svg.route path").get_attribute("d")
+            xs = [float(point.split()[0]) for point in path.lstrip("M").split("L")]
+            assert max(xs) - min(xs) > 200 and xs == sorted(xs), xs[:5]  # west to east, one sweep
+            ys = [float(point.split()[1]) for point in path.lstrip("M").split("L")]
+            assert max(ys) - min(ys) < 1, ys[:5]  # a line along one latitude
 
         check("a workout is listed with its route drawn, and deleting it ticked removes it", workouts)
         app.stop()
