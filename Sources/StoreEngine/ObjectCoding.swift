@@ -41,7 +41,7 @@ public struct StoredObject: Sendable {
     /// The workout this row holds (an unknown activity number reads as `other`).
     public var workout: Workout { workout(withRoutes: true) }
 
-    /// The workout this row holds, its routes left out unless `withRoutes` (they are not even read).
+    /// The workout this row holds, its routes left out unless `withRoutes` (then not turned into locations).
     public func workout(withRoutes: Bool) -> Workout {
         let body = ObjectCoding.decode(body, routes: withRoutes)
         return Workout(
