@@ -274,8 +274,8 @@ public final class AppleHealthReader: @unchecked Sendable {
     }
 
     /// The next correlations and workouts of the export, at most `limit` of them together (fewer once their routes
-    /// hold ``batchLocations`` locations), in the export's order; `nil` when there are no more. Only once ``next()`` has returned `nil` (before that, `nil`). An element the
-    /// model cannot take is counted in ``notImported``, as ``next()`` counts one; what throws is the temporary
+    /// hold ``batchLocations`` locations), in the export's order; `nil` when there are no more. Only once ``next()``
+    /// has returned `nil` (before that, `nil`). An element the model cannot take is counted in ``notImported``, as ``next()`` counts one; what throws is the temporary
     /// file failing to read back.
     public func nextObjects(limit: Int = 1_000) throws(XMLReadError)
         -> (correlations: [Correlation], workouts: [Workout])?
@@ -772,7 +772,7 @@ public final class AppleHealthReader: @unchecked Sendable {
             do throws(MappingError) {
                 var candidate = workout
                 candidate.routes.append(
-                    try self.route(inFile: file, metadata: try self.metadata(route.metadata), startedAt: line))
+                    try self.route(inFile: file, metadata: try self.metadata(route.metadata)))
                 if let reason = candidate.routesInvalidityReason { throw MappingError(reason) }
                 workout = candidate
                 routeLocations += workout.routes.last?.locations.count ?? 0
@@ -788,9 +788,7 @@ public final class AppleHealthReader: @unchecked Sendable {
     /// and the `<speed>`, `<course>`, `<hAcc>` and `<vAcc>` of its `<extensions>` (as Apple's export writes them;
     /// a negative one is Core Location's "unknown", so no value). A location without a time, or a number that does
     /// not read, refuses the route, naming the location.
-    private func route(inFile path: String, metadata: [String: MetadataValue], startedAt line: Int)
-        throws(MappingError) -> WorkoutRoute
-    {
+    private func route(inFile path: String, metadata: [String: MetadataValue]) throws(MappingError) -> WorkoutRoute {
         var locations: [RouteLocation] = []
         do {
             guard let gpx = try export.reader(ofExportFile: path) else {

@@ -5,15 +5,14 @@ public import Health
 /// Workouts' routes as a GPX 1.1 document (`export --format gpx`), written by libxml2's text writer: a track a route,
 /// named by its workout's activity and start, a segment of its locations with `<ele>` and `<time>` (UTC, to the
 /// millisecond), and the `<speed>`, `<course>`, `<hAcc>` and `<vAcc>` of each location in its `<extensions>`, as
-/// Apple's export writes them (so that `import-samples` of an Apple Health export reads such a file back). The
+/// Apple's export writes them (the shape the Apple Health import reads in an export's `workout-routes/`). The
 /// document is made piece by piece (``header``, ``tracks(of:)``, ``footer``) so that an export writes it as it reads
 /// the workouts.
 public enum GPXWriter {
     /// The document's start: the XML declaration and the `<gpx>` element's opening with its namespace.
-    public static var header: String {
+    public static let header =
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<gpx version=\"1.1\" creator=\"wearhouse\" "
-            + "xmlns=\"http://www.topografix.com/GPX/1/1\">\n"
-    }
+        + "xmlns=\"http://www.topografix.com/GPX/1/1\">\n"
 
     /// The document's end.
     public static let footer = "</gpx>\n"

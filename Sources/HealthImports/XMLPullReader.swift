@@ -31,8 +31,9 @@ public struct XMLReadError: Error, CustomStringConvertible, Sendable {
 /// Events come as ``Event/start(_:depth:)`` and ``Event/end(_:depth:)``, an empty element's end right after its
 /// start; comments and processing instructions are skipped, and so is text unless the reader keeps it (`keepsText`:
 /// then ``text()`` at an element's end is the text since the last start or end, at most
-/// ``Limits/maximumAttributeBytes``). An element's line is the one its start tag ends on (its end's, for an end). Not thread-safe: one owner reads it. The pieces may be parsed on another
-/// thread, ahead of the reader (``readAhead(pieces:)``), or come from a recording (``XMLRecording``).
+/// ``Limits/maximumAttributeBytes``). An element's line is the one its start tag ends on (its end's, for an end).
+/// Not thread-safe: one owner reads it. The pieces may be parsed on another thread, ahead of the reader
+/// (``readAhead(pieces:)``), or come from a recording (``XMLRecording``).
 public final class XMLPullReader {
     public struct Limits: Sendable {
         /// The deepest an element may nest (the root is depth 0).

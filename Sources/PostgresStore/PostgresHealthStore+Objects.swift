@@ -360,8 +360,7 @@ extension PostgresHealthStore {
         _ connection: PostgresConnection, of type: HealthType, typeID: Int64, since anchor: Int64, limit asked: Int,
         as caller: Caller
     ) throws -> ChangeSet {
-        // Workouts' rows hold their routes: a few at a time (the changes say there are more).
-        let limit = type.kind == .workout ? min(asked, ObjectPage.rowsPerRead(type)) : asked
+        let limit = ObjectChanges.rowLimit(of: type, asked: asked)
         let readAll =
             try type.kind == .workout
             ? canRead(connection, caller, type) : canReadEveryMember(connection, of: type, caller)
@@ -376,27 +375,19 @@ extension PostgresHealthStore {
             SELECT seq, uuid FROM tombstones WHERE type_id = $1 AND seq > $2 AND ($3::text IS NULL OR writer = $3)
             ORDER BY seq LIMIT $4
             """, ["\(typeID)", "\(anchor)", readAll ? nil : caller.description, count])
-        var deleted: [(Int64, UUID)] = []
+        var deleted: [(seq: Int64, id: UUID)] = []
         for row in 0..<tombstones.count {
             if let id = tombstones.text(row, 1).flatMap(UUID.init(uuidString:)) {
                 deleted.append((tombstones.int64(row, 0), id))
             }
         }
-        // Workouts' routes: what stays within a page's bytes, and nothing after it.
-        let (within, cut) = type.kind == .workout ? ObjectPage.prefixWithinBytes(objects) : (objects, false)
-        let cutoff = cut ? within.last?.seq ?? anchor : .max
-        let events = (within.map(\.seq) + deleted.map(\.0)).filter { $0 <= cutoff }.sorted()
-        let kept = events.prefix(max(0, limit))
-        let newAnchor = kept.last ?? anchor
+        let window = ObjectChanges(of: type, objects: objects, deleted: deleted, since: anchor, limit: limit)
         var readable: [String: Bool] = [:]
-        let shown = try within.filter { object in
-            try object.seq <= newAnchor
-                && (type.kind == .workout || isVisible(connection, object, caller, &readable))
+        let shown = try window.objects.filter { object in
+            try type.kind == .workout || isVisible(connection, object, caller, &readable)
         }
-        try log(connection, caller, .changes, type: type.identifier, count: kept.count, denied: false)
-        var changes = ChangeSet(
-            added: [], deleted: deleted.filter { $0.0 <= newAnchor }.map(\.1), anchor: newAnchor,
-            hasMore: events.count > kept.count || cut)
+        try log(connection, caller, .changes, type: type.identifier, count: window.events, denied: false)
+        var changes = ChangeSet(added: [], deleted: window.deleted, anchor: window.anchor, hasMore: window.hasMore)
         if type.kind == .workout {
             changes.workouts = StoredObject.workouts(
                 shown, for: caller, routesReadable: try canRead(connection, caller, .workoutRoute))

@@ -356,8 +356,7 @@ extension SQLiteHealthStore {
     func objectChanges(of type: HealthType, typeID: Int64, since anchor: Int64, limit asked: Int, as caller: Caller)
         throws -> ChangeSet
     {
-        // Workouts' rows hold their routes: a few at a time (the changes say there are more).
-        let limit = type.kind == .workout ? min(asked, ObjectPage.rowsPerRead(type)) : asked
+        let limit = ObjectChanges.rowLimit(of: type, asked: asked)
         // Workouts: all with a read grant, else the caller's own. Correlations: those the caller may see
         // (``isVisible(_:_:_:)``); deletions of others' only with read grants on every type the correlation
         // type accepts.
@@ -377,24 +376,17 @@ extension SQLiteHealthStore {
         try tombstones.bind(1, typeID)
         try tombstones.bind(2, anchor)
         if !readAll { try tombstones.bind(3, caller.description) }
-        var deleted: [(Int64, UUID)] = []
+        var deleted: [(seq: Int64, id: UUID)] = []
         while try tombstones.step() {
             if let id = tombstones.blob(1).flatMap(UUID.init(bytes:)) { deleted.append((tombstones.int64(0), id)) }
         }
-        // Workouts' routes: what stays within a page's bytes, and nothing after it.
-        let (within, cut) = type.kind == .workout ? ObjectPage.prefixWithinBytes(objects) : (objects, false)
-        let cutoff = cut ? within.last?.seq ?? anchor : .max
-        let events = (within.map(\.seq) + deleted.map(\.0)).filter { $0 <= cutoff }.sorted()
-        let kept = events.prefix(max(0, limit))
-        let newAnchor = kept.last ?? anchor
+        let window = ObjectChanges(of: type, objects: objects, deleted: deleted, since: anchor, limit: limit)
         var visible = CorrelationVisibility()
-        let shown = try within.filter { object in
-            try object.seq <= newAnchor && (type.kind == .workout || isVisible(object, caller, &visible))
+        let shown = try window.objects.filter { object in
+            try type.kind == .workout || isVisible(object, caller, &visible)
         }
-        try log(caller, .changes, type: type.identifier, count: kept.count, denied: false)
-        var changes = ChangeSet(
-            added: [], deleted: deleted.filter { $0.0 <= newAnchor }.map(\.1), anchor: newAnchor,
-            hasMore: events.count > kept.count || cut)
+        try log(caller, .changes, type: type.identifier, count: window.events, denied: false)
+        var changes = ChangeSet(added: [], deleted: window.deleted, anchor: window.anchor, hasMore: window.hasMore)
         if type.kind == .workout {
             changes.workouts = StoredObject.workouts(
                 shown, for: caller, routesReadable: try canRead(caller, .workoutRoute))

@@ -88,14 +88,6 @@ public struct ObjectPage: Sendable {
     /// How many rows of `type` one read of an engine takes (fewer for workouts, whose rows hold their routes).
     public static func rowsPerRead(_ type: HealthType) -> Int { type.kind == .workout ? 8 : 1_000 }
 
-    /// The first of `objects` whose bodies stay within ``maximumBytes`` (one at least), and whether any were left
-    /// out: what anchored changes of workouts hand out at once.
-    public static func prefixWithinBytes(_ objects: [StoredObject]) -> (objects: [StoredObject], cut: Bool) {
-        var page = ObjectPage(limit: nil)
-        for object in objects where !page.isFull { page.add(object) }
-        return (page.objects, page.objects.count < objects.count)
-    }
-
     /// Whether the page takes no more: the limit reached, or the bodies' bytes.
     public var isFull: Bool { objects.count >= wanted || bytes >= Self.maximumBytes }
 
@@ -108,6 +100,49 @@ public struct ObjectPage: Sendable {
     public var next: SampleCursor? {
         guard isFull, wanted != Int.max || bytes >= Self.maximumBytes, let last = objects.last else { return nil }
         return last.cursor
+    }
+}
+
+/// One reply of anchored changes of correlations or workouts, as both engines make it from the rows they read after
+/// the anchor (at most ``rowLimit(of:asked:)`` + 1 new objects and as many tombstones, each in `seq` order): the
+/// events up to the limit, and for workouts, whose rows hold their routes, only those within
+/// ``ObjectPage/maximumBytes`` (the reply then says there are more).
+public struct ObjectChanges: Sendable {
+    /// The new objects the reply holds (those the caller may see are still to be picked).
+    public let objects: [StoredObject]
+    public let deleted: [UUID]
+    public let anchor: Int64
+    public let hasMore: Bool
+    /// How many events (new and deleted objects) the reply covers.
+    public let events: Int
+
+    /// How many of each an engine reads for a reply that asked for `asked`: workouts a few at a time.
+    public static func rowLimit(of type: HealthType, asked: Int) -> Int {
+        type.kind == .workout ? min(asked, ObjectPage.rowsPerRead(type)) : asked
+    }
+
+    public init(
+        of type: HealthType, objects read: [StoredObject], deleted: [(seq: Int64, id: UUID)], since anchor: Int64,
+        limit: Int
+    ) {
+        var within = read
+        var cut = false
+        if type.kind == .workout {
+            var page = ObjectPage(limit: nil)
+            for object in read where !page.isFull { page.add(object) }
+            within = page.objects
+            cut = within.count < read.count
+        }
+        // Nothing after the last object within the bytes.
+        let cutoff = cut ? within.last?.seq ?? anchor : .max
+        let all = (within.map(\.seq) + deleted.map(\.seq)).filter { $0 <= cutoff }.sorted()
+        let kept = all.prefix(max(0, limit))
+        let newAnchor = kept.last ?? anchor
+        objects = within.filter { $0.seq <= newAnchor }
+        self.deleted = deleted.filter { $0.seq <= newAnchor }.map(\.id)
+        self.anchor = newAnchor
+        hasMore = all.count > kept.count || cut
+        events = kept.count
     }
 }
 

@@ -136,26 +136,43 @@ struct ExportCommand: Command {
         }
     }
 
-    /// Writes the routes of the workouts `query` selects (its type aside) as one GPX document (``GPXWriter``), page
-    /// by page; how many workouts had routes, how many routes and locations were written.
+    /// How much of the workouts' routes a GPX export wrote.
+    struct RoutesWritten {
+        var workouts = 0
+        var routes = 0
+        var locations = 0
+    }
+
+    /// One page of the workouts `query` selects, their routes as GPX tracks (``GPXWriter``), what they held added to
+    /// `written`; the cursor of the next page.
+    static func gpxPage(_ query: SampleQuery, of store: any HealthStoreEngine, written: inout RoutesWritten)
+        async throws -> (text: String, next: SampleCursor?)
+    {
+        var text = ""
+        let page = try await store.workouts(query, as: .owner)
+        for workout in page.workouts where !workout.routes.isEmpty {
+            text += try GPXWriter.tracks(of: workout)
+            written.workouts += 1
+            written.routes += workout.routes.count
+            written.locations += workout.routeLocationCount
+        }
+        return (text, page.next)
+    }
+
+    /// Writes the routes of the workouts `query` selects (its type aside) as one GPX document, page by page.
     static func writeGPX(of store: any HealthStoreEngine, _ base: SampleQuery, to output: OutputBuffer) async throws
-        -> (workouts: Int, routes: Int, locations: Int)
+        -> RoutesWritten
     {
         var query = base
         query.type = .workout
         query.limit = pageSize
         output.append(GPXWriter.header)
-        var written = (workouts: 0, routes: 0, locations: 0)
+        var written = RoutesWritten()
         while true {
-            let page = try await store.workouts(query, as: .owner)
-            for workout in page.workouts where !workout.routes.isEmpty {
-                output.append(try GPXWriter.tracks(of: workout))
-                written.workouts += 1
-                written.routes += workout.routes.count
-                written.locations += workout.routeLocationCount
-            }
+            let (text, next) = try await gpxPage(query, of: store, written: &written)
+            output.append(text)
             try output.flushWhenFull()
-            guard let next = page.next else { break }
+            guard let next else { break }
             query.cursor = next
         }
         output.append(GPXWriter.footer)
@@ -194,10 +211,6 @@ struct ExportCommand: Command {
         if type.kind == .workout {
             let page = try await store.workouts(query, as: .owner)
             for workout in page.workouts {
-                if format == .gpx {
-                    text += try GPXWriter.tracks(of: workout)
-                    continue
-                }
                 let ids = try await store.workoutSampleIDs(workout.id, as: .owner)
                 text += lines(workout, samples: ids.sorted { $0.key < $1.key }.flatMap(\.value), format: format)
             }

@@ -375,45 +375,35 @@ enum ObjectRecords {
                             ])
                         ])), Field("text", .string(workout.activityType.name)),
                 ])), at: fields.count - 1)
-        if !workout.events.isEmpty {
-            let offset = workout.startOffsetSeconds
-            let events: [FieldValue] = workout.events.map { event in
-                let period = FieldValue.object([
-                    Field("start", .string(StoreArguments.format(event.start, offsetSeconds: offset))),
-                    Field("end", .string(StoreArguments.format(event.end, offsetSeconds: offset))),
-                ])
-                return .object([
-                    Field("url", .string("urn:wearhouse:workout-event")),
-                    Field(
-                        "extension",
-                        .list([
-                            .object([Field("url", .string("type")), Field("valueCode", .string(event.kind.name))]),
-                            .object([Field("url", .string("period")), Field("valuePeriod", period)]),
-                        ])),
-                ])
-            }
-            fields.append(Field("extension", .list(events)))
+        // Events and routes, one extension each.
+        let offset = workout.startOffsetSeconds
+        let events: [FieldValue] = workout.events.map { event in
+            let period = FieldValue.object([
+                Field("start", .string(StoreArguments.format(event.start, offsetSeconds: offset))),
+                Field("end", .string(StoreArguments.format(event.end, offsetSeconds: offset))),
+            ])
+            return .object([
+                Field("url", .string("urn:wearhouse:workout-event")),
+                Field(
+                    "extension",
+                    .list([
+                        .object([Field("url", .string("type")), Field("valueCode", .string(event.kind.name))]),
+                        .object([Field("url", .string("period")), Field("valuePeriod", period)]),
+                    ])),
+            ])
         }
-        if !workout.routes.isEmpty {
-            let routes: [FieldValue] = workout.routes.map { route in
-                .object([
-                    Field("url", .string("urn:wearhouse:workout-route")),
-                    Field(
-                        "valueAttachment",
-                        .object([
-                            Field("contentType", .string("application/geo+json")),
-                            Field("data", .string(Data(geoJSON(route).json.utf8).base64EncodedString())),
-                        ])),
-                ])
-            }
-            if let index = fields.firstIndex(where: { $0.name == "extension" }),
-                case .list(let events) = fields[index].value
-            {
-                fields[index] = Field("extension", .list(events + routes))
-            } else {
-                fields.append(Field("extension", .list(routes)))
-            }
+        let routes: [FieldValue] = workout.routes.map { route in
+            .object([
+                Field("url", .string("urn:wearhouse:workout-route")),
+                Field(
+                    "valueAttachment",
+                    .object([
+                        Field("contentType", .string("application/geo+json")),
+                        Field("data", .string(Data(geoJSON(route).json.utf8).base64EncodedString())),
+                    ])),
+            ])
         }
+        if !events.isEmpty || !routes.isEmpty { fields.append(Field("extension", .list(events + routes))) }
         return fields
     }
 

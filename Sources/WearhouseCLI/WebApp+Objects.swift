@@ -58,20 +58,12 @@ extension WebApp {
             query.cursor = next
         }
         let noun = type.kind == .workout ? "workouts" : "\(type.identifier) records"
-        var list = "<p class=\"empty\">No \(html(noun)) in this range.</p>"
-        if !rows.isEmpty {
-            var pager = ""
-            if number > 1 { pager += "<a href=\"\(link)&amp;page=\(number - 1)\" class=\"prev\">newer</a> " }
-            if hasMore, number < Self.maximumPage {
-                pager += "<a href=\"\(link)&amp;page=\(number + 1)\" class=\"next\">older</a>"
-            }
-            list =
-                form("/delete/confirm", session, id: "samples") {
-                    "<input type=\"hidden\" name=\"type\" value=\"\(type.identifier)\"><table class=\"samples\"><tr>"
-                        + "<th></th><th>Start</th><th>End</th><th>What</th><th>Source (device)</th><th>Subject</th>"
-                        + "<th>Metadata</th></tr>" + rows.joined() + "</table><button>Delete the ticked…</button>"
-                } + "<p class=\"pager\">Page \(number) \(pager)</p>"
-        }
+        let list =
+            rows.isEmpty
+            ? "<p class=\"empty\">No \(html(noun)) in this range.</p>"
+            : tickableList(
+                type, rows: rows, valueHeading: "What", button: "Delete the ticked…", page: number, hasMore: hasMore,
+                link: link, session)
         let drawn = routes.isEmpty ? "" : "<h2>Routes</h2><div class=\"routes\">" + routes.joined() + "</div>"
         return page(type.identifier, session: session) {
             "<h1>\(html(type.identifier))</h1>" + navigation + drawn

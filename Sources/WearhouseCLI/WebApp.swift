@@ -349,6 +349,17 @@ struct WebApp: Sendable {
             }
         }
         guard !rows.isEmpty else { return "<p class=\"empty\">No samples in this range.</p>" }
+        return tickableList(
+            type, rows: rows, valueHeading: "Value", button: "Delete the samples ticked…", page: page,
+            hasMore: hasMore, link: link, session)
+    }
+
+    /// Rows of ``sampleRow(id:start:end:offset:value:source:subject:metadata:)`` in a form that confirms deleting the
+    /// ticked ones, and the pager (`link` and a page number) below.
+    func tickableList(
+        _ type: HealthType, rows: [String], valueHeading: String, button: String, page: Int, hasMore: Bool,
+        link: String, _ session: SessionGate.Session
+    ) -> String {
         var pager = ""
         if page > 1 { pager += "<a href=\"\(link)&amp;page=\(page - 1)\" class=\"prev\">newer</a> " }
         if hasMore, page < Self.maximumPage {
@@ -356,8 +367,8 @@ struct WebApp: Sendable {
         }
         return form("/delete/confirm", session, id: "samples") {
             "<input type=\"hidden\" name=\"type\" value=\"\(type.identifier)\"><table class=\"samples\"><tr><th></th>"
-                + "<th>Start</th><th>End</th><th>Value</th><th>Source (device)</th><th>Subject</th><th>Metadata</th></tr>"
-                + rows.joined() + "</table><button>Delete the samples ticked…</button>"
+                + "<th>Start</th><th>End</th><th>\(valueHeading)</th><th>Source (device)</th><th>Subject</th>"
+                + "<th>Metadata</th></tr>" + rows.joined() + "</table><button>\(button)</button>"
         } + "<p class=\"pager\">Page \(page) \(pager)</p>"
     }
 
@@ -881,9 +892,16 @@ actor ExportProducer {
                 query = SampleQuery(type: type, subjects: subjects, limit: ExportCommand.pageSize)
             }
             guard var current = query else { return nil }
-            var written = members
-            let (text, _, next) = try await ExportCommand.page(current, of: store, format: format, members: &written)
-            members = written
+            let text: String
+            let next: SampleCursor?
+            if format == .gpx {
+                var routes = ExportCommand.RoutesWritten()
+                (text, next) = try await ExportCommand.gpxPage(current, of: store, written: &routes)
+            } else {
+                var written = members
+                (text, _, next) = try await ExportCommand.page(current, of: store, format: format, members: &written)
+                members = written
+            }
             if let next {
                 current.cursor = next
                 query = current

@@ -4,7 +4,8 @@ import StoreEngine
 import Testing
 
 /// A page of correlations or workouts (``ObjectPage``, both engines' page builder) ends at the query's limit, or
-/// once its bodies (a workout's routes) hold ``ObjectPage/maximumBytes``, with a cursor after its last object.
+/// once its bodies (a workout's routes) hold ``ObjectPage/maximumBytes``, with a cursor after its last object; so
+/// do anchored changes of workouts (``ObjectChanges``).
 @Suite struct ObjectPageTests {
     static func object(_ index: Int, bodyBytes: Int) -> StoredObject {
         StoredObject(
@@ -37,12 +38,21 @@ import Testing
         #expect(short.next == nil)
         // Workouts are read a few rows at a time; correlations a thousand.
         #expect(ObjectPage.rowsPerRead(.workout) == 8)
-        // Anchored changes hand out what stays within the bytes.
+        // Anchored changes of workouts hand out what stays within the bytes, and no deletion after it.
         let objects = (0..<4).map { Self.object($0, bodyBytes: third) }
-        let within = ObjectPage.prefixWithinBytes(objects)
+        let late = UUID()
+        let within = ObjectChanges(of: .workout, objects: objects, deleted: [(5, late)], since: -1, limit: 8)
         #expect(within.objects.map(\.id) == objects.prefix(3).map(\.id))
-        #expect(within.cut)
-        #expect(!ObjectPage.prefixWithinBytes(Array(objects.prefix(2))).cut)
+        #expect(within.hasMore)
+        #expect(within.anchor == 2)
+        #expect(within.deleted.isEmpty)
+        let all = ObjectChanges(
+            of: .workout, objects: Array(objects.prefix(2)), deleted: [(5, late)], since: -1, limit: 8)
+        #expect(!all.hasMore)
+        #expect(all.deleted == [late])
+        #expect(all.events == 3)
+        #expect(ObjectChanges.rowLimit(of: .workout, asked: 100) == 8)
+        #expect(ObjectChanges.rowLimit(of: .bloodPressure, asked: 100) == 100)
         #expect(ObjectPage.rowsPerRead(.bloodPressure) == 1_000)
     }
 }
