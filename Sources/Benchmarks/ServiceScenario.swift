@@ -4,6 +4,7 @@ import Foundation
 import GATT
 import Health
 import SQLiteStore
+import Support
 
 /// `service`: the real `wearhouse run` (release build, its own process) with N simulated chest straps notifying
 /// at 4 Hz through FakeBlueZ on a private dbus-daemon, for a minute. Measures the service process only: peak
@@ -50,17 +51,19 @@ enum ServiceScenario {
             try await store.register(RegisteredSensor(address: address, subject: "bench", enrolledAt: Instant.now))
         }
 
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = [
-            "run", "--config", "/dev/null", "--bus", daemon.address, "--store", storePath, "--set",
-            "service.status-interval=1",
-        ]
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        let pid = process.processIdentifier
+        // Its log goes to a file, read after it ends (a pipe nobody reads while it runs could fill and stop it).
+        let logPath = folder.appendingPathComponent("service.log").path
+        let process = try ChildProcess.start(
+            executable.path,
+            [
+                "run", "--config", "/dev/null", "--bus", daemon.address, "--store", storePath, "--set",
+                "service.status-interval=1",
+            ], output: .inherited, errors: .file(logPath, append: false))
+        defer {
+            process.signal(SIGKILL)  // nothing once it has ended and been reaped below
+            process.wait()
+        }
+        let pid = process.pid
 
         // Wait until every sensor streams, then measure a steady window.
         let deadline = ContinuousClock.now + .seconds(60)
@@ -77,9 +80,9 @@ enum ServiceScenario {
         let cpuAfter = cpuSeconds(pid)
         let deliveredAfter = await delivered(fake, addresses)
         let peakKilobytes = statusValue(pid, "VmHWM") ?? 0
-        kill(pid, SIGTERM)
-        process.waitUntilExit()
-        let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.signal(SIGTERM)
+        _ = await process.exit()  // off the pool: the service's last calls are answered by this process's FakeBlueZ
+        let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
         let (p50, p99) = latencies(in: log)
 
         let window = deliveredAfter - deliveredBefore

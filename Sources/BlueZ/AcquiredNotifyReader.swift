@@ -16,15 +16,17 @@ final class AcquiredNotifyReader: Sendable {
 
     let events: AsyncStream<Event>
     private let fd: Int32
-    private let closing = Mutex(false)
+    private let state: SocketState
 
     /// Starts reading `fd` (which the reader owns and closes), at most `mtu` bytes a datagram.
     init(fd: Int32, mtu: Int, clock: @escaping @Sendable () -> Timestamp) throws(DBusError) {
         self.fd = fd
         let (events, continuation) = AsyncStream.makeStream(of: Event.self)
         self.events = events
+        let state = SocketState()
+        self.state = state
         let context = Unmanaged.passRetained(
-            Context(fd: fd, size: max(mtu, 23), clock: clock, continuation: continuation)
+            Context(fd: fd, size: max(mtu, 23), clock: clock, continuation: continuation, state: state)
         ).toOpaque()
         var thread = pthread_t()
         let result = pthread_create(
@@ -42,13 +44,22 @@ final class AcquiredNotifyReader: Sendable {
         pthread_detach(thread)
     }
 
-    /// Stops reading: the thread sees the hang-up, closes the socket and finishes the stream. Idempotent.
+    /// Stops reading: the thread sees the hang-up, closes the socket and finishes the stream. Idempotent, and
+    /// nothing once the thread has closed the socket itself (its number may be another file's by then).
     func close() {
-        let first = closing.withLock { closing in
-            defer { closing = true }
-            return !closing
+        state.flags.withLock { flags in
+            if !flags.stopRequested, !flags.closed { shutdown(fd, Int32(SHUT_RDWR)) }
+            flags.stopRequested = true
         }
-        if first { shutdown(fd, Int32(SHUT_RDWR)) }
+    }
+
+    /// Shared by ``close()`` and the thread: whether a stop was asked for, and whether the socket is closed.
+    private final class SocketState: Sendable {
+        struct Flags {
+            var stopRequested = false
+            var closed = false
+        }
+        let flags = Mutex(Flags())
     }
 
     /// What the thread needs; the thread owns it.
@@ -58,15 +69,17 @@ final class AcquiredNotifyReader: Sendable {
         let size: Int
         let clock: @Sendable () -> Timestamp
         let continuation: AsyncStream<Event>.Continuation
+        let state: SocketState
 
         init(
             fd: Int32, size: Int, clock: @escaping @Sendable () -> Timestamp,
-            continuation: AsyncStream<Event>.Continuation
+            continuation: AsyncStream<Event>.Continuation, state: SocketState
         ) {
             self.fd = fd
             self.size = size
             self.clock = clock
             self.continuation = continuation
+            self.state = state
         }
 
         func run() {
@@ -97,7 +110,10 @@ final class AcquiredNotifyReader: Sendable {
                 }
                 if hungUp { break }
             }
-            Glibc.close(fd)
+            state.flags.withLock { flags in
+                Glibc.close(fd)
+                flags.closed = true
+            }
             continuation.yield(.closed)
             continuation.finish()
         }

@@ -208,8 +208,7 @@ extension FakeBlueZ {
         do {
             return (pair[0], try DBusFileDescriptor(adopting: pair[1]))
         } catch {
-            close(pair[0])
-            close(pair[1])
+            close(pair[0])  // theirs was closed by the failed adoption
             return nil
         }
     }

@@ -1,4 +1,6 @@
 public import Foundation
+internal import Support
+internal import Synchronization
 
 /// A private `dbus-daemon`: its own config (type system, allow everything) and socket in a fresh temporary
 /// directory. Tests and `wearhouse demo` run FakeBlueZ on one and never touch the machine's real system bus.
@@ -10,15 +12,13 @@ public import Foundation
 /// ```
 ///
 /// Tests reach it through TestSupport's `PrivateBus`; `wearhouse demo` uses it directly.
-public final class PrivateDBusDaemon: @unchecked Sendable {
-    // @unchecked Sendable: `process` and `directory` are set in init; `stopped` is guarded by `lock`.
+public final class PrivateDBusDaemon: Sendable {
     /// The address to connect to (`unix:path=…/bus,guid=…`).
     public let address: String
     /// The temporary directory holding the config, the socket and the daemon's log.
     public let directory: URL
-    private let process: Process
-    private let lock = NSLock()
-    private var stopped = false
+    private let process: ChildProcess
+    private let stopped = Mutex(false)
 
     /// Starts a daemon and waits (up to 5 s, without blocking a thread) until it has printed its address.
     public static func start() async throws -> PrivateDBusDaemon {
@@ -29,28 +29,29 @@ public final class PrivateDBusDaemon: @unchecked Sendable {
         try configuration(socket: directory.appendingPathComponent("bus").path)
             .write(to: config, atomically: true, encoding: .utf8)
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        process.arguments = ["--config-file=\(config.path)", "--nofork", "--nopidfile", "--print-address=1"]
-        let output = Pipe()
-        process.standardOutput = output
         let log = directory.appendingPathComponent("daemon.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        process.standardError = try FileHandle(forWritingTo: log)
-        try process.run()
+        let output = try ChildProcess.pipe()
+        defer { close(output.read) }
+        let process: ChildProcess
+        do {
+            defer { close(output.write) }
+            process = try ChildProcess.start(
+                "/usr/bin/dbus-daemon",
+                ["--config-file=\(config.path)", "--nofork", "--nopidfile", "--print-address=1"],
+                output: .descriptor(output.write), errors: .file(log.path, append: false))
+        }
 
-        let reader = output.fileHandleForReading.fileDescriptor
-        _ = fcntl(reader, F_SETFL, fcntl(reader, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(output.read, F_SETFL, fcntl(output.read, F_GETFL) | O_NONBLOCK)
         var printed: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 512)
         let deadline = ContinuousClock.now + .seconds(5)
         while !printed.contains(UInt8(ascii: "\n")) {
-            let count = read(reader, &buffer, buffer.count)
+            let count = read(output.read, &buffer, buffer.count)
             if count > 0 {
                 printed += buffer[0..<count]
             } else if count == 0 || ContinuousClock.now > deadline || !process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                process.signal(SIGKILL)
+                process.wait()
                 let message = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
                 try? FileManager.default.removeItem(at: directory)
                 throw PrivateDBusDaemonError(message: "dbus-daemon did not print its address: \(message)")
@@ -62,7 +63,7 @@ public final class PrivateDBusDaemon: @unchecked Sendable {
         return PrivateDBusDaemon(address: line, directory: directory, process: process)
     }
 
-    private init(address: String, directory: URL, process: Process) {
+    private init(address: String, directory: URL, process: ChildProcess) {
         self.address = address
         self.directory = directory
         self.process = process
@@ -74,17 +75,15 @@ public final class PrivateDBusDaemon: @unchecked Sendable {
 
     /// Terminates the daemon and removes its directory. Idempotent.
     public func stop() {
-        let alreadyStopped = lock.withLock {
+        let alreadyStopped = stopped.withLock { stopped in
             defer { stopped = true }
             return stopped
         }
         guard !alreadyStopped else { return }
-        if process.isRunning {
-            // SIGKILL: the daemon inherits the parent's signal mask (a test runner blocks SIGTERM), so SIGTERM could
-            // stay pending.
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        // SIGKILL: the daemon inherits the parent's signal mask (a test runner blocks SIGTERM), so SIGTERM could
+        // stay pending. The wait after it is short: the kernel ends the daemon at once.
+        process.signal(SIGKILL)
+        process.wait()
         try? FileManager.default.removeItem(at: directory)
     }
 

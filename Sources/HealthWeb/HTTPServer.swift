@@ -107,6 +107,7 @@ public final class HTTPServer: @unchecked Sendable {
             throw error
         }
         address = Self.boundAddress(socket, asked: listen)
+        let identity = Self.identity(of: socket)
         let dispatcher = Dispatcher(limits: limits, handler: handler)
         self.dispatcher = dispatcher
         let context = Unmanaged.passUnretained(dispatcher).toOpaque()
@@ -146,7 +147,7 @@ public final class HTTPServer: @unchecked Sendable {
                 }, context, items.baseAddress)
         }
         guard let started else {
-            close(socket)
+            Self.closeIfStillOpen(socket, identity)
             for copy in pem { copy.deallocate() }
             throw HTTPServerError(
                 "libmicrohttpd could not start on \(listen)"
@@ -166,6 +167,23 @@ public final class HTTPServer: @unchecked Sendable {
             if let running = daemon { MHD_stop_daemon(running) }
             daemon = nil
         }
+    }
+
+    /// The device and inode of an open descriptor's file (sockets have inodes of their own), nil when it is closed.
+    static func identity(of descriptor: Int32) -> (UInt64, UInt64)? {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return nil }
+        return (UInt64(status.st_dev), UInt64(status.st_ino))
+    }
+
+    /// Closes the listening socket after a failed start, unless libmicrohttpd already has: 0.9.75 closes the
+    /// socket it was given when it fails after taking it, and not when it fails before. Closing it again closed
+    /// whatever descriptor another thread had opened under the same number since (a test run, 2026-12-06: another
+    /// server's socket, and libmicrohttpd's abort on its "Close socket failed"). So it is closed only if the number
+    /// still names the same socket.
+    static func closeIfStillOpen(_ socket: Int32, _ identity: (UInt64, UInt64)?) {
+        guard let identity, let now = Self.identity(of: socket), now == identity else { return }
+        close(socket)
     }
 
     /// A listening socket for `address` (close-on-exec, backlog 64): bound here, or systemd's.

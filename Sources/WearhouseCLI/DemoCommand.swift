@@ -5,6 +5,7 @@ import GATT
 import Gateway
 import Health
 import SQLiteStore
+import Support
 
 /// `wearhouse demo`: the whole gateway against simulated sensors, with nothing faked above bluetoothd: a private
 /// dbus-daemon, FakeBlueZ with two chest straps, a wrist monitor and a footpod worn by two people, a bathroom
@@ -165,7 +166,7 @@ struct DemoCommand: Command {
             ]
             if let location = wearer.location { pairArguments += ["--location", location] }
             console.out("$ wearhouse \(pairArguments.map(Self.quoted).joined(separator: " "))\n")
-            guard let status = runChild(pairArguments, console: console), status == 0 else {
+            guard let status = await runChild(pairArguments, console: console), status == 0 else {
                 console.error("enrolling \(wearer.address) failed")
                 return .software
             }
@@ -177,10 +178,10 @@ struct DemoCommand: Command {
         let runArguments = ["run", "--config", configPath, "--api", daemon.address]
         guard let service = startChild(runArguments, console: console) else { return .software }
         try? await Task.sleep(for: duration)
-        kill(service.processIdentifier, SIGTERM)
-        while service.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
-        guard service.terminationStatus == 0 else {
-            console.error("the service exited with status \(service.terminationStatus)")
+        service.signal(SIGTERM)
+        let exit = await service.exit()
+        guard exit.succeeded else {
+            console.error("the service ended with \(exit)")
             return .software
         }
 
@@ -405,26 +406,25 @@ struct DemoCommand: Command {
                 ?? CommandLine.arguments[0])
     }
 
-    private func startChild(_ arguments: [String], console: Console) -> Process? {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
+    /// Starts this executable with `arguments`, its output on ours (a `ChildProcess`: it inherits no descriptor
+    /// of this process but the standard three).
+    private func startChild(_ arguments: [String], console: Console) -> ChildProcess? {
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "NOTIFY_SOCKET")
         environment.removeValue(forKey: "WEARHOUSE_STORE")
-        process.environment = environment
         do {
-            try process.run()
+            return try ChildProcess.start(
+                executable.path, arguments, environment: environment, output: .inherited, errors: .inherited)
         } catch {
             console.error("cannot start \(executable.path): \(error)")
             return nil
         }
-        return process
     }
 
-    private func runChild(_ arguments: [String], console: Console) -> Int32? {
-        guard let process = startChild(arguments, console: console) else { return nil }
-        process.waitUntilExit()
-        return process.terminationStatus
+    /// Runs this executable with `arguments` to its end, waiting off the concurrency pool: the child's calls are
+    /// answered by this process's FakeBlueZ.
+    private func runChild(_ arguments: [String], console: Console) async -> Int32? {
+        guard let child = startChild(arguments, console: console) else { return nil }
+        return await child.exit().status
     }
 }

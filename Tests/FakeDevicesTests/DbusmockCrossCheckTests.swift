@@ -144,14 +144,9 @@ struct Dbusmock {
 
     /// Whether Debian's python3 can import dbusmock (the PATH's python3 may be another build without dbus).
     static let isInstalled: Bool = {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-c", "import dbusmock.templates.bluez5, gi.repository.GLib"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+        let probe = try? ChildProcess.start(
+            python, ["-c", "import dbusmock.templates.bluez5, gi.repository.GLib"], output: .null, errors: .null)
+        return probe?.wait().succeeded ?? false
     }()
 
     let control: DBusConnection
@@ -175,23 +170,18 @@ struct Dbusmock {
     }
 
     /// Starts a private bus and the mock on it (its log in the bus directory), waits for `org.bluez`, runs `body`
-    /// with the mock's control and a separate connection for the client, then kills the mock (SIGKILL: children of
-    /// the test runner inherit a blocked signal mask) and stops the bus.
+    /// with the mock's control and a separate connection for the client, then kills the mock and stops the bus.
     static func run(_ body: (Dbusmock, DBusConnection) async throws -> Void) async throws {
         try await withPrivateBus { daemon in
             let log = daemon.directory.appendingPathComponent("dbusmock.log")
             _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: python)
-            process.arguments = ["-m", "dbusmock", "--template", template, "-l", log.path]
-            process.environment = ["DBUS_SYSTEM_BUS_ADDRESS": daemon.address, "PATH": "/usr/bin:/bin"]
-            process.standardInput = FileHandle.nullDevice
-            process.standardOutput = try FileHandle(forWritingTo: log)
-            process.standardError = try FileHandle(forWritingTo: log)
-            try process.run()
+            let process = try ChildProcess.start(
+                python, ["-m", "dbusmock", "--template", template, "-l", log.path],
+                environment: ["DBUS_SYSTEM_BUS_ADDRESS": daemon.address, "PATH": "/usr/bin:/bin"],
+                output: .file(log.path, append: true), errors: .sameAsOutput)
             defer {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                process.signal(SIGKILL)
+                process.wait()
             }
             let control = try await DBusConnection.connect(to: .address(daemon.address))
             let bus = try await DBusConnection.connect(to: .address(daemon.address))
@@ -210,7 +200,7 @@ struct Dbusmock {
         }
     }
 
-    private static func waitForOwner(_ control: DBusConnection, process: Process, log: URL) async throws {
+    private static func waitForOwner(_ control: DBusConnection, process: ChildProcess, log: URL) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
         while (try? await control.nameOwner("org.bluez")) == nil {
             guard process.isRunning, ContinuousClock.now < deadline else {

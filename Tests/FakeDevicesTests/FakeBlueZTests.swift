@@ -227,17 +227,13 @@ import Testing
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/busctl") else { return }
         try await FakeBlueZFixture.run(Self.scenario) { fixture in
             try await fixture.connectAndResolve(Self.strapPath)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/busctl")
-            process.arguments = ["--address=\(fixture.daemon.address)", "tree", "--list", "org.bluez"]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
-            #expect(process.terminationStatus == 0)
+            let address = fixture.daemon.address
+            // Off the pool: busctl's calls are answered by the FakeBlueZ tasks of this process.
+            let tree = try await offPool {
+                try runTool("/usr/bin/busctl", ["--address=\(address)", "tree", "--list", "org.bluez"])
+            }
+            let lines = tree.stdout.split(separator: "\n").map(String.init)
+            #expect(tree.status == 0, "\(tree.stderr)")
             #expect(lines.contains("/org/bluez"))
             #expect(lines.contains("/org/bluez/hci0"))
             #expect(lines.contains(Self.strapPath))

@@ -2,6 +2,7 @@ import Foundation
 import Health
 import HealthBus
 import SQLiteStore
+import Support
 import Testing
 
 /// The real service on a private bus, called by programs running as other users (busctl, gdbus and the Python
@@ -124,7 +125,7 @@ struct MultiUserTests {
             try service.background(
                 ["/usr/bin/python3", Self.script, "--follow", "4"] + since, as: bob, output: bobOutput),
         ]
-        defer { for follower in followers where follower.isRunning { follower.terminate() } }
+        defer { for follower in followers { follower.signal(SIGTERM) } }
         try await waitFor { text(aliceOutput).contains("observing") && text(bobOutput).contains("observing") }
         #expect(text(aliceOutput).contains("heart rate today: 5 samples"))
         #expect(text(bobOutput).contains("no heart rate today"))
@@ -134,8 +135,7 @@ struct MultiUserTests {
             [QuantitySample(type: .heartRate, start: latest, end: latest, value: 88, source: gateway)], as: .owner)
         try await waitFor { text(aliceOutput).contains("added: heartRate 1 sample(s)") }
         #expect(text(aliceOutput).contains("88 count/min"))
-        for follower in followers { follower.waitUntilExit() }
-        #expect(followers.allSatisfy { $0.terminationStatus == 0 }, "\(text(aliceOutput))\n\(text(bobOutput))")
+        #expect(followers.allSatisfy { $0.wait().succeeded }, "\(text(aliceOutput))\n\(text(bobOutput))")
         #expect(!text(bobOutput).contains("added:"), "\(text(bobOutput))")
 
         // The access log shows each call, by app.

@@ -1,17 +1,18 @@
 import Foundation
 import Health
 import SQLiteStore
+import Support
 import TestSupport
 import Testing
 
 /// The real service (`wearhouse run --api <private bus>`) over a fresh store, and programs run against it, as
 /// root or as other users (`setpriv`).
 final class RunningService: @unchecked Sendable {
-    // @unchecked Sendable: every property is set in init and never changed; Process is used from one task.
+    // @unchecked Sendable: every property is set in init and never changed.
     let bus: PrivateBus
     let directory: URL
     let storePath: String
-    let process: Process
+    let process: ChildProcess
     let log: URL
 
     struct Output {
@@ -27,7 +28,7 @@ final class RunningService: @unchecked Sendable {
         return repositoryRoot.appendingPathComponent(".build/debug/wearhouse")
     }()
 
-    private init(bus: PrivateBus, directory: URL, process: Process, log: URL) {
+    private init(bus: PrivateBus, directory: URL, process: ChildProcess, log: URL) {
         self.bus = bus
         self.directory = directory
         storePath = directory.appendingPathComponent("health.db").path
@@ -44,7 +45,6 @@ final class RunningService: @unchecked Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let log = directory.appendingPathComponent("service.log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let process = Process()
         let arguments = [
             "run", "--store", directory.appendingPathComponent("health.db").path, "--bus", bus.address, "--api",
             bus.address,
@@ -54,17 +54,10 @@ final class RunningService: @unchecked Sendable {
             guard chown(directory.path, serviceUser, gid) == 0 else {
                 throw ServiceError(message: "cannot give \(directory.path) to uid \(serviceUser)")
             }
-            let sandbox = try unitSandbox(serviceUser)
-            process.executableURL = URL(fileURLWithPath: sandbox[0])
-            process.arguments = Array(sandbox.dropFirst()) + [wearhouse.path] + arguments
-        } else {
-            process.executableURL = wearhouse
-            process.arguments = arguments
         }
-        process.standardOutput = try FileHandle(forWritingTo: log)
-        process.standardError = try FileHandle(forWritingTo: log)
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        let argv = try serviceUser.map { try unitSandbox($0) + [wearhouse.path] } ?? [wearhouse.path]
+        let process = try ChildProcess.start(
+            argv[0], Array(argv.dropFirst()) + arguments, output: .file(log.path, append: true), errors: .sameAsOutput)
         let service = RunningService(bus: bus, directory: directory, process: process, log: log)
         let deadline = ContinuousClock.now + .seconds(15)
         while true {
@@ -90,13 +83,11 @@ final class RunningService: @unchecked Sendable {
     /// Stops the service (SIGTERM) and returns its exit status; removes the bus and the store.
     @discardableResult
     func stop() -> Int32 {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        process.signal(SIGTERM)
+        let exit = process.wait()
         bus.stop()
         try? FileManager.default.removeItem(at: directory)
-        return process.terminationStatus
+        return exit.status
     }
 
     /// The environment programs get: the private bus as the system bus.
@@ -140,22 +131,8 @@ final class RunningService: @unchecked Sendable {
     /// Runs a program to completion (as `uid`, when given).
     func run(_ argv: [String], as uid: uid_t? = nil) throws -> Output {
         let full = Self.asUser(uid, argv)
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: full[0])
-        child.arguments = Array(full.dropFirst())
-        child.environment = environment
-        let out = Pipe()
-        let err = Pipe()
-        child.standardOutput = out
-        child.standardError = err
-        child.standardInput = FileHandle.nullDevice
-        try child.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        child.waitUntilExit()
-        return Output(
-            status: child.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self))
+        let ran = try runTool(full[0], Array(full.dropFirst()), environment: environment)
+        return Output(status: ran.status, stdout: ran.stdout, stderr: ran.stderr)
     }
 
     /// `busctl call org.wearhouse.Health1 /org/wearhouse/Health1 org.wearhouse.Health1 <member> <arguments>`.
@@ -174,18 +151,11 @@ final class RunningService: @unchecked Sendable {
     }
 
     /// Starts a program in the background (as `uid`), its output going to a file.
-    func background(_ argv: [String], as uid: uid_t?, output: URL) throws -> Process {
+    func background(_ argv: [String], as uid: uid_t?, output: URL) throws -> ChildProcess {
         let full = Self.asUser(uid, argv)
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: full[0])
-        child.arguments = Array(full.dropFirst())
-        child.environment = environment
-        child.standardOutput = try FileHandle(forWritingTo: output)
-        child.standardError = try FileHandle(forWritingTo: output)
-        child.standardInput = FileHandle.nullDevice
-        try child.run()
-        return child
+        return try ChildProcess.start(
+            full[0], Array(full.dropFirst()), environment: environment, output: .file(output.path, append: false),
+            errors: .sameAsOutput)
     }
 }
 
@@ -200,14 +170,10 @@ enum MultiUser {
     static let available: Bool = {
         guard getuid() == 0, users.count >= 2, tools.allSatisfy({ FileManager.default.isExecutableFile(atPath: $0) })
         else { return false }
-        let probe = Process()
-        probe.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        probe.arguments = ["-c", "import dbus, dbus.mainloop.glib; from gi.repository import GLib"]
-        probe.standardOutput = FileHandle.nullDevice
-        probe.standardError = FileHandle.nullDevice
-        guard (try? probe.run()) != nil else { return false }
-        probe.waitUntilExit()
-        return probe.terminationStatus == 0
+        let probe = try? ChildProcess.start(
+            "/usr/bin/python3", ["-c", "import dbus, dbus.mainloop.glib; from gi.repository import GLib"],
+            output: .null, errors: .null)
+        return probe?.wait().succeeded ?? false
     }()
 
     static let skipReason: Comment = """

@@ -1,5 +1,6 @@
 public import Foundation
 import Glibc
+internal import Support
 import Synchronization
 
 /// A throwaway PostgreSQL server for tests and benchmarks: `initdb` in a temporary folder, started with
@@ -130,10 +131,10 @@ public final class PostgresServer: Sendable {
 
     /// Runs a PostgreSQL tool to completion (as ``runAs`` when set), its output in `<tool>.out` in the folder.
     ///
-    /// `posix_spawn` and `waitpid` rather than `Process`: `pg_ctl start` leaves the server running with the
-    /// descriptors it inherited, and `Process` did not notice pg_ctl's exit then. So the child inherits none but
-    /// its standard ones: a server that kept the write end of a pipe another test had just made for a `wearhouse`
-    /// child (a CI run, 2026-12-06) kept that test reading it forever.
+    /// `ChildProcess` rather than `Process`: `pg_ctl start` leaves the server running with the descriptors it
+    /// inherited, and `Process` did not notice pg_ctl's exit then. So the child inherits none but its standard
+    /// ones: a server that kept the write end of a pipe another test had just made for a `wearhouse` child kept
+    /// that test reading it forever.
     private func run(_ tool: String, _ arguments: [String]) throws {
         // env changes into the folder first: the postgres user may not be able to read our working directory.
         let executable = "/usr/bin/env"
@@ -141,40 +142,14 @@ public final class PostgresServer: Sendable {
         if let runAs { argv += ["/usr/bin/setpriv", "--reuid=\(runAs)", "--regid=\(runAs)", "--init-groups", "--"] }
         argv += [binaries + "/" + tool] + arguments
         let output = directory.appendingPathComponent("\(tool).out").path
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        try Self.closeTheRest(&actions)
-        let cArguments = argv.map { strdup($0) } + [nil]
-        defer { for argument in cArguments { free(argument) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, executable, &actions, nil, cArguments, environ)
-        guard spawned == 0 else { throw ServerError(message: "cannot run \(executable): errno \(spawned)") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-        let exited = status & 0x7F == 0
-        let code = (status >> 8) & 0xFF
-        guard exited, code == 0 else {
+        let exit = try ChildProcess.start(
+            executable, Array(argv.dropFirst()), output: .file(output, append: false), errors: .sameAsOutput
+        ).wait()
+        guard exit.succeeded else {
             let said = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
             let log = (try? String(contentsOf: directory.appendingPathComponent("log"), encoding: .utf8)) ?? ""
-            throw ServerError(message: "\(tool) \(arguments.first ?? "") failed (status \(status)): \(said)\(log)")
+            throw ServerError(message: "\(tool) \(arguments.first ?? "") failed (\(exit)): \(said)\(log)")
         }
-    }
-
-    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc module does not
-    /// declare: the child closes every descriptor from 3 up as it starts.
-    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-    private static let addCloseFrom: AddCloseFrom? = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
-        unsafeBitCast($0, to: AddCloseFrom.self)
-    }
-
-    private static func closeTheRest(_ actions: inout posix_spawn_file_actions_t) throws {
-        guard let addCloseFrom else { throw ServerError(message: "this C library cannot close a child's descriptors") }
-        let failed = addCloseFrom(&actions, 3)
-        guard failed == 0 else { throw ServerError(message: "posix_spawn_file_actions_addclosefrom_np: \(failed)") }
     }
 
     private static func installedBinaries() -> String? {

@@ -1,4 +1,5 @@
 internal import Foundation
+internal import Support
 
 /// What a program run to completion said: exit status, stdout, stderr.
 public struct ToolRun: Sendable {
@@ -14,50 +15,15 @@ public struct ToolRun: Sendable {
 }
 
 /// Runs `path` with `arguments` to completion (the `wearhouse` binary, busctl, bluetoothctl, systemd-analyze),
-/// feeding `stdin` when given. Both pipes are read on their own threads before waiting, so a child that writes
-/// a lot to either cannot block.
+/// feeding `stdin` when given; both outputs are read as the program writes them (`ChildProcess.run`, whose child
+/// inherits none of the descriptors the other tests have open).
 public func runTool(
     _ path: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil
 ) throws -> ToolRun {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    let out = Pipe()
-    let err = Pipe()
-    let input = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = input
-    try process.run()
-    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-    try input.fileHandleForWriting.close()
-    let errors = ErrorReader(err.fileHandleForReading)
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = errors.wait()
-    process.waitUntilExit()
+    let output = try ChildProcess.run(path, arguments, environment: environment, input: stdin.map { Array($0.utf8) })
     return ToolRun(
-        status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-        stderr: String(decoding: errData, as: UTF8.self))
-}
-
-/// Reads a pipe to its end on a thread of its own.
-private final class ErrorReader: @unchecked Sendable {
-    // @unchecked Sendable: `data` is written by the reading thread before `done` is signalled, read after.
-    private var data = Data()
-    private let done = DispatchSemaphore(value: 0)
-
-    init(_ handle: FileHandle) {
-        Thread.detachNewThread { [self] in
-            data = handle.readDataToEndOfFile()
-            done.signal()
-        }
-    }
-
-    func wait() -> Data {
-        done.wait()
-        return data
-    }
+        status: output.exit.status, stdout: String(decoding: output.stdout, as: UTF8.self),
+        stderr: String(decoding: output.stderr, as: UTF8.self))
 }
 
 /// Runs `work` (a blocking wait: a program run to completion, a process's exit) on a thread of its own and awaits

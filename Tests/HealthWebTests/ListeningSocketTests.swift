@@ -1,0 +1,30 @@
+import Glibc
+import Testing
+
+@testable import HealthWeb
+
+/// The listening socket after a failed start: libmicrohttpd 0.9.75 may have closed it already, and its number may
+/// by then be another file's, which must stay open.
+@Suite struct ListeningSocketTests {
+    @Test func aSocketStillOpenIsClosed() throws {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        try #require(socket >= 0)
+        HTTPServer.closeIfStillOpen(socket, HTTPServer.identity(of: socket))
+        #expect(fcntl(socket, F_GETFD) == -1 && errno == EBADF)
+    }
+
+    /// The socket's number taken over by a pipe (`dup2` replaces it in one step, as another thread's `pipe` would
+    /// after libmicrohttpd's close): the pipe stays open.
+    @Test func anotherFileUnderTheSameNumberIsLeftOpen() throws {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        try #require(socket >= 0)
+        let identity = HTTPServer.identity(of: socket)
+        var ends: [Int32] = [-1, -1]
+        try #require(pipe(&ends) == 0)
+        defer { for end in ends { close(end) } }
+        try #require(dup2(ends[0], socket) == socket)
+        HTTPServer.closeIfStillOpen(socket, identity)
+        #expect(fcntl(socket, F_GETFD) >= 0, "the pipe under the socket's number was closed")
+        close(socket)
+    }
+}
