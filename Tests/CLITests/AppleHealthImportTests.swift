@@ -1,6 +1,7 @@
 import Foundation
 import Health
 import SQLiteStore
+import Support
 import TestSupport
 import Testing
 
@@ -424,8 +425,8 @@ import Testing
         for fraction in [0.2, 0.5, 0.8, 0.95] {
             let process = try WearhouseRunner.start(["import-samples", "--store", store, zip])
             usleep(UInt32(microseconds * fraction))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            process.signal(SIGKILL)
+            process.wait()
             let stored = try Self.counts(store)["heartRate"] ?? 0
             #expect(stored == 0 || stored == count, "after a kill at \(fraction): \(stored) heart rates")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Support
 import TestSupport
 import Testing
 
@@ -12,8 +13,8 @@ import Testing
         try await withPrivateBus { bus in
             let process = try WearhouseRunner.start(["fake-bluez", "--address", bus.address, "--duration", "30"])
             defer {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                process.signal(SIGKILL)
+                process.wait()
             }
             try await waitForDevice(on: bus)
             let bluetoothctl = Bluetoothctl(bus: bus)

@@ -1,4 +1,5 @@
 import Foundation
+import Support
 import TestSupport
 import Testing
 
@@ -84,15 +85,15 @@ import Testing
             let process = try WearhouseRunner.start(["import-samples", "--store", store, file.path])
             if batch > 0, batch < batches - 1 {  // the first batch makes the store
                 if batch > 1 { usleep(UInt32.random(in: 0...span, using: &generator)) }
-                kill(process.processIdentifier, SIGKILL)
+                process.signal(SIGKILL)
             }
-            process.waitUntilExit()
+            process.wait()
             if batch == 0 {
                 let took = ContinuousClock.now - started
                 span = UInt32(
                     clamping: took.components.seconds * 1_000_000 + took.components.attoseconds / 1_000_000_000_000)
             }
-            if process.terminationReason == .exit, process.terminationStatus == 0 { committed.append(batch) }
+            if process.wait().succeeded { committed.append(batch) }
         }
         #expect(committed.first == 0)
         #expect(committed.count < batches, "the kills should stop some batches")

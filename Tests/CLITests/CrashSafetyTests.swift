@@ -1,4 +1,5 @@
 import Foundation
+import Support
 import TestSupport
 import Testing
 
@@ -42,11 +43,11 @@ import Testing
                     firstImport.components.seconds * 1_000_000
                     + firstImport.components.attoseconds / 1_000_000_000_000
                 usleep(UInt32(clamping: Int64.random(in: 0...max(1, microseconds * 9 / 10), using: &generator)))
-                kill(process.processIdentifier, SIGKILL)
+                process.signal(SIGKILL)
             }
-            process.waitUntilExit()
+            process.wait()
             if batch == 0 { firstImport = clock.now - started }
-            if process.terminationReason == .exit, process.terminationStatus == 0 {
+            if process.wait().succeeded {
                 committed.append(batch)
             } else {
                 killed += 1
@@ -122,9 +123,8 @@ import Testing
         for _ in 0..<8 {
             let process = try WearhouseRunner.start(["replay", trace.path, "--store", store, "--speed", "2000"])
             usleep(UInt32.random(in: 100_000...2_000_000, using: &generator))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            if process.terminationReason == .uncaughtSignal { killed += 1 }
+            process.signal(SIGKILL)
+            if !process.wait().exited { killed += 1 }
             guard FileManager.default.fileExists(atPath: store) else { continue }
             let now = try Self.storedHeartRates(store)
             #expect(now >= stored, "a kill lost committed samples (\(stored) before, \(now) after)")
@@ -154,7 +154,7 @@ import Testing
         var generator = SystemRandomNumberGenerator()
 
         /// Starts the service and returns once it owns its name.
-        func startService() throws -> Process {
+        func startService() throws -> ChildProcess {
             let service = try WearhouseRunner.start([
                 "run", "--store", store, "--bus", bus.address, "--api", bus.address,
             ])
@@ -171,7 +171,7 @@ import Testing
             return service
         }
         /// Saves samples `range` one call each, in a shell loop that appends each answered call to `answers`.
-        func save(_ range: Range<Int>, answers: URL) throws -> Process {
+        func save(_ range: Range<Int>, answers: URL) throws -> ChildProcess {
             let script = """
                 i=\(range.lowerBound)
                 while [ $i -lt \(range.upperBound) ]; do
@@ -183,11 +183,7 @@ import Testing
                   i=$((i + 1))
                 done
                 """
-            let writer = Process()
-            writer.executableURL = URL(fileURLWithPath: "/bin/sh")
-            writer.arguments = ["-c", script]
-            try writer.run()
-            return writer
+            return try ChildProcess.start("/bin/sh", ["-c", script])
         }
 
         let answers = directory.appendingPathComponent("answers")
@@ -195,10 +191,10 @@ import Testing
             let service = try startService()
             let writer = try save(round * perRound..<(round + 1) * perRound, answers: answers)
             usleep(UInt32.random(in: 50_000...500_000, using: &generator))
-            kill(service.processIdentifier, SIGKILL)
-            service.waitUntilExit()
-            writer.waitUntilExit()
-            #expect(service.terminationReason == .uncaughtSignal)
+            service.signal(SIGKILL)
+            service.wait()
+            writer.wait()
+            #expect(!service.wait().exited)
         }
         let answered = ((try? String(contentsOf: answers, encoding: .utf8)) ?? "").split(separator: "\n")
         #expect(answered.allSatisfy { $0.hasSuffix("as 1 \"inserted\"") })
@@ -219,8 +215,8 @@ import Testing
                 "--address=\(bus.address)", "call", "org.wearhouse.Health1", "/org/wearhouse/Health1",
                 "org.wearhouse.Health1", "SaveSamples", "a(sxxdsa{sv})", "\(2 * perRound)",
             ] + everything)
-        service.terminate()
-        service.waitUntilExit()
+        service.signal(SIGTERM)
+        service.wait()
         #expect(again.stdout.hasPrefix("as \(2 * perRound) "), "\(again.stderr)")
         #expect(again.stdout.components(separatedBy: "\"duplicate\"").count - 1 == stored)
         #expect(try Self.storedHeartRates(store) == 2 * perRound)

@@ -1,4 +1,5 @@
 import Foundation
+import Support
 import TestSupport
 import Testing
 
@@ -46,8 +47,8 @@ import Testing
         try await withPrivateBus { bus in
             let process = try WearhouseRunner.start(["fake-bluez", "--address", bus.address, "--duration", "20"])
             defer {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                process.signal(SIGKILL)
+                process.wait()
             }
             var rows: [(check: String, status: String, summary: String)] = []
             var status: Int32 = -1
@@ -83,8 +84,8 @@ import Testing
                 "fake-bluez", "--address", bus.address, "--scenario", scenario.path, "--duration", "30",
             ])
             defer {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                process.signal(SIGKILL)
+                process.wait()
             }
             let store = bus.directory.appendingPathComponent("health.db").path
             // The fake serves once it owns org.bluez; pair waits for nothing else.
@@ -99,15 +100,13 @@ import Testing
             #expect(bonded?.summary == "sensor \(meter) is a glucose meter and is bonded")
 
             // bluetoothctl remove: the device and its bond are gone from bluetoothd.
-            let removed = Process()
-            removed.executableURL = URL(fileURLWithPath: "/usr/bin/busctl")
-            removed.arguments = [
-                "--address=\(bus.address)", "call", "org.bluez", "/org/bluez/hci0", "org.bluez.Adapter1",
-                "RemoveDevice", "o", "/org/bluez/hci0/dev_" + meter.replacingOccurrences(of: ":", with: "_"),
-            ]
-            try removed.run()
-            removed.waitUntilExit()
-            #expect(removed.terminationStatus == 0)
+            let removed = try WearhouseRunner.runTool(
+                "/usr/bin/busctl",
+                [
+                    "--address=\(bus.address)", "call", "org.bluez", "/org/bluez/hci0", "org.bluez.Adapter1",
+                    "RemoveDevice", "o", "/org/bluez/hci0/dev_" + meter.replacingOccurrences(of: ":", with: "_"),
+                ])
+            #expect(removed.status == 0, "\(removed.stderr)")
             let gone = try findings(WearhouseRunner.run(arguments(bus)).stdout).first { $0.check == "bonding" }
             #expect(gone?.status == "warning")
             #expect(gone?.summary.contains("bluetoothd does not know it") == true)

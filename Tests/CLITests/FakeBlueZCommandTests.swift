@@ -1,4 +1,5 @@
 import Foundation
+import Support
 import TestSupport
 import Testing
 
@@ -8,8 +9,8 @@ import Testing
         try await withPrivateBus { bus in
             let process = try WearhouseRunner.start(["fake-bluez", "--address", bus.address, "--duration", "20"])
             defer {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                process.signal(SIGKILL)
+                process.wait()
             }
             // Wait until org.bluez is on the bus, then look at the tree from outside.
             var tree = ""

@@ -1,6 +1,7 @@
 import DBus
 import FakeDevices
 import Foundation
+import Support
 import TestSupport
 import Testing
 
@@ -142,12 +143,12 @@ import Testing
                 "pair", "C0:FF:EE:00:00:01", "--bus", bus, "--store", store,
             ])
             #expect(pair.status == 0, "\(pair.stderr)")
-            let errors = Pipe()
+            let errors = WearhouseRunner.ErrorLog()
             let process = try WearhouseRunner.start(
                 ["run", "--config", "/dev/null", "--bus", bus, "--store", store, "--set", "service.status-interval=1"],
-                errors: errors)
+                errors: errors.stream)
             defer {
-                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+                process.signal(SIGKILL)
             }
             let streaming = try await eventually(timeout: .seconds(10)) {
                 let status = try await WearhouseRunner.runOffPool(["sensors", "--store", store, "--json"])
@@ -158,9 +159,9 @@ import Testing
             // What the fake delivered before the signal must all be stored; what it delivers while the service
             // stops (longer on a loaded machine) may be, but nothing twice.
             let sentBefore = await fake.deliveredNotifications(of: "C0:FF:EE:00:00:01").count
-            kill(process.processIdentifier, SIGTERM)
+            process.signal(SIGTERM)
             let log = try await WearhouseRunner.exit(of: process, errors: errors).stderr
-            #expect(process.terminationStatus == 0, "\(log)")
+            #expect(process.wait().status == 0, "\(log)")
             #expect(log.contains("stopping (SIGTERM)"))
             let sent = await fake.deliveredNotifications(of: "C0:FF:EE:00:00:01").count
             let samples = try await WearhouseRunner.runOffPool([
@@ -184,14 +185,14 @@ import Testing
                 #expect(pair.status == 0, "\(pair.stderr)")
             }
             await fake.setConnectFault(.noReply, for: "C0:FF:EE:00:00:03")
-            let errors = Pipe()
+            let errors = WearhouseRunner.ErrorLog()
             let process = try WearhouseRunner.start(
                 [
                     "run", "--config", "/dev/null", "--bus", bus, "--store", store, "--set",
                     "service.status-interval=1,bluetooth.connect-timeout=20",
-                ], errors: errors)
+                ], errors: errors.stream)
             defer {
-                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+                process.signal(SIGKILL)
             }
             // The strap streams (it may have waited for the pod's Connect to time out: one Connect per adapter).
             let ready = try await eventually(timeout: .seconds(30)) {
@@ -201,9 +202,9 @@ import Testing
             }
             #expect(ready)
             let signalled = ContinuousClock.now
-            kill(process.processIdentifier, SIGTERM)
+            process.signal(SIGTERM)
             let log = try await WearhouseRunner.exit(of: process, errors: errors).stderr
-            #expect(process.terminationStatus == 0, "\(log)")
+            #expect(process.wait().status == 0, "\(log)")
             #expect(ContinuousClock.now - signalled < .seconds(10), "the stop waited for the Connect")
             #expect(await !fake.isConnecting("C0:FF:EE:00:00:03"))
             #expect(await !fake.isConnected("C0:FF:EE:00:00:03"))
@@ -227,9 +228,9 @@ import Testing
             _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
             let process = try WearhouseRunner.start(
                 ["run", "--config", config.path, "--bus", bus, "--store", store],
-                errors: try FileHandle(forWritingTo: logFile))
+                errors: .file(logFile.path, append: true))
             defer {
-                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+                process.signal(SIGKILL)
             }
             func log() -> String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
             func waitFor(_ text: String) async throws -> Bool {
@@ -237,11 +238,11 @@ import Testing
             }
             #expect(try await waitFor("started with 0 sensor(s)"), "\(log())")
             try "[service]\nlog-level = debug\n".write(to: config, atomically: true, encoding: .utf8)
-            kill(process.processIdentifier, SIGHUP)
+            process.signal(SIGHUP)
             #expect(try await waitFor("reloaded \(config.path) (log level debug)"), "\(log())")
-            kill(process.processIdentifier, SIGTERM)
+            process.signal(SIGTERM)
             try await WearhouseRunner.exit(of: process)
-            #expect(process.terminationStatus == 0, "\(log())")
+            #expect(process.wait().status == 0, "\(log())")
             #expect(log().contains("stopping (SIGTERM)"))
         }
     }

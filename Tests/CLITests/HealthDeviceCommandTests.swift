@@ -1,6 +1,7 @@
 import FakeDevices
 import Foundation
 import GATT
+import Support
 import TestSupport
 import Testing
 
@@ -69,12 +70,12 @@ import Testing
                 #expect(pair.status == 0, "\(address): \(pair.stderr)")
             }
             #expect(await fake.isPaired(Self.meter))
-            let errors = Pipe()
+            let errors = WearhouseRunner.ErrorLog()
             let process = try WearhouseRunner.start(
                 ["run", "--config", "/dev/null", "--bus", bus, "--store", store, "--set", "service.status-interval=1"],
-                errors: errors)
+                errors: errors.stream)
             defer {
-                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+                process.signal(SIGKILL)
             }
             // Until every device delivered enough; then they all go away (out of range, link lost), so that what
             // they delivered is final before the service stops.
@@ -96,9 +97,9 @@ import Testing
                 await fake.dropConnection(of: address)
             }
             // SIGTERM: the service stores everything delivered before it stops.
-            kill(process.processIdentifier, SIGTERM)
+            process.signal(SIGTERM)
             let log = try await WearhouseRunner.exit(of: process, errors: errors).stderr
-            #expect(process.terminationStatus == 0, "\(log)")
+            #expect(process.wait().status == 0, "\(log)")
             #expect(log.contains("s behind; set it, and corrected the stamps taken before"), "\(log)")
             try await Self.check(fake, store: store, now: now)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Support
 import Testing
 
 /// Issue 15 through the real binary: what used to trap, echo megabytes or stay silent.
@@ -82,17 +83,14 @@ import Testing
         var ends: [Int32] = [0, 0]
         #expect(pipe(&ends) == 0)
         close(ends[0])
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", #"trap "" PIPE; exec "$0" --help"#, WearhouseRunner.executable.path]
-        process.standardOutput = FileHandle(fileDescriptor: ends[1], closeOnDealloc: true)
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationReason == .exit, "\(stderr)")
-        #expect(process.terminationStatus == 74, "\(stderr)")
+        let errors = WearhouseRunner.ErrorLog()
+        let child = try ChildProcess.start(
+            "/bin/sh", ["-c", #"trap "" PIPE; exec "$0" --help"#, WearhouseRunner.executable.path],
+            output: .descriptor(ends[1]), errors: errors.stream)
+        close(ends[1])
+        let exit = child.wait()
+        let stderr = errors.take()
+        #expect(exit.exited && exit.status == 74, "\(exit): \(stderr)")
         #expect(stderr == "wearhouse: cannot write to stdout: Broken pipe; stopping\n")
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Support
 import Testing
 
 /// The store commands through the real binary, on a store in a temporary directory.
@@ -262,7 +263,7 @@ import Testing
         let file = directory.appendingPathComponent("writer.ndjson")
         try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
         let writer = try WearhouseRunner.start(
-            ["import-samples", "--store", store, file.path], errors: FileHandle.standardError)
+            ["import-samples", "--store", store, file.path], errors: .inherited)
         var reads = 0
         while writer.isRunning || reads < 3 {
             let result = try WearhouseRunner.run([
@@ -272,8 +273,8 @@ import Testing
             #expect(result.stdout.split(separator: "\n").count == 3)
             reads += 1
         }
-        writer.waitUntilExit()
-        #expect(writer.terminationStatus == 0)
+        writer.wait()
+        #expect(writer.wait().status == 0)
         let check = try WearhouseRunner.json(
             try WearhouseRunner.run(["store", "check", "--store", store, "--json"]).stdout)
         #expect((check["samples"] as? [String: Int])?["stepCount"] == 5_002)

@@ -1,4 +1,5 @@
 import Foundation
+import Support
 import TestSupport
 import Testing
 
@@ -68,9 +69,8 @@ import Testing
         for fraction in [0.2, 0.45, 0.7, 0.9] {
             let process = try WearhouseRunner.start(["import-samples", "--store", store, big.path])
             usleep(UInt32(microseconds * fraction))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            if process.terminationReason == .uncaughtSignal { killed += 1 }
+            process.signal(SIGKILL)
+            if !process.wait().exited { killed += 1 }
             let stored = try CrashSafetyTests.storedHeartRates(store)
             #expect(stored == 100 || stored == 100 + count, "after a kill at \(fraction): \(stored) samples")
         }

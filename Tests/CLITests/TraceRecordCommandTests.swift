@@ -1,6 +1,7 @@
 import DBus
 import FakeDevices
 import Foundation
+import Support
 import TestSupport
 import Testing
 
@@ -102,7 +103,7 @@ import Testing
             let server = try WearhouseRunner.start([
                 "fake-bluez", "--address", bus.address, "--trace", trace, "--duration", "60",
             ])
-            defer { kill(server.processIdentifier, SIGKILL) }
+            defer { server.signal(SIGKILL) }
             var paired = WearhouseRunner.Result(ToolRun(status: -1, stdout: "", stderr: ""))
             _ = try await eventually(timeout: .seconds(5)) {
                 paired = try await WearhouseRunner.runOffPool([
@@ -162,10 +163,10 @@ import Testing
 
     /// Runs the binary until `done` holds (checked every 100 ms, at most a minute), then stops it with SIGTERM.
     static func run(_ arguments: [String], until done: () async -> Bool) async throws -> WearhouseRunner.Result {
-        let errors = Pipe()
-        let process = try WearhouseRunner.start(arguments, errors: errors)
+        let errors = WearhouseRunner.ErrorLog()
+        let process = try WearhouseRunner.start(arguments, errors: errors.stream)
         _ = try await eventually(timeout: .seconds(60)) { await done() || !process.isRunning }
-        kill(process.processIdentifier, SIGTERM)
+        process.signal(SIGTERM)
         return try await WearhouseRunner.exit(of: process, errors: errors)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Support
 import TestSupport
 
 /// Runs the real `wearhouse` binary that SwiftPM built next to the test bundle.
@@ -36,31 +37,35 @@ struct WearhouseRunner {
         return Result(try await offPool { try TestSupport.runTool(path, arguments, stdin: stdin) })
     }
 
-    /// Waits, off the pool, for `process` to exit and reads `errors` (its standard error's pipe, if it has one)
-    /// to the end.
+    /// Waits, off the pool, for `process` to exit, and takes what it wrote to `errors` (given to ``start(_:output:errors:)``
+    /// as its standard error).
     @discardableResult
-    static func exit(of process: Process, errors: Pipe? = nil) async throws -> Result {
-        let handle = errors?.fileHandleForReading
-        return try await offPool {
-            let log = handle?.readDataToEndOfFile() ?? Data()
-            process.waitUntilExit()
-            return Result(
-                ToolRun(status: process.terminationStatus, stdout: "", stderr: String(decoding: log, as: UTF8.self)))
+    static func exit(of process: ChildProcess, errors: ErrorLog? = nil) async throws -> Result {
+        let exit = await process.exit()
+        return Result(ToolRun(status: exit.status, stdout: "", stderr: errors?.take() ?? ""))
+    }
+
+    /// A file for a background binary's standard error, read once it has ended: unlike a pipe read only then, it
+    /// never fills and stops the binary while it runs.
+    struct ErrorLog {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("wearhouse-stderr-\(UUID())").path
+
+        var stream: ChildProcess.Stream { .file(path, append: false) }
+
+        /// What was written, and the file removed.
+        func take() -> String {
+            defer { unlink(path) }
+            return (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
         }
     }
 
-    /// Starts the binary with `arguments` in the background, its standard output and error to `output` and
-    /// `errors` (a `Pipe` or a `FileHandle`; nowhere unless given); the caller waits for it or kills it.
+    /// Starts the binary with `arguments` in the background (a `ChildProcess`: it inherits no descriptor of the test
+    /// process but its three), its standard output and error to `output` and `errors` (nowhere unless given); the
+    /// caller waits for it or kills it.
     static func start(
-        _ arguments: [String], output: Any = FileHandle.nullDevice, errors: Any = FileHandle.nullDevice
-    ) throws -> Process {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        return process
+        _ arguments: [String], output: ChildProcess.Stream = .null, errors: ChildProcess.Stream = .null
+    ) throws -> ChildProcess {
+        try ChildProcess.start(executable.path, arguments, output: output, errors: errors)
     }
 
     /// Runs another program (busctl) to completion.
