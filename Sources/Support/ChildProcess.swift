@@ -1,5 +1,5 @@
 internal import Glibc
-internal import Synchronization
+import Synchronization
 
 /// A program run as a child with `posix_spawn`, inheriting no descriptor but its three standard ones.
 ///
