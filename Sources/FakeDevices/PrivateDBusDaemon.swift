@@ -39,25 +39,33 @@ public final class PrivateDBusDaemon: Sendable {
                 "/usr/bin/dbus-daemon",
                 ["--config-file=\(config.path)", "--nofork", "--nopidfile", "--print-address=1"],
                 output: .descriptor(output.write), errors: .file(log.path, append: false))
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
         }
 
         _ = fcntl(output.read, F_SETFL, fcntl(output.read, F_GETFL) | O_NONBLOCK)
         var printed: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 512)
         let deadline = ContinuousClock.now + .seconds(5)
-        while !printed.contains(UInt8(ascii: "\n")) {
-            let count = read(output.read, &buffer, buffer.count)
-            if count > 0 {
-                printed += buffer[0..<count]
-            } else if count == 0 || ContinuousClock.now > deadline || !process.isRunning {
-                process.signal(SIGKILL)
-                process.wait()
-                let message = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-                try? FileManager.default.removeItem(at: directory)
-                throw PrivateDBusDaemonError(message: "dbus-daemon did not print its address: \(message)")
-            } else {
-                try await Task.sleep(for: .milliseconds(5))
+        do {
+            while !printed.contains(UInt8(ascii: "\n")) {
+                let count = read(output.read, &buffer, buffer.count)
+                if count > 0 {
+                    printed += buffer[0..<count]
+                } else if count == 0 || ContinuousClock.now > deadline || !process.isRunning {
+                    let message = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+                    throw PrivateDBusDaemonError(message: "dbus-daemon did not print its address: \(message)")
+                } else {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
             }
+        } catch {
+            // Cancelled while waiting, or the daemon failed: nothing of it is left behind.
+            process.signal(SIGKILL)
+            process.wait()
+            try? FileManager.default.removeItem(at: directory)
+            throw error
         }
         let line = String(decoding: printed.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
         return PrivateDBusDaemon(address: line, directory: directory, process: process)
@@ -80,8 +88,7 @@ public final class PrivateDBusDaemon: Sendable {
             return stopped
         }
         guard !alreadyStopped else { return }
-        // SIGKILL: the daemon inherits the parent's signal mask (a test runner blocks SIGTERM), so SIGTERM could
-        // stay pending. The wait after it is short: the kernel ends the daemon at once.
+        // SIGKILL: the daemon has nothing to save, and the wait after it is short: the kernel ends it at once.
         process.signal(SIGKILL)
         process.wait()
         try? FileManager.default.removeItem(at: directory)

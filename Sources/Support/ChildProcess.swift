@@ -7,8 +7,9 @@ import Synchronization
 /// place of Foundation's `Process`, whose child inherits whatever descriptors the parent's other threads have open
 /// as it starts: the write end of a pipe another test then read forever, or the socket through which `Process`
 /// learns that another child has exited, so that its `waitUntilExit` waits on until that other child ends (a CI
-/// run, 2026-12-06, stopped after 20 minutes with every bus test stuck). Here the child closes every descriptor from 3 up as it starts
-/// (glibc's `posix_spawn_file_actions_addclosefrom_np`), and the pipes made for it are close-on-exec.
+/// run, 2026-12-06, stopped after 20 minutes with every bus test stuck). Here the child closes every descriptor
+/// from 3 up as it starts (glibc's `posix_spawn_file_actions_addclosefrom_np`), and the pipes made for it are
+/// close-on-exec.
 ///
 /// ```swift
 /// let daemon = try ChildProcess.start("/usr/bin/dbus-daemon", ["--nofork"], output: .descriptor(pipe.write))
