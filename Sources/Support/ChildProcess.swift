@@ -109,24 +109,26 @@ public final class ChildProcess: Sendable {
     public static func run(
         _ path: String, _ arguments: [String], environment: [String: String]? = nil, input: [UInt8]? = nil
     ) throws(ChildProcessError) -> ChildOutput {
-        let output = try pipe()
-        let errors = try pipe()
+        var made: [Int32] = []
+        let output: (read: Int32, write: Int32)
+        let errors: (read: Int32, write: Int32)
         var feed: (read: Int32, write: Int32)?
-        do throws(ChildProcessError) {
-            if input != nil { feed = try pipe() }
-        } catch {
-            for end in [output.read, output.write, errors.read, errors.write] { close(end) }
-            throw error
-        }
         let child: ChildProcess
         do throws(ChildProcessError) {
+            output = try pipe()
+            made += [output.read, output.write]
+            errors = try pipe()
+            made += [errors.read, errors.write]
+            if input != nil {
+                let ends = try pipe()
+                made += [ends.read, ends.write]
+                feed = ends
+            }
             child = try start(
                 path, arguments, environment: environment, input: feed.map { .descriptor($0.read) } ?? .null,
                 output: .descriptor(output.write), errors: .descriptor(errors.write))
         } catch {
-            for end in [output.read, output.write, errors.read, errors.write, feed?.read, feed?.write] {
-                if let end { close(end) }
-            }
+            for end in made { close(end) }
             throw error
         }
         close(output.write)
