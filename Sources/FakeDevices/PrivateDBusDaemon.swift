@@ -25,50 +25,52 @@ public final class PrivateDBusDaemon: Sendable {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("wearhouse-bus-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let config = directory.appendingPathComponent("bus.conf")
-        try configuration(socket: directory.appendingPathComponent("bus").path)
-            .write(to: config, atomically: true, encoding: .utf8)
-
-        let log = directory.appendingPathComponent("daemon.log")
-        let output = try ChildProcess.pipe()
-        defer { close(output.read) }
-        let process: ChildProcess
+        var started: ChildProcess?
         do {
-            defer { close(output.write) }
-            process = try ChildProcess.start(
-                "/usr/bin/dbus-daemon",
-                ["--config-file=\(config.path)", "--nofork", "--nopidfile", "--print-address=1"],
-                output: .descriptor(output.write), errors: .file(log.path, append: false))
+            let config = directory.appendingPathComponent("bus.conf")
+            try configuration(socket: directory.appendingPathComponent("bus").path)
+                .write(to: config, atomically: true, encoding: .utf8)
+            let log = directory.appendingPathComponent("daemon.log")
+            let output = try ChildProcess.pipe()
+            defer { close(output.read) }
+            let process: ChildProcess
+            do {
+                defer { close(output.write) }
+                process = try ChildProcess.start(
+                    "/usr/bin/dbus-daemon",
+                    ["--config-file=\(config.path)", "--nofork", "--nopidfile", "--print-address=1"],
+                    output: .descriptor(output.write), errors: .file(log.path, append: false))
+            }
+            started = process
+            let line = try await address(from: output.read, of: process, log: log)
+            return PrivateDBusDaemon(address: line, directory: directory, process: process)
         } catch {
+            // The daemon failed, or the wait was cancelled: nothing of it is left behind.
+            started?.signal(SIGKILL)
+            started?.wait()
             try? FileManager.default.removeItem(at: directory)
             throw error
         }
+    }
 
-        _ = fcntl(output.read, F_SETFL, fcntl(output.read, F_GETFL) | O_NONBLOCK)
+    /// The first line the daemon prints (its address), read without blocking a thread, within 5 s.
+    private static func address(from output: Int32, of process: ChildProcess, log: URL) async throws -> String {
+        _ = fcntl(output, F_SETFL, fcntl(output, F_GETFL) | O_NONBLOCK)
         var printed: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 512)
         let deadline = ContinuousClock.now + .seconds(5)
-        do {
-            while !printed.contains(UInt8(ascii: "\n")) {
-                let count = read(output.read, &buffer, buffer.count)
-                if count > 0 {
-                    printed += buffer[0..<count]
-                } else if count == 0 || ContinuousClock.now > deadline || !process.isRunning {
-                    let message = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-                    throw PrivateDBusDaemonError(message: "dbus-daemon did not print its address: \(message)")
-                } else {
-                    try await Task.sleep(for: .milliseconds(5))
-                }
+        while !printed.contains(UInt8(ascii: "\n")) {
+            let count = read(output, &buffer, buffer.count)
+            if count > 0 {
+                printed += buffer[0..<count]
+            } else if count == 0 || ContinuousClock.now > deadline || !process.isRunning {
+                let message = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+                throw PrivateDBusDaemonError(message: "dbus-daemon did not print its address: \(message)")
+            } else {
+                try await Task.sleep(for: .milliseconds(5))
             }
-        } catch {
-            // Cancelled while waiting, or the daemon failed: nothing of it is left behind.
-            process.signal(SIGKILL)
-            process.wait()
-            try? FileManager.default.removeItem(at: directory)
-            throw error
         }
-        let line = String(decoding: printed.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
-        return PrivateDBusDaemon(address: line, directory: directory, process: process)
+        return String(decoding: printed.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
     }
 
     private init(address: String, directory: URL, process: ChildProcess) {

@@ -32,9 +32,11 @@ public final class ChildProcess: Sendable {
         case null
         /// The parent's own stream.
         case inherited
-        /// A file the child opens (created with mode 0644; emptied first unless `append`).
+        /// A file the child opens: read for standard input; else written, created with mode 0644 and emptied
+        /// first unless `append`.
         case file(String, append: Bool)
-        /// A descriptor of the parent's (a pipe's end), duplicated onto the stream; the parent still owns it.
+        /// A descriptor of the parent's (a pipe's end, numbered 3 or more), duplicated onto the stream; the parent
+        /// still owns it.
         case descriptor(Int32)
         /// For standard error only: wherever standard output goes (`2>&1`).
         case sameAsOutput
@@ -57,7 +59,7 @@ public final class ChildProcess: Sendable {
             case .inherited:
                 break
             case .file(let file, let append):
-                let flags = O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC)
+                let flags = target == 0 ? O_RDONLY : O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC)
                 posix_spawn_file_actions_addopen(&actions, target, file, flags, 0o644)
             case .descriptor(let descriptor):
                 posix_spawn_file_actions_adddup2(&actions, descriptor, target)
@@ -102,7 +104,7 @@ public final class ChildProcess: Sendable {
         return ChildProcess(pid: pid)
     }
 
-    /// Runs `path` to its end, feeding it `input` (nothing, a closed standard input, when nil), and returns what it
+    /// Runs `path` to its end, feeding it `input` (`/dev/null` when nil), and returns what it
     /// wrote to standard output and error, read as it writes them so that neither pipe fills. Blocks the calling
     /// thread: call it through an async wrapper that keeps the concurrency pool free when the program may wait
     /// for this process.
@@ -232,6 +234,8 @@ public final class ChildProcess: Sendable {
     /// Waits for the child to exit, blocking the calling thread, and reaps it. Idempotent; any thread.
     @discardableResult
     public func wait() -> ChildExit {
+        // Once reaped, the ID may be another child's: not waited on again.
+        if let reaped = reaped.withLock({ $0 }) { return reaped }
         // Waits without reaping, then reaps under the lock, so that `signal` never reaches a reused ID.
         var information = siginfo_t()
         while waitid(P_PID, id_t(pid), &information, WEXITED | WNOWAIT) < 0, errno == EINTR {}
@@ -243,7 +247,8 @@ public final class ChildProcess: Sendable {
         }
     }
 
-    /// Waits for the child to exit on a thread of its own, leaving the concurrency pool's threads free.
+    /// Waits for the child to exit on a thread of its own, leaving the concurrency pool's threads free. Not
+    /// cancellable: signal the child to end the wait.
     public func exit() async -> ChildExit {
         let child = self
         return await withCheckedContinuation { continuation in

@@ -12,10 +12,7 @@ import Testing
     @Test func listsTheGATTAttributesOfAConnectedStrap() async throws {
         try await withPrivateBus { bus in
             let process = try WearhouseRunner.start(["fake-bluez", "--address", bus.address, "--duration", "30"])
-            defer {
-                process.signal(SIGKILL)
-                process.wait()
-            }
+            defer { WearhouseRunner.kill(process) }
             try await waitForDevice(on: bus)
             let bluetoothctl = Bluetoothctl(bus: bus)
 

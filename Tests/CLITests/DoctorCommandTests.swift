@@ -46,10 +46,7 @@ import Testing
     @Test func fakeBlueZAdapterIsPowered() async throws {
         try await withPrivateBus { bus in
             let process = try WearhouseRunner.start(["fake-bluez", "--address", bus.address, "--duration", "20"])
-            defer {
-                process.signal(SIGKILL)
-                process.wait()
-            }
+            defer { WearhouseRunner.kill(process) }
             var rows: [(check: String, status: String, summary: String)] = []
             var status: Int32 = -1
             _ = try await eventually(timeout: .seconds(10)) {
@@ -83,10 +80,7 @@ import Testing
             let process = try WearhouseRunner.start([
                 "fake-bluez", "--address", bus.address, "--scenario", scenario.path, "--duration", "30",
             ])
-            defer {
-                process.signal(SIGKILL)
-                process.wait()
-            }
+            defer { WearhouseRunner.kill(process) }
             let store = bus.directory.appendingPathComponent("health.db").path
             // The fake serves once it owns org.bluez; pair waits for nothing else.
             var pair = WearhouseRunner.Result(ToolRun(status: -1, stdout: "", stderr: ""))

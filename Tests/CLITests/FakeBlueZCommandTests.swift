@@ -8,10 +8,7 @@ import Testing
     @Test func servesBlueZShapedObjects() async throws {
         try await withPrivateBus { bus in
             let process = try WearhouseRunner.start(["fake-bluez", "--address", bus.address, "--duration", "20"])
-            defer {
-                process.signal(SIGKILL)
-                process.wait()
-            }
+            defer { WearhouseRunner.kill(process) }
             // Wait until org.bluez is on the bus, then look at the tree from outside.
             var tree = ""
             for _ in 0..<100 {

@@ -147,9 +147,7 @@ import Testing
             let process = try WearhouseRunner.start(
                 ["run", "--config", "/dev/null", "--bus", bus, "--store", store, "--set", "service.status-interval=1"],
                 errors: errors.stream)
-            defer {
-                process.signal(SIGKILL)
-            }
+            defer { WearhouseRunner.kill(process, errors: errors) }
             let streaming = try await eventually(timeout: .seconds(10)) {
                 let status = try await WearhouseRunner.runOffPool(["sensors", "--store", store, "--json"])
                 return status.stdout.contains("\"state\":\"streaming\"")
@@ -191,9 +189,7 @@ import Testing
                     "run", "--config", "/dev/null", "--bus", bus, "--store", store, "--set",
                     "service.status-interval=1,bluetooth.connect-timeout=20",
                 ], errors: errors.stream)
-            defer {
-                process.signal(SIGKILL)
-            }
+            defer { WearhouseRunner.kill(process, errors: errors) }
             // The strap streams (it may have waited for the pod's Connect to time out: one Connect per adapter).
             let ready = try await eventually(timeout: .seconds(30)) {
                 let strap = await fake.deliveredNotifications(of: "C0:FF:EE:00:00:01").count
@@ -229,9 +225,7 @@ import Testing
             let process = try WearhouseRunner.start(
                 ["run", "--config", config.path, "--bus", bus, "--store", store],
                 errors: .file(logFile.path, append: true))
-            defer {
-                process.signal(SIGKILL)
-            }
+            defer { WearhouseRunner.kill(process) }
             func log() -> String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
             func waitFor(_ text: String) async throws -> Bool {
                 try await eventually(timeout: .seconds(10)) { log().contains(text) }

@@ -74,9 +74,7 @@ import Testing
             let process = try WearhouseRunner.start(
                 ["run", "--config", "/dev/null", "--bus", bus, "--store", store, "--set", "service.status-interval=1"],
                 errors: errors.stream)
-            defer {
-                process.signal(SIGKILL)
-            }
+            defer { WearhouseRunner.kill(process, errors: errors) }
             // Until every device delivered enough; then they all go away (out of range, link lost), so that what
             // they delivered is final before the service stops.
             let enough = try await eventually(timeout: .seconds(60)) {

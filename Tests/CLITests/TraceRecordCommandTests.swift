@@ -103,7 +103,7 @@ import Testing
             let server = try WearhouseRunner.start([
                 "fake-bluez", "--address", bus.address, "--trace", trace, "--duration", "60",
             ])
-            defer { server.signal(SIGKILL) }
+            defer { WearhouseRunner.kill(server) }
             var paired = WearhouseRunner.Result(ToolRun(status: -1, stdout: "", stderr: ""))
             _ = try await eventually(timeout: .seconds(5)) {
                 paired = try await WearhouseRunner.runOffPool([

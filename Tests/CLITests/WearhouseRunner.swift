@@ -45,6 +45,14 @@ struct WearhouseRunner {
         return Result(ToolRun(status: exit.status, stdout: "", stderr: errors?.take() ?? ""))
     }
 
+    /// Kills a background binary and reaps it (nothing once it has been waited for), and removes its error log:
+    /// for a `defer` that cleans up whatever way the test ended.
+    static func kill(_ process: ChildProcess, errors: ErrorLog? = nil) {
+        process.signal(SIGKILL)
+        process.wait()
+        _ = errors?.take()
+    }
+
     /// A file for a background binary's standard error, read once it has ended: unlike a pipe read only then, it
     /// never fills and stops the binary while it runs.
     struct ErrorLog {
@@ -52,7 +60,7 @@ struct WearhouseRunner {
 
         var stream: ChildProcess.Stream { .file(path, append: false) }
 
-        /// What was written, and the file removed.
+        /// What was written, and the file removed (empty once removed).
         func take() -> String {
             defer { unlink(path) }
             return (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""

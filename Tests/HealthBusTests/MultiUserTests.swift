@@ -135,7 +135,8 @@ struct MultiUserTests {
             [QuantitySample(type: .heartRate, start: latest, end: latest, value: 88, source: gateway)], as: .owner)
         try await waitFor { text(aliceOutput).contains("added: heartRate 1 sample(s)") }
         #expect(text(aliceOutput).contains("88 count/min"))
-        #expect(followers.allSatisfy { $0.wait().succeeded }, "\(text(aliceOutput))\n\(text(bobOutput))")
+        let ends = followers.map { $0.wait() }
+        #expect(ends.allSatisfy { $0.succeeded }, "\(text(aliceOutput))\n\(text(bobOutput))")
         #expect(!text(bobOutput).contains("added:"), "\(text(bobOutput))")
 
         // The access log shows each call, by app.
