@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The `console` blocks of a page in docs/: each `$ ` line (an app, run as a non-root user) and `# ` line (the

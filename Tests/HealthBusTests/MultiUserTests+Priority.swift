@@ -2,6 +2,7 @@ import Foundation
 import Health
 import HealthBus
 import SQLiteStore
+import TestSupport
 import Testing
 
 /// The owner's priority methods over the real service: root (the owner here) sets and reads what

@@ -3,6 +3,7 @@ import Health
 import HealthBus
 import SQLiteStore
 import Support
+import TestSupport
 import Testing
 
 /// The real service on a private bus, called by programs running as other users (busctl, gdbus and the Python

@@ -15,12 +15,6 @@ final class RunningService: @unchecked Sendable {
     let process: ChildProcess
     let log: URL
 
-    struct Output {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
     static let wearhouse: URL = {
         let besideTests = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("wearhouse")
@@ -129,14 +123,13 @@ final class RunningService: @unchecked Sendable {
     }
 
     /// Runs a program to completion (as `uid`, when given).
-    func run(_ argv: [String], as uid: uid_t? = nil) throws -> Output {
+    func run(_ argv: [String], as uid: uid_t? = nil) throws -> ToolRun {
         let full = Self.asUser(uid, argv)
-        let ran = try runTool(full[0], Array(full.dropFirst()), environment: environment)
-        return Output(status: ran.status, stdout: ran.stdout, stderr: ran.stderr)
+        return try runTool(full[0], Array(full.dropFirst()), environment: environment)
     }
 
     /// `busctl call org.wearhouse.Health1 /org/wearhouse/Health1 org.wearhouse.Health1 <member> <arguments>`.
-    func busctl(_ member: String, _ arguments: [String] = [], as uid: uid_t? = nil) throws -> Output {
+    func busctl(_ member: String, _ arguments: [String] = [], as uid: uid_t? = nil) throws -> ToolRun {
         try run(
             [
                 "/usr/bin/busctl", "call", "org.wearhouse.Health1", "/org/wearhouse/Health1", "org.wearhouse.Health1",
@@ -146,7 +139,7 @@ final class RunningService: @unchecked Sendable {
     }
 
     /// `wearhouse <arguments>` as the owner (root, with the store).
-    func wearhouse(_ arguments: [String]) throws -> Output {
+    func wearhouse(_ arguments: [String]) throws -> ToolRun {
         try run([Self.wearhouse.path] + arguments + ["--store", storePath])
     }
 
